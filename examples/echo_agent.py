@@ -1,0 +1,36 @@
+"""The smallest useful ACP agent: it streams the prompt's text back to the client.
+
+Run it as ``python examples/echo_agent.py``; it speaks ACP (draft v2) over
+stdin and stdout, so any ACP client can launch it. Everything protocol-shaped
+(initialize, sessions, the prompt lifecycle, cancellation) is done by acpio;
+the agent only answers prompts.
+"""
+
+from __future__ import annotations
+
+import anyio
+
+import acpio
+
+
+class EchoAgent(acpio.Agent):
+    """Replies to every prompt with the same text, streamed word by word."""
+
+    # The protocol requires a name and a version in the initialize response.
+    info = acpio.Implementation(name="echo-agent", version="1.0.0", title="Echo agent")
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        text = acpio.text_of(prompt) or "(the prompt had no text)"
+        # A message stream sends agent_message_chunk updates that share one messageId,
+        # so the client shows them as a single growing message.
+        stream = session.message_stream()
+        for index, word in enumerate(text.split(" ")):
+            await stream.write(word if index == 0 else " " + word)
+            # A checkpoint between chunks: session/cancel interrupts the turn here,
+            # and acpio then reports the turn as cancelled.
+            await anyio.sleep(0)
+        return "end_turn"
+
+
+if __name__ == "__main__":
+    acpio.run(EchoAgent())

@@ -1,0 +1,125 @@
+"""Every exception acpio raises, in one place.
+
+The JSON-RPC codes used by ACP live here too, so that no other module spells
+a number: a handler raises :class:`RequestError` built by one of its
+constructors, and the connection turns it into the error object on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+REQUEST_CANCELLED: Final = -32800
+AUTH_REQUIRED: Final = -32000
+RESOURCE_NOT_FOUND: Final = -32002
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+
+class AcpError(Exception):
+    """Base class of every exception raised by acpio."""
+
+
+class RequestError(AcpError):
+    """Raised when a JSON-RPC request fails; carries the error object of the wire.
+
+    Raise it from a handler to answer the peer with exactly this ``code``,
+    ``message`` and ``data``; it is also raised to the caller of an outgoing
+    request that the peer answered with an error.
+    """
+
+    def __init__(self, code: int, message: str, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+    def __str__(self) -> str:
+        return f"{self.message} (JSON-RPC error {self.code})"
+
+    @classmethod
+    def parse_error(cls, message: str = "Parse error", data: object = None) -> RequestError:
+        """The peer sent bytes that are not valid JSON (or not UTF-8): ``-32700``."""
+        return cls(PARSE_ERROR, message, data)
+
+    @classmethod
+    def invalid_request(cls, message: str = "Invalid request", data: object = None) -> RequestError:
+        """The JSON is not a valid JSON-RPC 2.0 request object: ``-32600``."""
+        return cls(INVALID_REQUEST, message, data)
+
+    @classmethod
+    def method_not_found(cls, method: str) -> RequestError:
+        """The method does not exist or is not offered by this side: ``-32601``."""
+        return cls(METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method})
+
+    @classmethod
+    def invalid_params(cls, message: str, data: object = None) -> RequestError:
+        """The params do not match the method's schema: ``-32602``.
+
+        The message names the offending field, e.g. ``"Expected `str`, got
+        `int` - at `$.prompt[0].text`"``.
+        """
+        return cls(INVALID_PARAMS, f"Invalid params: {message}", data)
+
+    @classmethod
+    def internal_error(cls, message: str = "Internal error", data: object = None) -> RequestError:
+        """The handler failed for a reason of its own: ``-32603``."""
+        return cls(INTERNAL_ERROR, message, data)
+
+    @classmethod
+    def request_cancelled(cls, message: str = "Request cancelled") -> RequestError:
+        """The request was cancelled (``$/cancel_request`` or shutdown): ``-32800``."""
+        return cls(REQUEST_CANCELLED, message)
+
+    @classmethod
+    def auth_required(cls, message: str = "Authentication required") -> RequestError:
+        """The operation needs authentication first: ``-32000``."""
+        return cls(AUTH_REQUIRED, message)
+
+    @classmethod
+    def session_not_found(cls, session_id: str) -> RequestError:
+        """The request names a session that does not exist or is not active: ``-32002``."""
+        return cls(
+            RESOURCE_NOT_FOUND, f"Session not found: {session_id}", {"sessionId": session_id}
+        )
+
+    @classmethod
+    def unsupported_protocol_version(cls, requested: int, supported: list[int]) -> RequestError:
+        """No supported protocol version is at or below the requested one: ``-32022``."""
+        return cls(
+            UNSUPPORTED_PROTOCOL_VERSION,
+            f"Unsupported protocol version {requested}; this agent supports {supported}",
+            {"requested": requested, "supported": supported},
+        )
+
+
+class ConnectionClosed(AcpError):
+    """Raised when the connection ended before an operation could finish.
+
+    Every outgoing request still waiting for its response fails with this
+    error as soon as the peer closes the stream, so nothing waits forever.
+    """
+
+
+class LocalProtocolError(AcpError, ValueError):
+    """Raised when code on this side tries to send something the protocol forbids.
+
+    Examples: a relative path where ACP requires an absolute one, a custom tool
+    kind that does not start with ``_``, a status change after a final status.
+    Nothing is sent when this is raised.
+    """
+
+
+class RemoteProtocolError(AcpError):
+    """Raised when the peer sent something the protocol forbids.
+
+    The connection answers such input with the matching JSON-RPC error and
+    keeps serving; this exception reaches code that asked for a typed value.
+    """

@@ -1,0 +1,118 @@
+"""Permission options and outcomes.
+
+How this works: the agent offers a list of :class:`PermissionOption`; the
+client answers with an outcome. :func:`interpret_outcome` is the single place
+that decides what an answer means: only a ``selected`` outcome naming an
+option that was offered *in that very request* counts as a choice, and only a
+choice of an ``allow_*`` kind is approval. Cancelled, unknown and malformed
+answers are never approval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from . import schema
+from ._errors import LocalProtocolError
+
+__all__ = [
+    "ALLOW_ALWAYS",
+    "ALLOW_ONCE",
+    "ALLOW_OR_REJECT",
+    "ALL_OPTIONS",
+    "REJECT_ALWAYS",
+    "REJECT_ONCE",
+    "Outcome",
+    "interpret_outcome",
+    "option",
+    "validate_options",
+]
+
+ALLOW_KINDS: Final = frozenset({"allow_once", "allow_always"})
+KNOWN_OPTION_KINDS: Final = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
+
+
+def option(option_id: str, name: str, kind: str) -> schema.PermissionOption:
+    """Build one permission option; ``kind`` is a known kind or starts with ``_``."""
+    _check_kind(kind)
+    return schema.PermissionOption(option_id=option_id, name=name, kind=kind)
+
+
+ALLOW_ONCE: Final = option("allow_once", "Allow once", "allow_once")
+ALLOW_ALWAYS: Final = option("allow_always", "Always allow", "allow_always")
+REJECT_ONCE: Final = option("reject_once", "Reject", "reject_once")
+REJECT_ALWAYS: Final = option("reject_always", "Always reject", "reject_always")
+ALLOW_OR_REJECT: Final = (ALLOW_ONCE, REJECT_ONCE)
+ALL_OPTIONS: Final = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KNOWN_OPTION_KINDS and not kind.startswith("_"):
+        raise LocalProtocolError(
+            f"permission option kind {kind!r} is not an ACP kind; custom kinds must start "
+            "with '_'"
+        )
+
+
+def validate_options(options: Sequence[schema.PermissionOption]) -> None:
+    """Check what the protocol requires of offered options before sending them.
+
+    :raises LocalProtocolError: when the list is empty, an option id repeats,
+        or a kind is neither known nor ``_``-prefixed.
+    """
+    if not options:
+        raise LocalProtocolError("a permission request needs at least one option")
+    seen: set[str] = set()
+    for offered in options:
+        if offered.option_id in seen:
+            raise LocalProtocolError(f"permission option id {offered.option_id!r} is offered twice")
+        seen.add(offered.option_id)
+        _check_kind(offered.kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the client answered to a permission request, as acpio understood it.
+
+    ``kind`` is ``"selected"`` only for an option that was offered in this
+    request (``option_id`` and ``option_kind`` then name it), ``"cancelled"``
+    when the work was cancelled or the request abandoned, and ``"unknown"``
+    for anything else (a custom or future outcome, an option id that was
+    never offered, a malformed answer); ``raw`` keeps the client's payload.
+    """
+
+    kind: Literal["selected", "cancelled", "unknown"]
+    option_id: str | None = None
+    option_kind: str | None = None
+    raw: object = None
+    remembered: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        """True only for a selected, offered option of kind ``allow_once`` or ``allow_always``."""
+        return self.kind == "selected" and self.option_kind in ALLOW_KINDS
+
+    @property
+    def cancelled(self) -> bool:
+        """True when the request was cancelled rather than answered."""
+        return self.kind == "cancelled"
+
+
+CANCELLED: Final = Outcome("cancelled")
+
+
+def interpret_outcome(
+    outcome: object, options: Sequence[schema.PermissionOption]
+) -> Outcome:
+    """Map the client's outcome onto the options offered in the same request."""
+    raw = schema.to_builtins(outcome)
+    if isinstance(outcome, schema.SelectedPermissionOutcome):
+        for offered in options:
+            if offered.option_id == outcome.option_id:
+                return Outcome("selected", offered.option_id, offered.kind, raw)
+        return Outcome("unknown", outcome.option_id, None, raw)
+    if isinstance(outcome, schema.CancelledPermissionOutcome):
+        return Outcome("cancelled", raw=raw)
+    return Outcome("unknown", raw=raw)

@@ -1,0 +1,45 @@
+"""Permission option presets and the :class:`Outcome` of a permission request.
+
+``ALLOW_OR_REJECT`` (allow once / reject once) is the usual set; ``ALL_OPTIONS``
+adds the "always" variants. :func:`option` builds a custom option.
+"""
+
+from ._permission import (
+    ALL_OPTIONS as ALL_OPTIONS,
+)
+from ._permission import (
+    ALLOW_ALWAYS as ALLOW_ALWAYS,
+)
+from ._permission import (
+    ALLOW_ONCE as ALLOW_ONCE,
+)
+from ._permission import (
+    ALLOW_OR_REJECT as ALLOW_OR_REJECT,
+)
+from ._permission import (
+    REJECT_ALWAYS as REJECT_ALWAYS,
+)
+from ._permission import (
+    REJECT_ONCE as REJECT_ONCE,
+)
+from ._permission import (
+    Outcome as Outcome,
+)
+from ._permission import (
+    interpret_outcome as interpret_outcome,
+)
+from ._permission import (
+    option as option,
+)
+
+__all__ = (
+    "ALLOW_ALWAYS",
+    "ALLOW_ONCE",
+    "ALLOW_OR_REJECT",
+    "ALL_OPTIONS",
+    "REJECT_ALWAYS",
+    "REJECT_ONCE",
+    "Outcome",
+    "interpret_outcome",
+    "option",
+)
