@@ -9,6 +9,7 @@ the agent only answers prompts.
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 
 import acpio
 
@@ -28,7 +29,7 @@ class EchoAgent(acpio.Agent):
             await stream.write(word if index == 0 else " " + word)
             # A checkpoint between chunks: session/cancel interrupts the turn here,
             # and acpio then reports the turn as cancelled.
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
         return "end_turn"
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+import anyio
+
 import acpio
 
 USAGE = (
@@ -81,10 +83,9 @@ class EditAgent(acpio.Agent):
                 return "end_turn"
             await call.start()
             if new is None:
-                os.remove(path)
+                await anyio.Path(path).unlink()
             else:
-                with open(path, "wb") as file:
-                    file.write(new)
+                await anyio.Path(path).write_bytes(new)
             await call.complete()
         return "end_turn"
 

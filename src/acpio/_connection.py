@@ -136,7 +136,16 @@ class _OutgoingBuffer:
     of small ones.
     """
 
-    __slots__ = ("_blocked", "_chunks", "_closed", "_data_ready", "_limit", "_lock", "_size")
+    __slots__ = (
+        "_blocked",
+        "_chunks",
+        "_closed",
+        "_data_ready",
+        "_limit",
+        "_lock",
+        "_size",
+        "_space",
+    )
 
     def __init__(self, limit: int) -> None:
         self._chunks: list[bytes] = []
@@ -247,6 +256,15 @@ class Connection:
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         on_raw_message: Callable[[str, bytes], None] | None = None,
     ) -> None:
+        """Set up (nothing runs until the connection is entered).
+
+        ``encode`` turns params and results into JSON bytes; messages larger
+        than ``max_message_size`` bytes are refused with ``-32600``; at most
+        ``write_buffer_size`` bytes wait for the peer before senders wait too;
+        more than ``max_concurrent_requests`` running incoming requests are
+        refused with ``-32603``. ``on_raw_message("in" | "out", message)``
+        sees every message as JSON bytes without the newline (for tracing).
+        """
         self._streams = streams
         self._handler = handler
         self._encode = encode
@@ -349,11 +367,11 @@ class Connection:
         Raises :class:`ConnectionClosed` once the connection is closing.
         """
         if params is None:
-            line = _notification_prefix(method)[:-10] + b"}\n"
+            line = b'{"jsonrpc":"2.0","method":' + _encode_plain(method) + b"}\n"
         else:
             line = _notification_prefix(method) + self._encode(params) + b"}\n"
         if self._on_raw is not None:
-            self._on_raw("out", line)
+            self._on_raw("out", line[:-1])
         await self._outgoing.put(line)
 
     async def send_raw_params(self, method: str, encoded_params: bytes) -> None:
@@ -363,7 +381,7 @@ class Connection:
         """
         line = _notification_prefix(method) + encoded_params + b"}\n"
         if self._on_raw is not None:
-            self._on_raw("out", line)
+            self._on_raw("out", line[:-1])
         await self._outgoing.put(line)
 
     async def request(
@@ -397,7 +415,7 @@ class Connection:
         self._pending[request_id] = pending
         try:
             if self._on_raw is not None:
-                self._on_raw("out", line)
+                self._on_raw("out", line[:-1])
             await self._outgoing.put(line)
         except BaseException:
             self._pending.pop(request_id, None)
@@ -427,7 +445,7 @@ class Connection:
             request_id
         )
         if self._on_raw is not None:
-            self._on_raw("out", line)
+            self._on_raw("out", line[:-1])
         # A cancellation must go out promptly, so it does not queue for space.
         self._outgoing.put_nowait(line)
 
@@ -522,6 +540,7 @@ class Connection:
         if first == _OPEN_BRACKET:
             await self._handle_batch(line)
             return
+        reply: bytes | None
         try:
             envelope = _decode_envelope(line)
         except msgspec.ValidationError:
@@ -558,7 +577,9 @@ class Connection:
             if reply is not None:
                 replies.append(reply)
         if jobs:
-            self._start(self._run_batch, jobs, replies)
+            assert self._task_group is not None
+            self._active += 1
+            self._task_group.start_soon(self._run_batch, jobs, replies)
         elif replies:
             await self._reply(_batch_line(replies))
 
@@ -628,15 +649,12 @@ class Connection:
         self._incoming[request_id] = scope
         job = (request_id, method, raw_params, scope)
         if jobs is None:
-            self._start(self._run_single, job)
+            assert self._task_group is not None
+            self._active += 1
+            self._task_group.start_soon(self._run_single, job)
         else:
             jobs.append(job)
         return None
-
-    def _start(self, function: Callable[..., object], *args: object) -> None:
-        assert self._task_group is not None
-        self._active += 1
-        self._task_group.start_soon(function, *args)  # type: ignore[arg-type]
 
     def _task_done(self) -> None:
         self._active -= 1
@@ -719,7 +737,7 @@ class Connection:
 
     async def _reply(self, line: bytes) -> None:
         if self._on_raw is not None:
-            self._on_raw("out", line)
+            self._on_raw("out", line[:-1])
         try:
             await self._outgoing.put(line)
         except ConnectionClosed:
@@ -746,13 +764,16 @@ class Connection:
         pending.event.set()
 
 
-def _notification_prefix(method: str, _cache: dict[str, bytes] = {}) -> bytes:  # noqa: B006
+_prefixes: dict[str, bytes] = {}
+
+
+def _notification_prefix(method: str) -> bytes:
     """``{"jsonrpc":"2.0","method":<method>,"params":`` (cached: methods are few)."""
-    prefix = _cache.get(method)
+    prefix = _prefixes.get(method)
     if prefix is None:
         prefix = b'{"jsonrpc":"2.0","method":' + _encode_plain(method) + b',"params":'
-        if len(_cache) < _MAX_CACHED_METHODS:
-            _cache[method] = prefix
+        if len(_prefixes) < _MAX_CACHED_METHODS:
+            _prefixes[method] = prefix
     return prefix
 
 
@@ -762,7 +783,7 @@ def _is_valid_id(value: object) -> bool:
 
 
 def _valid_id_or_none(value: object) -> RequestId | None:
-    return value if type(value) is int or type(value) is str else None  # type: ignore[return-value]
+    return value if type(value) is int or type(value) is str else None
 
 
 def _request_error_in(exc: Exception) -> RequestError | None:

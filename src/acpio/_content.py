@@ -14,6 +14,4 @@ def text_of(blocks: Iterable[schema.ContentBlock], separator: str = "") -> str:
 
     Typical use: ``command = acpio.text_of(prompt)`` in :meth:`acpio.Agent.prompt`.
     """
-    return separator.join(
-        block.text for block in blocks if isinstance(block, schema.TextContent)
-    )
+    return separator.join(block.text for block in blocks if isinstance(block, schema.TextContent))

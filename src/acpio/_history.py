@@ -89,6 +89,8 @@ def _init_kinds() -> None:
 
 
 _init_kinds()
+_CHUNKS = (schema.UserMessageChunk, schema.AgentMessageChunk, schema.AgentThoughtChunk)
+_MESSAGES = (schema.UserMessage, schema.AgentMessage, schema.AgentThought)
 _SKIPPED = (
     schema.RunningStateUpdate,
     schema.IdleStateUpdate,
@@ -129,18 +131,16 @@ class InMemoryHistory:
         if isinstance(update, schema.ToolCallUpdate):
             self._merge_tool_call(update)
             return
-        kind = _CHUNK_KINDS.get(type(update))
-        if kind is not None:
-            message_id: str = update.message_id  # type: ignore[union-attr]
-            message = self._message(kind, message_id)
-            message.content.append(update.content)  # type: ignore[union-attr]
+        if isinstance(update, _CHUNKS):
+            kind = _CHUNK_KINDS[type(update)]
+            self._message(kind, update.message_id).content.append(update.content)
             return
-        kind = _MESSAGE_KINDS.get(type(update))
-        if kind is not None:
-            message = self._message(kind, update.message_id)  # type: ignore[union-attr]
-            content = update.content  # type: ignore[union-attr]
-            if content is not msgspec.UNSET:
-                message.content = list(content or [])
+        if isinstance(update, _MESSAGES):
+            message = self._message(_MESSAGE_KINDS[type(update)], update.message_id)
+            if isinstance(update.content, list):
+                message.content = list(update.content)
+            elif update.content is None:
+                message.content = []
             return
         if isinstance(update, schema.TerminalUpdate):
             self._merge_terminal(update)
@@ -248,9 +248,7 @@ class SessionRecord:
 class SessionStore(Protocol):
     """Where sessions live between ``session/new`` and ``session/resume``."""
 
-    def create(
-        self, session_id: str, cwd: str, additional_directories: list[str]
-    ) -> SessionRecord:
+    def create(self, session_id: str, cwd: str, additional_directories: list[str]) -> SessionRecord:
         """Create and keep a new session record."""
 
     def get(self, session_id: str) -> SessionRecord | None:
@@ -270,9 +268,7 @@ class InMemorySessionStore:
         self._records: dict[str, SessionRecord] = {}
         self._limits = limits
 
-    def create(
-        self, session_id: str, cwd: str, additional_directories: list[str]
-    ) -> SessionRecord:
+    def create(self, session_id: str, cwd: str, additional_directories: list[str]) -> SessionRecord:
         """Create and keep a new session record with an in-memory history."""
         record = SessionRecord(
             session_id, cwd, list(additional_directories), InMemoryHistory(self._limits)

@@ -31,7 +31,16 @@ __all__ = [
 ]
 
 ALLOW_KINDS: Final = frozenset({"allow_once", "allow_always"})
-KNOWN_OPTION_KINDS: Final = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
+KNOWN_OPTION_KINDS: Final = frozenset(
+    {"allow_once", "allow_always", "reject_once", "reject_always"}
+)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in KNOWN_OPTION_KINDS and not kind.startswith("_"):
+        raise LocalProtocolError(
+            f"permission option kind {kind!r} is not an ACP kind; custom kinds must start with '_'"
+        )
 
 
 def option(option_id: str, name: str, kind: str) -> schema.PermissionOption:
@@ -46,14 +55,6 @@ REJECT_ONCE: Final = option("reject_once", "Reject", "reject_once")
 REJECT_ALWAYS: Final = option("reject_always", "Always reject", "reject_always")
 ALLOW_OR_REJECT: Final = (ALLOW_ONCE, REJECT_ONCE)
 ALL_OPTIONS: Final = (ALLOW_ONCE, ALLOW_ALWAYS, REJECT_ONCE, REJECT_ALWAYS)
-
-
-def _check_kind(kind: str) -> None:
-    if kind not in KNOWN_OPTION_KINDS and not kind.startswith("_"):
-        raise LocalProtocolError(
-            f"permission option kind {kind!r} is not an ACP kind; custom kinds must start "
-            "with '_'"
-        )
 
 
 def validate_options(options: Sequence[schema.PermissionOption]) -> None:
@@ -103,9 +104,7 @@ class Outcome:
 CANCELLED: Final = Outcome("cancelled")
 
 
-def interpret_outcome(
-    outcome: object, options: Sequence[schema.PermissionOption]
-) -> Outcome:
+def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption]) -> Outcome:
     """Map the client's outcome onto the options offered in the same request."""
     raw = schema.to_builtins(outcome)
     if isinstance(outcome, schema.SelectedPermissionOutcome):

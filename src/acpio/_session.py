@@ -19,26 +19,27 @@ the grace period, when that period ends.
 
 from __future__ import annotations
 
-import contextvars
 import logging
-import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
+from msgspec import UNSET
 
 from . import schema
 from ._errors import LocalProtocolError, RequestError
+from ._ids import new_id
 from ._paths import require_absolute
+from ._terminal import TerminalHandle
+from ._tool_call import ToolCallHandle
+from ._work import _current_work, _Work
 
 if TYPE_CHECKING:
     from ._connection import Connection
     from ._history import History
-    from ._terminal import TerminalHandle
-    from ._tool_call import ToolCallHandle
 
 __all__ = ["Session", "StopReason"]
 
@@ -50,25 +51,8 @@ KNOWN_STOP_REASONS: Final = frozenset(
 )
 SESSION_UPDATE: Final = "session/update"
 
-_current_work: contextvars.ContextVar[_Work | None] = contextvars.ContextVar(
-    "acpio_current_work", default=None
-)
 
-PromptHandler = Callable[["Session", list[schema.ContentBlock]], "anyio.abc.Awaitable[object]"]
-
-
-@dataclass(eq=False)
-class _Work:
-    """One accepted prompt and the foreground work that answers it."""
-
-    message_id: str
-    prompt: list[schema.ContentBlock]
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    finished: bool = False
-    cancel_requested: bool = False
-    tool_calls: list[ToolCallHandle] = field(default_factory=list)
-    terminals: list[TerminalHandle] = field(default_factory=list)
+PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
 
 
 @dataclass
@@ -213,9 +197,7 @@ class Session:
         """A streamed agent thought: each :meth:`MessageStream.write` sends one chunk."""
         return MessageStream(self, message_id or new_id("thought"), thought=True)
 
-    async def plan(
-        self, entries: Sequence[schema.PlanEntry], *, plan_id: str = "plan"
-    ) -> None:
+    async def plan(self, entries: Sequence[schema.PlanEntry], *, plan_id: str = "plan") -> None:
         """Send the complete plan (entries replace the previous plan with that id)."""
         await self.send(
             schema.PlanUpdate(plan=schema.PlanItems(plan_id=plan_id, entries=list(entries)))
@@ -233,14 +215,14 @@ class Session:
             schema.Notice(
                 severity=severity,
                 title=title,
-                description=schema.UNSET if description is None else description,
+                description=UNSET if description is None else description,
             )
         )
 
     async def usage(self, used: int, size: int, *, cost: schema.Cost | None = None) -> None:
         """Report context window usage (tokens used out of ``size``) and optional cost."""
         await self.send(
-            schema.UsageUpdate(used=used, size=size, cost=schema.UNSET if cost is None else cost)
+            schema.UsageUpdate(used=used, size=size, cost=UNSET if cost is None else cost)
         )
 
     def tool_call(
@@ -251,7 +233,7 @@ class Session:
         status: str = "pending",
         tool_call_id: str | None = None,
         name: str | None = None,
-        raw_input: object = schema.UNSET,
+        raw_input: object = UNSET,
         locations: Sequence[schema.ToolCallLocation | str] | None = None,
         content: Sequence[schema.ToolCallContent] | None = None,
         cancellable: bool = False,
@@ -263,8 +245,6 @@ class Session:
         (``pending`` unless given) and a fresh unique ``toolCallId`` unless one
         is passed (an LLM's own tool-use id is the common case).
         """
-        from ._tool_call import ToolCallHandle
-
         handle = ToolCallHandle(
             self,
             tool_call_id or new_id("call"),
@@ -290,8 +270,6 @@ class Session:
         cancellable: bool = False,
     ) -> TerminalHandle:
         """Create a display-only terminal not attached to a tool call; ``await`` it to announce."""
-        from ._terminal import TerminalHandle
-
         return TerminalHandle(
             self,
             terminal_id or new_id("term"),
@@ -315,7 +293,8 @@ class Session:
     def _register_terminal(self, handle: TerminalHandle) -> None:
         if handle.id in self._terminals and self._terminals[handle.id] is not handle:
             raise LocalProtocolError(
-                f"terminal id {handle.id!r} was already used in this session; ids must not be reused"
+                f"terminal id {handle.id!r} was already used in this session; "
+                "ids must not be reused"
             )
         self._terminals[handle.id] = handle
         work = _current_work.get()
@@ -345,7 +324,12 @@ class Session:
     async def _permission_finished(self) -> None:
         self._pending_permissions -= 1
         work = self._work
-        if self._pending_permissions == 0 and work is not None and not work.finished:
+        if (
+            self._pending_permissions == 0
+            and work is not None
+            and not work.finished
+            and not work.cancel_requested
+        ):
             with anyio.CancelScope(shield=True):
                 await self._set_state("running")
 
@@ -436,7 +420,7 @@ class Session:
                 self._state = "idle"
                 await self.send(
                     schema.IdleStateUpdate(
-                        stop_reason=stop_reason, error=schema.UNSET if error is None else error
+                        stop_reason=stop_reason, error=UNSET if error is None else error
                     )
                 )
             except Exception:
@@ -519,26 +503,23 @@ class MessageStream:
         await self._session.send(chunk)
 
 
-def new_id(prefix: str) -> str:
-    """A fresh identifier, unique within the process (``prefix_`` + 32 hex digits)."""
-    return f"{prefix}_{uuid.uuid4().hex}"
-
-
 def _blocks(
     content: str | schema.ContentBlock | Sequence[schema.ContentBlock],
 ) -> list[schema.ContentBlock]:
     if isinstance(content, str):
         return [schema.TextContent(text=content)]
-    if isinstance(content, Sequence):
+    if isinstance(content, list | tuple):
         return list(content)
-    return [content]
+    return [content]  # type: ignore[list-item]
 
 
 def _stop_reason(result: object) -> str:
     if result is None:
         return "end_turn"
     if not isinstance(result, str):
-        raise LocalProtocolError(f"a prompt handler must return a stop reason string, got {result!r}")
+        raise LocalProtocolError(
+            f"a prompt handler must return a stop reason string, got {result!r}"
+        )
     if result not in KNOWN_STOP_REASONS and not result.startswith("_"):
         raise LocalProtocolError(
             f"stop reason {result!r} is not an ACP stop reason; custom ones must start with '_'"

@@ -17,6 +17,7 @@ after a grace period, and the exit status is still reported.
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import os
 import signal as signal_module
@@ -27,13 +28,15 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
+from msgspec import UNSET, UnsetType
 
 from . import schema
 from ._errors import LocalProtocolError
 from ._paths import require_absolute
+from ._work import _current_work, _Work
 
 if TYPE_CHECKING:
-    from ._session import Session, _Work
+    from ._session import Session
 
 __all__ = ["ExitStatus", "TerminalHandle"]
 
@@ -42,7 +45,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_CHUNK: Final = 64 * 1024
 DEFAULT_FLUSH_DELAY: Final = 0.01
 KILL_GRACE: Final = 2.0
-_UNSET: Final = schema.UNSET
+_UNSET: Final = UNSET
 
 #: Every process started by a TerminalHandle that has not been reaped yet.
 _live_processes: set[anyio.abc.Process] = set()
@@ -94,8 +97,6 @@ class TerminalHandle:
         max_chunk: int = DEFAULT_MAX_CHUNK,
         flush_delay: float = DEFAULT_FLUSH_DELAY,
     ) -> None:
-        from ._session import _current_work
-
         if max_chunk < 1:
             raise ValueError("max_chunk must be at least 1 byte")
         self.session: Final = session
@@ -212,9 +213,9 @@ class TerminalHandle:
     async def update(
         self,
         *,
-        command: str | None | schema.UnsetType = _UNSET,
-        cwd: str | None | schema.UnsetType = _UNSET,
-        size: tuple[int, int] | None | schema.UnsetType = _UNSET,
+        command: str | UnsetType | None = _UNSET,
+        cwd: str | UnsetType | None = _UNSET,
+        size: tuple[int, int] | UnsetType | None = _UNSET,
     ) -> None:
         """Patch the terminal's command, working directory or size (``None`` clears)."""
         if isinstance(cwd, str):
@@ -230,12 +231,12 @@ class TerminalHandle:
     async def _send_update(
         self,
         *,
-        command: str | None | schema.UnsetType = _UNSET,
-        cwd: str | None | schema.UnsetType = _UNSET,
-        size: schema.TerminalSize | None | schema.UnsetType = _UNSET,
-        output: schema.TerminalOutput | schema.UnsetType = _UNSET,
-        exit_status: schema.TerminalExitStatus | schema.UnsetType = _UNSET,
-        capabilities: None | schema.UnsetType = _UNSET,
+        command: str | UnsetType | None = _UNSET,
+        cwd: str | UnsetType | None = _UNSET,
+        size: schema.TerminalSize | UnsetType | None = _UNSET,
+        output: schema.TerminalOutput | UnsetType = _UNSET,
+        exit_status: schema.TerminalExitStatus | UnsetType = _UNSET,
+        capabilities: UnsetType | None = _UNSET,
     ) -> None:
         if not self._announced:
             await self.announce()
@@ -349,10 +350,8 @@ async def _stop_process(process: anyio.abc.Process) -> ExitStatus:
 
 
 def _kill_group(process: anyio.abc.Process, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def kill_all_processes() -> None:

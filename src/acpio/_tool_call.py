@@ -22,10 +22,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
 import anyio
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from . import schema
 from ._connection import Connection
 from ._errors import ConnectionClosed, LocalProtocolError, RequestError
+from ._ids import new_id
 from ._paths import require_absolute
 from ._permission import (
     ALLOW_OR_REJECT,
@@ -34,10 +37,10 @@ from ._permission import (
     interpret_outcome,
     validate_options,
 )
+from ._terminal import TerminalHandle
 
 if TYPE_CHECKING:
     from ._session import Session
-    from ._terminal import TerminalHandle
 
 __all__ = ["ToolCallHandle"]
 
@@ -47,7 +50,7 @@ KNOWN_KINDS: Final = schema.KNOWN_TOOL_KIND
 KNOWN_STATUSES: Final = schema.KNOWN_TOOL_CALL_STATUS
 FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 REMEMBERED_KINDS: Final = frozenset({"allow_always", "reject_always"})
-_UNSET: Final = schema.UNSET
+_UNSET: Final = UNSET
 
 
 def _check_open_value(value: object, known: frozenset[str], what: str) -> None:
@@ -75,10 +78,11 @@ def _check_content(items: Sequence[schema.ToolCallContent]) -> list[schema.ToolC
     for item in items:
         if isinstance(item, schema.Diff):
             for change in item.changes:
+                if isinstance(change, schema.UnknownDiffChange):
+                    continue
                 require_absolute(change.path, "diff path")
-                old_path = getattr(change, "old_path", _UNSET)
-                if isinstance(old_path, str):
-                    require_absolute(old_path, "diff old path")
+                if isinstance(change, schema.MoveChange | schema.CopyChange):
+                    require_absolute(change.old_path, "diff old path")
     return list(items)
 
 
@@ -187,15 +191,15 @@ class ToolCallHandle:
     async def update(
         self,
         *,
-        title: str | None | schema.UnsetType = _UNSET,
-        kind: str | None | schema.UnsetType = _UNSET,
-        status: str | None | schema.UnsetType = _UNSET,
-        name: str | None | schema.UnsetType = _UNSET,
-        content: Sequence[schema.ToolCallContent] | None | schema.UnsetType = _UNSET,
-        locations: Sequence[schema.ToolCallLocation | str] | None | schema.UnsetType = _UNSET,
+        title: str | UnsetType | None = _UNSET,
+        kind: str | UnsetType | None = _UNSET,
+        status: str | UnsetType | None = _UNSET,
+        name: str | UnsetType | None = _UNSET,
+        content: Sequence[schema.ToolCallContent] | UnsetType | None = _UNSET,
+        locations: Sequence[schema.ToolCallLocation | str] | UnsetType | None = _UNSET,
         raw_input: object = _UNSET,
         raw_output: object = _UNSET,
-        meta: dict[str, object] | None | schema.UnsetType = _UNSET,
+        meta: dict[str, object] | UnsetType | None = _UNSET,
     ) -> None:
         """Send a patch with exactly the fields given.
 
@@ -271,7 +275,7 @@ class ToolCallHandle:
 
     async def complete(
         self,
-        content: Sequence[schema.ToolCallContent] | schema.UnsetType = _UNSET,
+        content: Sequence[schema.ToolCallContent] | UnsetType = _UNSET,
         *,
         raw_output: object = _UNSET,
     ) -> None:
@@ -310,7 +314,7 @@ class ToolCallHandle:
         return self._scope is not None
 
     def request_cancel(self) -> None:
-        """Handle ``tool_call/cancel``: cancel the work running inside this call's ``async with``."""
+        """Handle ``tool_call/cancel``: cancel the work inside this call's ``async with``."""
         self.cancel_requested = True
         if self._scope is not None:
             self._scope.cancel()
@@ -357,7 +361,7 @@ class ToolCallHandle:
             )
         else:
             subject = schema.ToolCallPermissionSubject(
-                tool_call=schema.ToolCallPermissionDetails(tool_call_id=self.id)
+                tool_call=schema.ToolCallUpdateFields(tool_call_id=self.id)
             )
         params = schema.RequestPermissionRequest(
             session_id=session.id,
@@ -369,15 +373,15 @@ class ToolCallHandle:
         for terminal in self._terminals:
             await terminal.flush()
         outcome = await request_permission(session, params)
-        if remember is not None and outcome.kind == "selected" and outcome.option_kind in (
-            REMEMBERED_KINDS
+        if (
+            remember is not None
+            and outcome.kind == "selected"
+            and outcome.option_kind in (REMEMBERED_KINDS)
         ):
             session.remembered_permissions[remember] = outcome.option_kind
         return outcome
 
-    def _remembered(
-        self, key: str, options: Sequence[schema.PermissionOption]
-    ) -> Outcome | None:
+    def _remembered(self, key: str, options: Sequence[schema.PermissionOption]) -> Outcome | None:
         kind = self.session.remembered_permissions.get(key)
         if kind is None:
             return None
@@ -400,9 +404,6 @@ class ToolCallHandle:
         cancellable: bool = False,
     ) -> TerminalHandle:
         """Create a display-only terminal for this call and show it in the call's content."""
-        from ._terminal import TerminalHandle
-        from ._session import new_id
-
         handle = TerminalHandle(
             self.session,
             terminal_id or new_id("term"),
@@ -417,9 +418,7 @@ class ToolCallHandle:
         return handle
 
 
-async def request_permission(
-    session: Session, params: schema.RequestPermissionRequest
-) -> Outcome:
+async def request_permission(session: Session, params: schema.RequestPermissionRequest) -> Outcome:
     """Send ``session/request_permission`` and interpret the answer (never raises on cancel)."""
     connection: Connection = session._connection
     await session._permission_started()
@@ -445,10 +444,10 @@ async def request_permission(
     return interpret_outcome(response.outcome, params.options)
 
 
-def _decode_permission_response(raw: object) -> schema.RequestPermissionResponse | None:
+def _decode_permission_response(raw: msgspec.Raw) -> schema.RequestPermissionResponse | None:
     try:
-        return schema.decode(raw, schema.RequestPermissionResponse)  # type: ignore[arg-type]
-    except schema.ValidationError as exc:
+        return schema.decode(raw, schema.RequestPermissionResponse)
+    except msgspec.ValidationError as exc:
         logger.warning("malformed permission response (%s); treating it as not approved", exc)
         return None
 

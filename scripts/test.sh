@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs into ./.venv, then run the static checks
+# and the whole test suite (every async test runs on asyncio and on trio).
+# Extra arguments go to pytest, e.g. `bash scripts/test.sh -k terminal -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+# The interoperability test drives our example agents with the official TypeScript client.
+(cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+
+.venv/bin/python -m ruff check src tests examples benchmarks scripts
+.venv/bin/python -m ruff format --check src tests examples benchmarks scripts
+.venv/bin/python -m mypy
+.venv/bin/python -m pytest "$@"

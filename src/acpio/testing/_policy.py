@@ -1,0 +1,339 @@
+"""How the mock client answers ``session/request_permission``: permission policies.
+
+How this works: a :class:`PermissionPolicy` turns one :class:`PermissionRequest`
+into the ``outcome`` object of the response (``{"outcome": "selected",
+"optionId": ...}``, ``{"outcome": "cancelled"}``, or anything else for tests of
+unknown outcomes). A policy may also never answer: the request then stays
+pending until the agent withdraws it with ``$/cancel_request``, which the
+client answers with the ``cancelled`` outcome, as the protocol requires of a
+client. Every request is recorded, with the answer and when it was given, in
+``MockClient.permission_requests``.
+
+A policy that cannot answer (``allow()`` when no allow option was offered, a
+``scripted`` queue that ran out, a callable that raised) fails the test: the
+client answers ``cancelled`` so the agent is not left waiting, and raises the
+:class:`PermissionPolicyError` from its next wait and when it closes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+import anyio
+import msgspec
+
+from .. import schema
+from .._errors import AcpError
+
+__all__ = [
+    "ALLOW_KINDS",
+    "REJECT_KINDS",
+    "PermissionPolicy",
+    "PermissionPolicyError",
+    "PermissionRequest",
+    "PolicyDecision",
+]
+
+ALLOW_KINDS: Final = ("allow_once", "allow_always")
+REJECT_KINDS: Final = ("reject_once", "reject_always")
+CANCELLED_OUTCOME: Final = {"outcome": "cancelled"}
+
+JsonObject: TypeAlias = dict[str, object]
+
+
+class PermissionPolicyError(AcpError):
+    """Raised when a permission policy could not answer a request the way the test asked.
+
+    For example ``allow()`` when the agent offered no allow option, or a
+    ``scripted`` policy with no answers left. The agent was answered
+    ``cancelled`` (never approval).
+    """
+
+
+@dataclass(eq=False)
+class PermissionRequest:
+    """One ``session/request_permission`` the agent sent, and what the client answered.
+
+    ``params`` are the request's params as received (JSON). ``answer`` is the
+    ``outcome`` object the client sent (``None`` while pending or when the
+    request was never answered); ``cancelled_by_agent`` is true when the agent
+    withdrew the request with ``$/cancel_request`` while it was pending (the
+    answer is then ``{"outcome": "cancelled"}``, as the protocol requires).
+    Times are ``time.monotonic()`` values.
+    """
+
+    request_id: int | str
+    params: JsonObject
+    received_at: float
+    answer: JsonObject | None = None
+    answered_at: float | None = None
+    cancelled_by_agent: bool = False
+    _done: anyio.Event = field(default_factory=anyio.Event, repr=False)
+
+    @property
+    def session_id(self) -> str | None:
+        """The ``sessionId`` of the request."""
+        value = self.params.get("sessionId")
+        return value if isinstance(value, str) else None
+
+    @property
+    def title(self) -> str | None:
+        """The ``title`` shown with the prompt."""
+        value = self.params.get("title")
+        return value if isinstance(value, str) else None
+
+    @property
+    def options(self) -> list[JsonObject]:
+        """The offered options (``optionId``, ``name``, ``kind``), as received."""
+        value = self.params.get("options")
+        if not isinstance(value, list):
+            return []
+        return [item for item in value if isinstance(item, dict)]
+
+    @property
+    def option_ids(self) -> list[str]:
+        """The ``optionId`` of every offered option, in order."""
+        return [i for o in self.options if isinstance(i := o.get("optionId"), str)]
+
+    @property
+    def subject(self) -> JsonObject | None:
+        """The ``subject`` (``tool_call`` or ``command``), if any."""
+        value = self.params.get("subject")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """The tool call the request is about (from either kind of subject), if any."""
+        subject = self.subject
+        if subject is None:
+            return None
+        value = subject.get("toolCallId")
+        tool_call = subject.get("toolCall")
+        if value is None and isinstance(tool_call, dict):
+            value = tool_call.get("toolCallId")
+        return value if isinstance(value, str) else None
+
+    @property
+    def command(self) -> str | None:
+        """The command of a ``command`` subject, if any."""
+        subject = self.subject
+        value = subject.get("command") if subject is not None else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def pending(self) -> bool:
+        """True until the request was answered."""
+        return self.answer is None
+
+    @property
+    def selected_option_id(self) -> str | None:
+        """The ``optionId`` the client selected, if it selected one."""
+        answer = self.answer
+        if answer is None or answer.get("outcome") != "selected":
+            return None
+        value = answer.get("optionId")
+        return value if isinstance(value, str) else None
+
+    def option_of_kind(self, *kinds: str) -> str | None:
+        """The ``optionId`` of the first offered option whose kind is one of ``kinds``."""
+        for option in self.options:
+            option_id = option.get("optionId")
+            if option.get("kind") in kinds and isinstance(option_id, str):
+                return option_id
+        return None
+
+    def describe(self) -> str:
+        """A one-line description for messages."""
+        offered = ", ".join(f"{o.get('optionId')}:{o.get('kind')}" for o in self.options)
+        return f"permission request {self.request_id!r} {self.title!r} (options: {offered})"
+
+    def _resolve(self, answer: JsonObject, when: float) -> None:
+        self.answer = answer
+        self.answered_at = when
+        self._done.set()
+
+    async def wait_answered(self) -> None:
+        """Wait until the client answered (or the connection ended)."""
+        await self._done.wait()
+
+
+#: What a policy callable may return: an ``outcome`` object (a mapping or a
+#: schema outcome such as ``schema.SelectedPermissionOutcome``), or another
+#: policy to delegate this request to.
+PolicyDecision: TypeAlias = "Mapping[str, object] | schema.RequestPermissionOutcome | PermissionPolicy"
+
+_Decide = Callable[[PermissionRequest], Awaitable[JsonObject]]
+
+
+def _outcome_object(decision: object) -> JsonObject:
+    if isinstance(decision, Mapping):
+        return {str(key): value for key, value in decision.items()}
+    if isinstance(decision, schema.AcpStruct | schema.UnknownVariant):
+        built = schema.to_builtins(decision)
+        if isinstance(built, dict):
+            return built
+    raise PermissionPolicyError(
+        "a permission policy must return an outcome object (a mapping such as "
+        f'{{"outcome": "cancelled"}}, a schema outcome, or a PermissionPolicy), got {decision!r}'
+    )
+
+
+class PermissionPolicy:
+    """Decides the answer to each permission request; build one with the class methods.
+
+    * :meth:`allow` / :meth:`reject`: select the first offered option of an
+      allow (reject) kind;
+    * :meth:`select`: select a given option id, even one that was never
+      offered (agents must not treat that as approval);
+    * :meth:`cancelled`: answer the ``cancelled`` outcome;
+    * :meth:`raw`: answer any outcome object, e.g. ``{"outcome": "_maybe"}``;
+    * :meth:`never`: never answer; the request stays pending until the agent
+      sends ``$/cancel_request`` (then it is answered ``cancelled``);
+    * :meth:`scripted`: one policy per request, in order;
+    * :meth:`call`: a function (sync or async) of the :class:`PermissionRequest`.
+    """
+
+    __slots__ = ("_decide", "name")
+
+    def __init__(self, decide: _Decide, name: str) -> None:
+        self._decide = decide
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"PermissionPolicy.{self.name}"
+
+    async def decide(self, request: PermissionRequest) -> JsonObject:
+        """The ``outcome`` object to answer ``request`` with (may wait forever: ``never``).
+
+        :raises PermissionPolicyError: when the policy cannot answer as asked.
+        """
+        return await self._decide(request)
+
+    # ----------------------------------------------------------- constructors
+
+    @classmethod
+    def allow(cls, *kinds: str) -> PermissionPolicy:
+        """Select the first offered option of kind ``allow_once`` or ``allow_always``.
+
+        Pass ``kinds`` to choose among other kinds, e.g. ``allow("allow_always")``.
+        Fails the test when no such option was offered.
+        """
+        return cls._by_kind("allow", kinds or ALLOW_KINDS)
+
+    @classmethod
+    def reject(cls, *kinds: str) -> PermissionPolicy:
+        """Select the first offered option of kind ``reject_once`` or ``reject_always``.
+
+        Fails the test when no such option was offered.
+        """
+        return cls._by_kind("reject", kinds or REJECT_KINDS)
+
+    @classmethod
+    def _by_kind(cls, verb: str, kinds: Sequence[str]) -> PermissionPolicy:
+        async def decide(request: PermissionRequest) -> JsonObject:
+            option_id = request.option_of_kind(*kinds)
+            if option_id is None:
+                raise PermissionPolicyError(
+                    f"{verb}(): the agent offered no option of kind {' or '.join(kinds)} "
+                    f"in {request.describe()}"
+                )
+            return {"outcome": "selected", "optionId": option_id}
+
+        return cls(decide, f"{verb}({', '.join(map(repr, kinds))})")
+
+    @classmethod
+    def select(cls, option_id: str) -> PermissionPolicy:
+        """Select ``option_id`` whether or not it was offered."""
+
+        async def decide(request: PermissionRequest) -> JsonObject:
+            return {"outcome": "selected", "optionId": option_id}
+
+        return cls(decide, f"select({option_id!r})")
+
+    @classmethod
+    def cancelled(cls) -> PermissionPolicy:
+        """Answer ``{"outcome": "cancelled"}`` (the user dismissed the prompt)."""
+
+        async def decide(request: PermissionRequest) -> JsonObject:
+            return dict(CANCELLED_OUTCOME)
+
+        return cls(decide, "cancelled()")
+
+    @classmethod
+    def raw(cls, outcome: Mapping[str, object]) -> PermissionPolicy:
+        """Answer exactly ``{"outcome": outcome}``; for custom, future or malformed outcomes."""
+        frozen = msgspec.json.encode(dict(outcome))
+
+        async def decide(request: PermissionRequest) -> JsonObject:
+            value = msgspec.json.decode(frozen)
+            assert isinstance(value, dict)
+            return value
+
+        return cls(decide, f"raw({dict(outcome)!r})")
+
+    @classmethod
+    def never(cls) -> PermissionPolicy:
+        """Never answer; the agent must withdraw the request with ``$/cancel_request``.
+
+        When it does, the client answers ``{"outcome": "cancelled"}`` (the
+        protocol requires the client to answer cancelled requests that way).
+        """
+
+        async def decide(request: PermissionRequest) -> JsonObject:
+            await anyio.sleep_forever()
+            raise AssertionError("unreachable")  # pragma: no cover
+
+        return cls(decide, "never()")
+
+    @classmethod
+    def scripted(cls, answers: Sequence[PermissionPolicy]) -> PermissionPolicy:
+        """Answer the first request with ``answers[0]``, the second with ``answers[1]``, ...
+
+        A request beyond the last answer fails the test.
+        """
+        queue = deque(answers)
+        total = len(queue)
+
+        async def decide(request: PermissionRequest) -> JsonObject:
+            if not queue:
+                raise PermissionPolicyError(
+                    f"scripted(): all {total} scripted answers were used; "
+                    f"unexpected {request.describe()}"
+                )
+            return await queue.popleft().decide(request)
+
+        return cls(decide, f"scripted({list(answers)!r})")
+
+    @classmethod
+    def call(
+        cls,
+        function: Callable[[PermissionRequest], PolicyDecision | Awaitable[PolicyDecision]],
+    ) -> PermissionPolicy:
+        """Ask ``function`` (sync or async): it returns an outcome object or a policy."""
+
+        async def decide(request: PermissionRequest) -> JsonObject:
+            decision: object = function(request)
+            if inspect.isawaitable(decision):
+                decision = await decision
+            if isinstance(decision, PermissionPolicy):
+                return await decision.decide(request)
+            return _outcome_object(decision)
+
+        name = getattr(function, "__qualname__", repr(function))
+        return cls(decide, f"call({name})")
+
+
+def as_policy(
+    value: PermissionPolicy
+    | Callable[[PermissionRequest], PolicyDecision | Awaitable[PolicyDecision]],
+) -> PermissionPolicy:
+    """``value`` itself when it is a policy, else :meth:`PermissionPolicy.call` of it."""
+    if isinstance(value, PermissionPolicy):
+        return value
+    if callable(value):
+        return PermissionPolicy.call(value)
+    raise TypeError(f"expected a PermissionPolicy or a callable, got {value!r}")
