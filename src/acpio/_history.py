@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import base64
 import datetime
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import msgspec
 
@@ -66,6 +67,13 @@ class _Message:
 
 
 @dataclass
+class _ToolCall:
+    state: schema.ToolCallUpdate
+    content: deque[schema.ToolCallContent]
+    has_content: bool = False
+
+
+@dataclass
 class _Terminal:
     state: schema.TerminalUpdate
     output: bytearray = field(default_factory=bytearray)
@@ -106,9 +114,21 @@ class InMemoryHistory:
         self.limits = limits or HistoryLimits()
         self._records: dict[tuple[str, str], object] = {}
         self._sequence = 0
-
-    def _key(self, kind: str, ident: str) -> tuple[str, str]:
-        return (kind, ident)
+        # Dispatch on the exact class: this runs for every update a session sends.
+        self._fold: dict[type, Callable[[Any], None]] = {
+            schema.ToolCallContentChunk: self._fold_content_chunk,
+            schema.ToolCallUpdate: self._merge_tool_call,
+            schema.TerminalUpdate: self._merge_terminal,
+            schema.PlanUpdate: self._fold_plan,
+            schema.UserMessageChunk: self._fold_chunk,
+            schema.AgentMessageChunk: self._fold_chunk,
+            schema.AgentThoughtChunk: self._fold_chunk,
+            schema.UserMessage: self._fold_message,
+            schema.AgentMessage: self._fold_message,
+            schema.AgentThought: self._fold_message,
+        }
+        for skipped in _SKIPPED:
+            self._fold[skipped] = self._fold_skip
 
     def _add(self, key: tuple[str, str], value: object) -> None:
         if len(self._records) >= self.limits.records:
@@ -117,41 +137,40 @@ class InMemoryHistory:
 
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one update into the records (see the module docstring)."""
-        if isinstance(update, _SKIPPED):
+        fold = self._fold.get(type(update))
+        if fold is None:
+            if isinstance(update, _SKIPPED):
+                return
+            self._sequence += 1
+            self._add(("other", str(self._sequence)), update)
             return
-        if isinstance(update, schema.ToolCallContentChunk):
-            call = self._records.get(("call", update.tool_call_id))
-            if isinstance(call, schema.ToolCallUpdate):
-                items = call.content if isinstance(call.content, list) else []
-                items.append(update.content)
-                if len(items) > self.limits.tool_call_items:
-                    del items[: len(items) - self.limits.tool_call_items]
-                call.content = items
-            return
-        if isinstance(update, schema.ToolCallUpdate):
-            self._merge_tool_call(update)
-            return
-        if isinstance(update, _CHUNKS):
-            kind = _CHUNK_KINDS[type(update)]
-            self._message(kind, update.message_id).content.append(update.content)
-            return
-        if isinstance(update, _MESSAGES):
-            message = self._message(_MESSAGE_KINDS[type(update)], update.message_id)
-            if isinstance(update.content, list):
-                message.content = list(update.content)
-            elif update.content is None:
-                message.content = []
-            return
-        if isinstance(update, schema.TerminalUpdate):
-            self._merge_terminal(update)
-            return
-        if isinstance(update, schema.PlanUpdate):
-            plan_id = getattr(update.plan, "plan_id", "plan")
-            self._records.pop(("plan", plan_id), None)
-            self._add(("plan", plan_id), update)
-            return
-        self._sequence += 1
-        self._add(("other", str(self._sequence)), update)
+        fold(update)
+
+    def _fold_content_chunk(self, update: schema.ToolCallContentChunk) -> None:
+        call = self._records.get(("call", update.tool_call_id))
+        if isinstance(call, _ToolCall):
+            call.content.append(update.content)
+            call.has_content = True
+
+    def _fold_chunk(self, update: schema.ContentChunk) -> None:
+        self._message(_CHUNK_KINDS[type(update)], update.message_id).content.append(update.content)
+
+    def _fold_message(
+        self, update: schema.UserMessage | schema.AgentMessage | schema.AgentThought
+    ) -> None:
+        message = self._message(_MESSAGE_KINDS[type(update)], update.message_id)
+        if isinstance(update.content, list):
+            message.content = list(update.content)
+        elif update.content is None:
+            message.content = []
+
+    def _fold_plan(self, update: schema.PlanUpdate) -> None:
+        plan_id = getattr(update.plan, "plan_id", "plan")
+        self._records.pop(("plan", plan_id), None)
+        self._add(("plan", plan_id), update)
+
+    def _fold_skip(self, update: object) -> None:
+        pass
 
     def _message(self, kind: str, message_id: str) -> _Message:
         key = ("message", f"{kind}:{message_id}")
@@ -163,17 +182,23 @@ class InMemoryHistory:
 
     def _merge_tool_call(self, patch: schema.ToolCallUpdate) -> None:
         key = ("call", patch.tool_call_id)
-        current = self._records.get(key)
+        call = self._records.get(key)
+        if not isinstance(call, _ToolCall):
+            call = _ToolCall(
+                schema.ToolCallUpdate(tool_call_id=patch.tool_call_id),
+                deque(maxlen=self.limits.tool_call_items),
+            )
+            self._add(key, call)
         changes = {
-            name: list(value) if isinstance(value, list) else value
+            name: value
             for name in patch.__struct_fields__
-            if (value := getattr(patch, name)) is not msgspec.UNSET
+            if (value := getattr(patch, name)) is not msgspec.UNSET and name != "content"
         }
-        if not isinstance(current, schema.ToolCallUpdate):
-            self._add(key, msgspec.structs.replace(patch, **changes))
-            return
-        changes.pop("meta", None)
-        self._records[key] = msgspec.structs.replace(current, **changes)
+        call.state = msgspec.structs.replace(call.state, **changes)
+        if patch.content is not msgspec.UNSET:
+            call.content.clear()
+            call.content.extend(patch.content or ())
+            call.has_content = True
 
     def _merge_terminal(self, patch: schema.TerminalUpdate) -> None:
         key = ("terminal", patch.terminal_id)
@@ -223,6 +248,11 @@ class InMemoryHistory:
                     value.state,
                     output=schema.TerminalOutput(data=base64.b64encode(value.output).decode()),
                 )
+            elif isinstance(value, _ToolCall):
+                if value.has_content:
+                    yield msgspec.structs.replace(value.state, content=list(value.content))
+                else:
+                    yield value.state
             else:
                 yield value  # type: ignore[misc]
 
