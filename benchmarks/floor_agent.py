@@ -1,0 +1,221 @@
+"""The "floor" bench agent: plain Python + msgspec, no SDK, protocol draft v2.
+
+It shows what straightforward Python can reach on this machine, so SDK numbers
+can be read as "this fraction of what Python allows". Straightforward but not
+naive: incoming lines are decoded with one typed msgspec decoder; outgoing lines
+of the hot loops are pre-encoded as a fixed prefix and suffix around the one
+varying part; lines are collected and written with one ``os.write`` per
+~64 KiB (the default pipe capacity), bypassing ``sys.stdout``'s text layer.
+One message per logical event: each terminal write becomes its own
+``terminal_output_chunk`` (no coalescing of small writes), each notify its own
+``tool_call_content_chunk``. Requests are handled in order on one thread; a
+prompt's turn runs inline after its response, and permission answers are read
+inline (the client sends nothing else during a bench turn).
+
+Prompts (the bench contract): ``notify N``, ``terminal BYTES CHUNK``,
+``permission N``.
+"""
+
+from __future__ import annotations
+
+import binascii
+import os
+import sys
+from typing import BinaryIO
+
+import msgspec
+
+PATTERN = bytes(range(256))
+FLUSH_AT = 1 << 16
+
+
+class Block(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+
+
+class Params(msgspec.Struct):
+    protocolVersion: int | None = None
+    sessionId: str | None = None
+    prompt: list[Block] | None = None
+
+
+class Outcome(msgspec.Struct):
+    outcome: str = ""
+    optionId: str | None = None
+
+
+class Result(msgspec.Struct):
+    outcome: Outcome | None = None
+
+
+class Msg(msgspec.Struct):
+    id: int | str | msgspec.UnsetType | None = msgspec.UNSET
+    method: str | None = None
+    params: Params | None = None
+    result: Result | None = None
+    error: object = None
+
+
+decode = msgspec.json.Decoder(Msg).decode
+encode = msgspec.json.Encoder().encode
+
+
+class Out:
+    """Collects output lines and writes them to fd 1 in large blocks."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.size = 0
+
+    def add(self, line: bytes) -> None:
+        self.lines.append(line)
+        self.size += len(line)
+        if self.size >= FLUSH_AT:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.lines:
+            return
+        data = memoryview(b"".join(self.lines))
+        self.lines.clear()
+        self.size = 0
+        while data:
+            data = data[os.write(1, data) :]
+
+
+def respond(out: Out, rid: object, result: bytes) -> None:
+    out.add(b'{"jsonrpc":"2.0","id":' + encode(rid) + b',"result":' + result + b"}\n")
+
+
+def update_prefix(sid: str) -> bytes:
+    return (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+        + encode(sid)
+        + b',"update":'
+    )
+
+
+def notify(out: Out, pre: bytes, n: int) -> None:
+    head = pre + (
+        b'{"sessionUpdate":"tool_call_content_chunk","toolCallId":"bench",'
+        b'"content":{"type":"content","content":{"type":"text","text":"chunk '
+    )
+    tail = b'"}}}}}\n'
+    out.add(pre + b'{"sessionUpdate":"tool_call_update","toolCallId":"bench","title":"bench"}}}\n')
+    step = 512
+    for start in range(0, n, step):
+        out.lines.append(
+            b"".join([head + b"%d" % i + tail for i in range(start, min(n, start + step))])
+        )
+        out.flush()
+    out.add(
+        pre + b'{"sessionUpdate":"tool_call_update","toolCallId":"bench","status":"completed"}}}\n'
+    )
+
+
+def terminal(out: Out, pre: bytes, total: int, size: int) -> None:
+    out.add(pre + b'{"sessionUpdate":"terminal_update","terminalId":"t1","command":"bench"}}}\n')
+    head = pre + b'{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"'
+    tail = b'"}}}\n'
+    rep = PATTERN * (size // 256 + 2)
+    b64 = binascii.b2a_base64
+    off = 0
+    while off < total:
+        n = min(size, total - off)
+        start = off & 255
+        out.add(head + b64(rep[start : start + n], newline=False) + tail)
+        off += n
+    out.add(
+        pre
+        + b'{"sessionUpdate":"terminal_update","terminalId":"t1","exitStatus":{"exitCode":0}}}}\n'
+    )
+
+
+def permission(out: Out, stdin: BinaryIO, sid: str, n: int, next_id: int) -> int:
+    readline = stdin.readline
+    req = (
+        b',"method":"session/request_permission","params":{"sessionId":'
+        + encode(sid)
+        + b',"title":"bench",'
+        + b'"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"}]}}\n'
+    )
+    for _ in range(n):
+        rid = next_id
+        next_id += 1
+        out.add(b'{"jsonrpc":"2.0","id":%d' % rid + req)
+        out.flush()
+        while True:
+            line = readline()
+            if not line:
+                raise SystemExit(0)
+            m = decode(line)
+            if m.method is None and m.id == rid:
+                break
+        r = m.result
+        if r is None or r.outcome is None or r.outcome.optionId != "allow":
+            raise SystemExit(f"permission {rid} not granted: {line!r}")
+    return next_id
+
+
+def main() -> None:
+    stdin = sys.stdin.buffer
+    out = Out()
+    sessions = 0
+    messages = 0
+    next_id = 0
+    for line in iter(stdin.readline, b""):
+        if not line.strip():
+            continue
+        m = decode(line)
+        method, rid, params = m.method, m.id, m.params
+        if method is None or rid is msgspec.UNSET:
+            continue  # responses to nothing we sent, or notifications (session/cancel)
+        if method == "initialize":
+            version = min(2, params.protocolVersion or 2) if params else 2
+            respond(
+                out,
+                rid,
+                b'{"protocolVersion":%d,"capabilities":{"session":{}},'
+                b'"info":{"name":"acpio-bench-floor","version":"1"}}' % version,
+            )
+        elif method == "session/new":
+            sessions += 1
+            respond(out, rid, b'{"sessionId":"s%d"}' % sessions)
+        elif method == "session/prompt" and params and params.sessionId and params.prompt:
+            sid = params.sessionId
+            messages += 1
+            mid = b'"m%d"' % messages
+            respond(out, rid, b'{"messageId":' + mid + b"}")
+            pre = update_prefix(sid)
+            out.add(
+                pre
+                + b'{"sessionUpdate":"user_message","messageId":'
+                + mid
+                + b',"content":'
+                + encode(params.prompt)
+                + b"}}}\n"
+            )
+            out.add(pre + b'{"sessionUpdate":"state_update","state":"running"}}}\n')
+            words = " ".join(b.text or "" for b in params.prompt).split()
+            kind, args = (words[0], [int(w) for w in words[1:]]) if words else ("", [])
+            if kind == "notify":
+                notify(out, pre, args[0])
+            elif kind == "terminal":
+                terminal(out, pre, args[0], args[1])
+            elif kind == "permission":
+                next_id = permission(out, stdin, sid, args[0], next_id)
+            out.add(
+                pre + b'{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}\n'
+            )
+        else:
+            out.add(
+                b'{"jsonrpc":"2.0","id":'
+                + encode(rid)
+                + b',"error":{"code":-32601,"message":"Method not found"}}\n'
+            )
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""CI regression guard: acpio's throughput must stay above a fraction of the floor's.
+
+A few seconds in total: a short notify run and a short terminal run with 1 KiB
+writes, each against the acpio bench agent and the floor agent (pure Python, no
+SDK) in the same invocation, interleaved, best of ``--repeats``. Comparing with
+the floor measured on the same machine a moment earlier makes the check
+independent of how fast the CI machine is; taking the best run of each side
+keeps a noisy neighbour from failing it. The default ratios are generous on
+purpose: this catches a regression by a large factor (an accidental per-message
+flush, an O(n^2) buffer, a lost batching path), not a few percent.
+
+    python benchmarks/guard.py                         # exit 1 when a check fails
+    python benchmarks/guard.py --notify-ratio 0.25 --terminal-ratio 0.4
+
+The last line is a summary ``N passed, N failed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from collections.abc import Sequence
+
+from client import RunResult, Scenario, run_once
+from run import known_agents, units_for
+
+
+def _best(runs: Sequence[RunResult]) -> RunResult | None:
+    ok = [r for r in runs if r.ok and r.throughput]
+    return max(ok, key=lambda r: r.throughput or 0.0) if ok else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--notify-ratio", type=float, default=0.2, help="minimum acpio/floor (default 0.2)"
+    )
+    parser.add_argument(
+        "--terminal-ratio", type=float, default=0.3, help="minimum acpio/floor (default 0.3)"
+    )
+    parser.add_argument("--notify-count", type=int, default=20000)
+    parser.add_argument(
+        "--terminal-bytes", type=int, default=2 << 20, help="total bytes, written 1 KiB at a time"
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=60.0, help="per run, seconds")
+    parser.add_argument(
+        "--candidate",
+        help="command of the agent to check instead of benchmarks/bench_agent.py (protocol v2)",
+    )
+    args = parser.parse_args(argv)
+
+    agents = known_agents()
+    floor = agents["floor"]
+    if args.candidate:
+        cand_argv, cand_missing = shlex.split(args.candidate), None
+    else:
+        cand_argv, cand_missing = agents["acpio"].argv, agents["acpio"].missing
+
+    checks = [
+        (Scenario("notify", count=args.notify_count), args.notify_ratio),
+        (Scenario("terminal", total_bytes=args.terminal_bytes, chunk=1024), args.terminal_ratio),
+    ]
+    passed = failed = 0
+    for scenario, minimum in checks:
+        name = f"{scenario.label}: acpio >= {minimum:.2f}x floor"
+        if cand_missing is not None:
+            print(f"FAIL {name}: acpio bench agent not available ({cand_missing})")
+            failed += 1
+            continue
+        runs: dict[str, list[RunResult]] = {"acpio": [], "floor": []}
+        for rep in range(args.repeats):
+            order = [("acpio", cand_argv), ("floor", floor.argv)]
+            for key, cmd in order if rep % 2 == 0 else order[::-1]:
+                runs[key].append(
+                    run_once(cmd, scenario, protocol=2, agent=key, timeout=args.timeout)
+                )
+        best_a, best_f = _best(runs["acpio"]), _best(runs["floor"])
+        if best_a is None or best_f is None:
+            broken = "acpio" if best_a is None else "floor"
+            errors = [r.error for r in runs[broken] if r.error]
+            print(f"FAIL {name}: every {broken} run failed: {errors[0] if errors else '?'}")
+            failed += 1
+            continue
+        bad = [r for r in runs["acpio"] if not r.ok]
+        u = units_for(scenario)
+        rate_a, rate_f = best_a.throughput or 0.0, best_f.throughput or 1.0
+        ratio = rate_a / rate_f
+        detail = (
+            f"acpio {rate_a * u.rate_scale:,.1f} {u.rate} = {ratio:.2f}x "
+            f"floor {rate_f * u.rate_scale:,.1f} {u.rate} (minimum {minimum:.2f}x)"
+        )
+        if bad:
+            print(f"FAIL {name}: {len(bad)} acpio run(s) broke the contract: {bad[0].error}")
+            failed += 1
+        elif ratio < minimum:
+            print(f"FAIL {name}: {detail}")
+            failed += 1
+        else:
+            print(f"PASS {name}: {detail}")
+            passed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
