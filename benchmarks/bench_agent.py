@@ -6,22 +6,25 @@ a TerminalHandle for ``terminal``, ``request_permission`` for ``permission``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import acpio
 
 PATTERN = bytes(range(256))
 
 
-def _pattern(total: int, chunk: int) -> list[bytes]:
-    """The bytes of ``terminal BYTES CHUNK``: ``bytes(range(256))`` repeated, cut in writes."""
+def _pattern(total: int, chunk: int) -> Iterator[bytes]:
+    """The writes of ``terminal BYTES CHUNK``: ``bytes(range(256))`` repeated, CHUNK at a time.
+
+    Generated one write at a time, so the agent's memory does not grow with BYTES.
+    """
     block = PATTERN * (chunk // len(PATTERN) + 2)
-    writes = []
     offset = 0
     while offset < total:
         size = min(chunk, total - offset)
         start = offset % len(PATTERN)
-        writes.append(block[start : start + size])
+        yield block[start : start + size]
         offset += size
-    return writes
 
 
 class BenchAgent(acpio.Agent):

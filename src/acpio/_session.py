@@ -36,6 +36,7 @@ from ._paths import require_absolute
 from ._terminal import TerminalHandle
 from ._tool_call import ToolCallHandle
 from ._work import _current_work, _Work
+from .schema._codec import _encoder
 
 if TYPE_CHECKING:
     from ._connection import Connection
@@ -49,7 +50,7 @@ StopReason = str
 KNOWN_STOP_REASONS: Final = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
 )
-SESSION_UPDATE: Final = "session/update"
+_encode = _encoder.encode  # the bound C method: one Python call less per update
 
 
 PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
@@ -95,7 +96,14 @@ class Session:
         self._task_group = task_group
         self._history = history
         self._prompt_handler = prompt_handler
-        self._prefix = b'{"sessionId":' + schema.encode(session_id) + b',"update":'
+        # Every update of this session is this prefix, the encoded update, and "}}\n".
+        self._prefix = (
+            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+            + schema.encode(session_id)
+            + b',"update":'
+        )
+        self._send_line = connection.line_sender
+        self._record = history.record
         self._queue: deque[_Work] = deque()
         self._work: _Work | None = None
         self._runner_active = False
@@ -144,16 +152,12 @@ class Session:
         if work is not None and work.finished:
             logger.debug("dropping an update of finished work in session %s", self.id)
             return
-        self._history.record(update)
-        await self._connection.send_raw_params(
-            SESSION_UPDATE, self._prefix + schema.encode(update) + b"}"
-        )
+        self._record(update)
+        await self._send_line(self._prefix + _encode(update) + b"}}\n")
 
     async def send_replayed(self, update: schema.SessionUpdate) -> None:
         """Send an update from the history (``session/resume``) without recording it again."""
-        await self._connection.send_raw_params(
-            SESSION_UPDATE, self._prefix + schema.encode(update) + b"}"
-        )
+        await self._send_line(self._prefix + _encode(update) + b"}}\n")
 
     def _work_cancel_requested(self) -> bool:
         work = _current_work.get()
@@ -161,7 +165,7 @@ class Session:
 
     async def _send_encoded(self, encoded_update: bytes) -> None:
         """Send an update that is already encoded (terminal bytes); no flush, no history."""
-        await self._connection.send_raw_params(SESSION_UPDATE, self._prefix + encoded_update + b"}")
+        await self._send_line(self._prefix + encoded_update + b"}}\n")
 
     def _mark_terminal_dirty(self, terminal: TerminalHandle) -> None:
         self._dirty_terminals.append(terminal)

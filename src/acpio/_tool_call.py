@@ -254,7 +254,8 @@ class ToolCallHandle:
         """Append one content item (``tool_call_content_chunk``); ``meta`` is chunk-scoped."""
         if not self._announced:
             await self.announce()
-        _check_content((item,))
+        if type(item) is not schema.Content:
+            _check_content((item,))
         for terminal in self._terminals:
             await terminal.flush()
         await self.session.send(
@@ -265,7 +266,12 @@ class ToolCallHandle:
 
     async def append_text(self, text: str) -> None:
         """Append a text content item."""
-        await self.append(schema.Content(content=schema.TextContent(text=text)))
+        item = schema.Content(content=schema.TextContent(text=text))
+        if not self._announced or self._terminals:
+            await self.append(item)
+            return
+        # The common streaming case, kept to one call into the session.
+        await self.session.send(schema.ToolCallContentChunk(tool_call_id=self.id, content=item))
 
     # ---------------------------------------------------------------- statuses
 
