@@ -348,7 +348,8 @@ class SessionView:
         self.last_stop_reason: str | None = None
         """The stop reason of the last idle update that carried one (including snapshots)."""
         self.last_error: schema.Error | None = None
-        """The error of the last idle update with stop reason ``error``, when it had one."""
+        """The error object of the last idle update with stop reason ``error`` (`None` when
+        that update carried none)."""
         self.background: list[schema.BackgroundWork] | None = None
         """The last reported background-work snapshot; `None` until one is reported."""
         self.notices: list[schema.Notice] = []
@@ -499,8 +500,8 @@ class SessionView:
                 self.stop_reasons.append(stop_reason)
             if stop_reason is not None:
                 self.last_stop_reason = stop_reason
-            if stop_reason == "error" and not isinstance(update.error, UnsetType):
-                self.last_error = update.error
+            if stop_reason == "error":
+                self.last_error = None if isinstance(update.error, UnsetType) else update.error
         self.state = update.state
 
     def _on_plan(self, update: schema.SessionUpdate) -> None:
