@@ -1,0 +1,297 @@
+"""``acpio inspect``: an interactive client for any agent, and ``--replay`` of a recording.
+
+The agent runs under the testing kit's mock client (a subprocess over stdio).
+Prompts are read from standard input, a terminal or a script alike: a line is
+a prompt, a line ending with a backslash continues on the next. Permission
+requests are answered at a prompt (or by ``--allow``/``--reject``). The first
+Ctrl-C sends ``session/cancel`` for the running turn; a second one, Ctrl-C at
+the prompt, Ctrl-D or ``/quit`` quits. Protocol violations are shown inline
+as they are found. ``--record`` writes the transcript as JSON Lines;
+``--replay`` rebuilds the same log from a recording, no agent needed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import anyio
+import anyio.abc
+from rich.rule import Rule
+from rich.text import Text
+
+from ..testing import (
+    ClientSession,
+    ConformanceChecker,
+    MockClient,
+    PermissionPolicy,
+    PermissionRequest,
+    Transcript,
+    Turn,
+)
+from ._blocks import PROMPT_MARK
+from ._drive import Step, open_agent
+from ._failure import CliError
+from ._input import LineInput
+from ._log import SessionLog
+from ._output import Output
+
+__all__ = ["run_inspect", "run_replay"]
+
+PolicyMode = Literal["ask", "allow", "reject"]
+
+_ALLOW_WORDS: Final = frozenset({"y", "yes", "a", "allow"})
+_ALWAYS_WORDS: Final = frozenset({"always", "aa"})
+_REJECT_WORDS: Final = frozenset({"n", "no", "r", "reject"})
+_CANCEL_WORDS: Final = frozenset({"c", "cancel"})
+_QUIT_COMMANDS: Final = frozenset({"/quit", "/exit", "/q"})
+_ANSWER_HELP: Final = "the option's number, y (allow), n (reject) or c (dismiss)"
+
+
+@dataclass
+class _State:
+    """What the Ctrl-C handler needs to know about the turn in flight."""
+
+    session: ClientSession | None = None
+    turn: Turn | None = None
+    busy: bool = False
+    cancel_requested: bool = False
+    interrupted: bool = False
+    main_scope: anyio.CancelScope | None = None
+
+
+def parse_answer(text: str, request: PermissionRequest) -> Mapping[str, object] | None:
+    """The outcome a typed answer selects, or ``None`` when it is not understood."""
+    answer = text.strip()
+    word = answer.lower()
+    option_id: str | None = None
+    if word.isdigit():
+        index = int(word) - 1
+        ids = request.option_ids
+        option_id = ids[index] if 0 <= index < len(ids) else None
+    elif word in _ALWAYS_WORDS:
+        option_id = request.option_of_kind("allow_always")
+    elif word in _ALLOW_WORDS:
+        option_id = request.option_of_kind("allow_once", "allow_always")
+    elif word in _REJECT_WORDS:
+        option_id = request.option_of_kind("reject_once", "reject_always")
+    elif word in _CANCEL_WORDS:
+        return {"outcome": "cancelled"}
+    elif answer in request.option_ids:
+        option_id = answer
+    if option_id is None:
+        return None
+    return {"outcome": "selected", "optionId": option_id}
+
+
+class _Asker:
+    """Asks the person at the keyboard to answer each permission request (one at a time)."""
+
+    def __init__(self, output: Output, reader: LineInput, state: _State) -> None:
+        self.output = output
+        self.reader = reader
+        self.state = state
+        self.log: SessionLog | None = None
+        self.client: MockClient | None = None
+        self.lock = anyio.Lock()
+        self.eof = False
+
+    async def __call__(self, request: PermissionRequest) -> Mapping[str, object]:
+        async with self.lock:
+            if self.log is not None and self.client is not None:
+                self.log.sync(self.client.transcript)  # the prompt is printed first
+            self.output.pause()
+            while True:
+                if self.eof:
+                    return {"outcome": "cancelled"}
+                if self.reader.interactive:
+                    self.output.print(Text(f"  answer ({_ANSWER_HELP}): ", style="bold"), end="")
+                line = await self.reader.readline()
+                if line is None:
+                    self.eof = True
+                    continue
+                outcome = parse_answer(line, request)
+                if outcome is not None:
+                    self.output.resume()
+                    return outcome
+                self.output.print(
+                    Text(f"  {line.strip()!r} is not an answer: type {_ANSWER_HELP}", "yellow")
+                )
+
+
+async def _watch_interrupts(state: _State, output: Output) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
+            turn = state.turn
+            if state.busy and not state.cancel_requested and (turn is None or not turn.done):
+                state.cancel_requested = True
+                output.print(
+                    Text("^C cancelling the turn (press Ctrl-C again to quit)", style="yellow")
+                )
+                if turn is not None and state.session is not None:
+                    await state.session.cancel()
+            else:
+                state.interrupted = True
+                if state.main_scope is not None:
+                    state.main_scope.cancel()
+
+
+def _policy(mode: PolicyMode, asker: _Asker) -> PermissionPolicy:
+    if mode == "allow":
+        return PermissionPolicy.allow()
+    if mode == "reject":
+        return PermissionPolicy.reject()
+    return PermissionPolicy.call(asker)
+
+
+async def run_inspect(
+    output: Output,
+    command: list[str],
+    *,
+    policy: PolicyMode = "ask",
+    record: str | None = None,
+    cwd: str | None = None,
+    timeout: float = 30.0,  # noqa: ASYNC109 - the client's default request timeout
+    reader: LineInput | None = None,
+) -> int:
+    """Talk to the agent until the input ends or the user quits; 0 unless the agent failed."""
+    reader = reader if reader is not None else LineInput()
+    directory = os.path.realpath(cwd or os.getcwd())
+    if not os.path.isdir(directory):
+        raise CliError(f"--cwd {directory} is not a directory", code=2)
+    state = _State()
+    asker = _Asker(output, reader, state)
+    answered_by = {"ask": "you", "allow": "--allow", "reject": "--reject"}[policy]
+    log = SessionLog(
+        output,
+        answered_by=answered_by,
+        label=shlex.join(command),
+        numbered_options=policy == "ask",
+    )
+    started: list[MockClient] = []
+    step = Step()
+    turns = 0
+    try:
+        async with open_agent(
+            command,
+            log,
+            output,
+            step,
+            policy=_policy(policy, asker),
+            cwd=directory,
+            timeout=timeout,
+            show_violations=True,
+            started=started,
+        ) as client:
+            asker.log = log
+            asker.client = client
+            step.doing = "creating a session (session/new)"
+            session = state.session = await client.new_session(directory)
+            log.sync(client.transcript)
+            output.note(
+                "Type a prompt and press Enter (end a line with \\ to continue it on the next). "
+                "Ctrl-C cancels the running turn, a second Ctrl-C quits; so do Ctrl-D and /quit."
+            )
+            async with anyio.create_task_group() as group:
+                group.start_soon(_watch_interrupts, state, output)
+                with anyio.CancelScope() as scope:
+                    state.main_scope = scope
+                    turns = await _converse(
+                        output=output,
+                        reader=reader,
+                        client=client,
+                        session=session,
+                        log=log,
+                        state=state,
+                        step=step,
+                    )
+                group.cancel_scope.cancel()
+    finally:
+        output.close()
+        if record is not None and started:
+            _write_record(output, started[0], record)
+    if state.interrupted:
+        output.note("quit (Ctrl-C)")
+    output.note(f"{turns} turn{'s' if turns != 1 else ''}; the agent was stopped.")
+    return 0
+
+
+async def _converse(
+    *,
+    output: Output,
+    reader: LineInput,
+    client: MockClient,
+    session: ClientSession,
+    log: SessionLog,
+    state: _State,
+    step: Step,
+) -> int:
+    turns = 0
+    while True:
+        output.pause()
+        if reader.interactive:
+            output.print(Text(PROMPT_MARK, style="bold cyan"), end="")
+        text = await reader.read_prompt()
+        if text is None and reader.interactive:
+            output.print("")
+        if text is None or text.strip() in _QUIT_COMMANDS:
+            return turns
+        if not text.strip():
+            continue
+        if reader.interactive:
+            # The agent echoes the prompt as the user message: show it once.
+            output.erase_lines(text.count("\n") + 1)
+        output.resume()
+        state.busy = True
+        state.cancel_requested = False
+        step.doing = f"sending the prompt {text.splitlines()[0][:60]!r}"
+        output.status("waiting for the agent")
+        turn = state.turn = await session.start_prompt(text)
+        turns += 1
+        if state.cancel_requested:
+            await session.cancel()
+        step.doing = "waiting for the turn to end (idle)"
+        await turn.wait(timeout=math.inf)
+        state.turn = None
+        state.busy = False
+        output.status(None)
+        log.sync(client.transcript)
+
+
+def _write_record(output: Output, client: MockClient, path: str) -> None:
+    try:
+        client.transcript.write_jsonl(path)
+    except OSError as exc:
+        raise CliError(f"could not write the transcript to {path}: {exc.strerror or exc}") from None
+    output.note(f"transcript written to {path} ({len(client.transcript)} messages)")
+
+
+async def run_replay(output: Output, path: str) -> int:
+    """Show a recorded session again, rebuilt from the recorded messages."""
+    try:
+        transcript = Transcript.read_jsonl(path)
+    except OSError as exc:
+        raise CliError(f"could not read {path}: {exc.strerror or exc}", code=2) from None
+    except ValueError as exc:
+        raise CliError(
+            f"{path} is not a transcript written by `acpio inspect --record` "
+            f"(JSON Lines of {{time, direction, message}}): {exc}",
+            code=2,
+        ) from None
+    await anyio.lowlevel.checkpoint()
+    output.print(Rule(Text(f"replay of {os.path.basename(path)}", style="bold")))
+    log = SessionLog(output, checker=ConformanceChecker(strict=False), feed_checker=True)
+    for entry in transcript:
+        log.feed(entry)
+    log.finish()
+    turns = len(log.stop_reasons)
+    output.note(
+        f"{len(transcript)} messages, {turns} turn{'s' if turns != 1 else ''}"
+        + (f" (stop reasons: {', '.join(map(str, log.stop_reasons))})" if turns else "")
+    )
+    return 0

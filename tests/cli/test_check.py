@@ -1,0 +1,157 @@
+"""`acpio check`: the example agents pass; each deliberately broken agent fails its rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_helpers import Captured, example, raw_agent, run_cli
+
+from acpio._cli._check import SCENARIO, CheckOptions, run_check
+from acpio.testing._conformance import RULES
+
+# Short timeouts: the broken agents make the check wait for what never comes.
+FAST = {"timeout": 1.5, "exit_timeout": 1.0}
+
+
+async def _check(command: list[str], **options: object) -> tuple[int, dict[str, object]]:
+    captured = Captured()
+    code = await run_check(captured.output, command, CheckOptions(json=True, **options))  # type: ignore[arg-type]
+    return code, json.loads(captured.text)
+
+
+def _statuses(report: dict[str, object]) -> dict[str, str]:
+    rules = report["rules"]
+    assert isinstance(rules, list)
+    return {rule["id"]: rule["status"] for rule in rules}
+
+
+def _rule(report: dict[str, object], rule_id: str) -> dict[str, object]:
+    rules = report["rules"]
+    assert isinstance(rules, list)
+    return next(rule for rule in rules if rule["id"] == rule_id)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("name", "cancel_prompt"),
+    [
+        ("echo_agent", None),
+        # Both example agents ask permission first: the check holds the answer and cancels.
+        ("shell_agent", "run sleep 30"),
+        ("edit_agent", "write /tmp/acpio-check-never-written.txt\nnever approved"),
+    ],
+)
+async def test_example_agents_pass(name: str, cancel_prompt: str | None) -> None:
+    code, report = await _check(example(name), cancel_prompt=cancel_prompt)
+    statuses = _statuses(report)
+    assert code == 0, [r for r in report["rules"] if r["status"] == "fail"]  # type: ignore[union-attr]
+    assert report["ok"] is True
+    assert "fail" not in statuses.values()
+    # One line per rule: every scenario rule and every conformance rule is reported.
+    assert set(statuses) == set(SCENARIO) | set(RULES)
+    for rule_id in (
+        "start",
+        "sessions",
+        "prompt",
+        "close",
+        "version-older",
+        "version-newer",
+        "parse-error",
+        "unknown-method",
+        "unknown-extension",
+        "unknown-notification",
+        "batch-empty",
+        "batch-mixed",
+        "shutdown",
+    ):
+        assert statuses[rule_id] == "pass", (rule_id, _rule(report, rule_id))
+    if cancel_prompt is not None:
+        assert statuses["cancel"] == "pass"
+        assert statuses["cancel-silence"] == "pass"
+    info = report["agent_info"]
+    assert isinstance(info, dict) and info["name"] == name.replace("_", "-")
+
+
+@pytest.mark.anyio
+async def test_a_correct_agent_in_another_style_passes() -> None:
+    code, report = await _check(raw_agent("good"), cancel_prompt="slow", **FAST)
+    assert code == 0
+    assert _statuses(report)["cancel"] == "pass"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("mode", "failing", "message"),
+    [
+        ("garbage-stdout", {"stdout"}, "not a JSON-RPC message: 'Hello! Raw agent starting up...'"),
+        ("never-idle", {"prompt", "cancel", "turn-lifecycle"}, "did not end with an idle"),
+        ("ignore-cancel", {"cancel"}, "read session/cancel"),
+        (
+            "answer-notifications",
+            {"unknown-notification", "no-reply-to-notification"},
+            "answered a notification",
+        ),
+        ("linger", {"shutdown"}, "still running"),
+    ],
+)
+async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], message: str) -> None:
+    code, report = await _check(raw_agent(mode), cancel_prompt="slow", **FAST)
+    statuses = _statuses(report)
+    assert code == 1
+    assert report["ok"] is False
+    assert {rule for rule, status in statuses.items() if status == "fail"} == failing
+    details = " ".join(
+        str(_rule(report, rule)["detail"])
+        + " ".join(v["message"] for v in _rule(report, rule)["violations"])  # type: ignore[union-attr]
+        for rule in failing
+    )
+    assert message in details
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_crashes_at_start_fails_with_its_stderr() -> None:
+    code, report = await _check(raw_agent("crash"), **FAST)
+    assert code == 1
+    start = _rule(report, "start")
+    assert start["status"] == "fail"
+    assert "exit code 3" in str(start["detail"])
+    assert "RuntimeError: no API key set" in str(start["detail"])
+    assert "RuntimeError: no API key set" in str(report["stderr_tail"])
+    statuses = _statuses(report)
+    assert statuses["prompt"] == statuses["batch-empty"] == statuses["shutdown"] == "skip"
+
+
+def test_check_text_report_and_exit_codes(tmp_path: Path) -> None:
+    picture = tmp_path / "check.svg"
+    result = run_cli("check", "--svg", str(picture), "--", *example("echo_agent"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    for rule_id in [*SCENARIO, *RULES]:
+        assert any(line.split()[1:2] == [rule_id] for line in lines), rule_id
+    assert any(line.startswith("pass prompt") for line in lines)
+    assert "→ PASS" in result.stdout
+    assert picture.read_text().startswith("<svg")
+
+    broken = run_cli(
+        "check", "--timeout", "1.5", "--exit-timeout", "1", "--", *raw_agent("garbage-stdout")
+    )
+    assert broken.returncode == 1
+    assert any(line.startswith("FAIL stdout") for line in broken.stdout.splitlines())
+    assert "not a JSON-RPC message" in broken.stdout
+    assert "→ FAIL" in broken.stdout
+
+
+def test_check_of_a_missing_agent_is_one_readable_failure() -> None:
+    result = run_cli("check", "--", "no-such-agent-acpio-test")
+    assert result.returncode == 1
+    assert "FAIL start" in result.stdout
+    assert "could not start `no-such-agent-acpio-test`" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_check_needs_an_agent_command() -> None:
+    result = run_cli("check")
+    assert result.returncode == 2
+    assert "give the agent's command after `--`" in result.stderr
