@@ -27,10 +27,10 @@ USAGE = (
 )
 
 
-def _read(path: str) -> bytes | None:
+async def _read(path: str) -> bytes | None:
+    """The file's bytes, or ``None`` when it does not exist."""
     try:
-        with open(path, "rb") as file:
-            return file.read()
+        return await anyio.Path(path).read_bytes()
     except FileNotFoundError:
         return None
 
@@ -52,11 +52,17 @@ class EditAgent(acpio.Agent):
         kind = "edit" if verb == "write" else "delete"
         title = f"{'Write' if verb == 'write' else 'Delete'} {path}"
         if not os.path.isabs(path):
+            # No location or diff: both would need the absolute path we do not have.
             async with session.tool_call(title, kind=kind, raw_input={"path": path}) as call:
                 await call.fail(f"Refused: {path!r} is not an absolute path; nothing was touched.")
             return "end_turn"
 
-        old = _read(path)
+        try:
+            old = await _read(path)
+        except OSError as exc:  # a directory, no permission, ...
+            async with session.tool_call(title, kind=kind, raw_input={"path": path}) as call:
+                await call.fail(f"Cannot read {path}: {exc.strerror or exc}; nothing was touched.")
+            return "end_turn"
         if verb == "delete" and old is None:
             async with session.tool_call(title, kind=kind, raw_input={"path": path}) as call:
                 await call.fail(f"{path} does not exist; nothing was deleted.")
@@ -82,11 +88,15 @@ class EditAgent(acpio.Agent):
                 await call.fail("Permission denied: the file was not changed.")
                 return "end_turn"
             await call.start()
-            if new is None:
-                await anyio.Path(path).unlink()
+            try:
+                if new is None:
+                    await anyio.Path(path).unlink()
+                else:
+                    await anyio.Path(path).write_bytes(new)
+            except OSError as exc:
+                await call.fail(f"Could not {verb} {path}: {exc.strerror or exc}.")
             else:
-                await anyio.Path(path).write_bytes(new)
-            await call.complete()
+                await call.complete()
         return "end_turn"
 
 

@@ -5,7 +5,10 @@ for permission (a command subject, so the editor shows the exact command and
 directory), and only if an allow option was selected runs the command with
 ``/bin/sh`` in the session's working directory, streaming its stdout and
 stderr bytes into a terminal shown in the tool call. ``session/cancel`` kills
-the command's whole process group and the turn ends ``cancelled``.
+the command's whole process group and the turn ends ``cancelled``. The editor
+may also stop just the command (``terminal/cancel``: the call fails with the
+signal) or the whole tool call (``tool_call/cancel``: the call is cancelled);
+the turn then ends normally.
 
 Run it as ``python examples/shell_agent.py`` (ACP draft v2 over stdio).
 """
@@ -32,21 +35,27 @@ class ShellAgent(acpio.Agent):
         # Leaving this block finishes the call for us: completed on normal exit,
         # failed on an exception, cancelled when the turn is cancelled.
         async with session.tool_call(
-            f"Run `{command}`", kind="execute", name="shell", raw_input={"command": command}
+            f"Run `{command}`",
+            kind="execute",
+            name="shell",
+            raw_input={"command": command},
+            cancellable=True,
         ) as call:
             outcome = await call.request_permission(
                 acpio.permission.ALLOW_OR_REJECT, title=f"Run `{command}`?", command=command
             )
             if outcome.cancelled:
                 await call.cancel()
-                return "cancelled"
+                # tool_call/cancel stopped this call only: the turn goes on. Otherwise
+                # the user cancelled (session/cancel, or the prompt was dismissed).
+                return "end_turn" if call.cancel_requested else "cancelled"
             if not outcome.allowed:
                 # Rejected, or an answer we do not understand: never run anything.
                 await call.fail("Permission denied: the command was not run.")
                 return "end_turn"
 
             await call.start()
-            terminal = await call.terminal(command=command, cwd=session.cwd)
+            terminal = await call.terminal(command=command, cwd=session.cwd, cancellable=True)
             status = await terminal.run_shell(command, cwd=session.cwd)
             raw_output = {"exitCode": status.exit_code, "signal": status.signal}
             if status.success:

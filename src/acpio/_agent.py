@@ -9,6 +9,11 @@ and the tool-call/terminal cancel methods, so an agent author only writes
 :meth:`Agent.prompt`. Foreground work runs in a task group that outlives
 individual requests; when the client goes away every session is cancelled,
 processes are killed, and :func:`serve` returns.
+
+Protocol versions: ``initialize`` negotiates the version (the highest
+supported one at or below the client's); the sessions of the connection are
+created with it, and :class:`~acpio.Session` is the single place where
+updates are encoded for the wire. Agent code never sees the version.
 """
 
 from __future__ import annotations
@@ -41,7 +46,10 @@ __all__ = ["Agent", "AgentLimits", "run", "serve"]
 logger = logging.getLogger(__name__)
 
 SUPPORTED_PROTOCOL_VERSIONS: Final = (2,)
+MAX_PROTOCOL_VERSION: Final = 65535  # ProtocolVersion is a uint16
 LIST_PAGE_SIZE: Final = 100
+#: After shutdown, how long work that ignores cancellation may keep run() from returning.
+EXIT_GRACE: Final = 3.0
 T = TypeVar("T")
 
 
@@ -54,7 +62,8 @@ class AgentLimits(msgspec.Struct, kw_only=True):
     ``write_buffer_size`` bytes queued for a client that does not read
     (senders wait beyond), plus the per-session limits of
     :class:`~acpio.SessionLimits`. ``shutdown_grace`` is how long work may
-    take to unwind when the client disconnects.
+    take to unwind when the client disconnects before it is reported
+    cancelled and abandoned.
     """
 
     max_message_size: int = 32 * 1024 * 1024
@@ -70,8 +79,16 @@ class Agent:
 
     Set ``info`` (name and version are required by the protocol) and
     ``prompt_capabilities`` if the agent accepts images, audio or embedded
-    context. The SDK implements initialize, sessions (new, list, resume with
-    replay, close, delete), the prompt lifecycle and cancellation.
+    context. The SDK implements initialize (version negotiation), sessions
+    (new, list, resume with replay, close, delete), the prompt lifecycle and
+    cancellation, and advertises exactly what it serves: the baseline session
+    methods, ``session/delete`` and additional directories, the prompt
+    capabilities you set, and ``auth_methods`` (override :meth:`login` and
+    :meth:`logout` when you set them).
+
+    Each prompt runs :meth:`prompt` as the session's foreground work; a
+    prompt sent while one runs is accepted and queued (its ``messageId`` and
+    ``user_message`` go out at once) and runs after the current turn's idle.
     """
 
     info: ClassVar[schema.Implementation] = schema.Implementation(
@@ -86,10 +103,13 @@ class Agent:
     async def prompt(self, session: Session, prompt: list[schema.ContentBlock]) -> str | None:
         """Do the work for one user prompt; return a stop reason (``end_turn`` if ``None``).
 
-        Runs as the session's foreground work after the prompt was accepted
-        and ``running`` was reported. Cancellation (``session/cancel``) arrives
+        Runs as the session's foreground work after the prompt was accepted,
+        its ``user_message`` sent and ``running`` reported; the SDK then sends
+        exactly one ``idle`` with the returned stop reason (a known one, or a
+        ``_``-prefixed custom one). Cancellation (``session/cancel``) arrives
         as anyio cancellation; the SDK reports ``cancelled`` for you. An
-        exception ends the turn with stop reason ``error``.
+        exception ends the turn with stop reason ``error`` and an error
+        object; the prompt itself was already accepted.
         """
         raise NotImplementedError("override Agent.prompt to answer prompts")
 
@@ -100,10 +120,21 @@ class Agent:
         """Called when a session is created, before ``session/new`` is answered."""
 
     async def on_resume_session(self, session: Session) -> None:
-        """Called when a session is resumed, before ``session/resume`` is answered."""
+        """Called when a session is resumed, after any replay, before the response."""
 
     async def on_close_session(self, session: Session) -> None:
         """Called after a session was closed (its work is cancelled by then)."""
+
+    async def login(self, method_id: str) -> None:
+        """Authenticate with one of ``auth_methods`` (``auth/login``); raise to refuse.
+
+        Only called for a method the agent advertised.
+        """
+        raise NotImplementedError("override Agent.login when auth_methods is set")
+
+    async def logout(self) -> None:
+        """End the authenticated session (``auth/logout``)."""
+        raise NotImplementedError("override Agent.logout when auth_methods is set")
 
     async def ext_method(self, method: str, params: msgspec.Raw | None) -> object:
         """Handle a ``_``-prefixed extension request; the default answers ``-32601``."""
@@ -111,6 +142,23 @@ class Agent:
 
     async def ext_notification(self, method: str, params: msgspec.Raw | None) -> None:
         """Handle a ``_``-prefixed extension notification; ignored by default."""
+
+
+class _VersionProbe(msgspec.Struct, rename="camel"):
+    """The one field of ``initialize`` that must be understood before the rest."""
+
+    protocol_version: object = UNSET
+
+
+class _InitializeParams(msgspec.Struct, rename="camel"):
+    """``initialize`` with the client capabilities kept raw (they default when malformed)."""
+
+    protocol_version: int
+    info: schema.Implementation
+    capabilities: msgspec.Raw | UnsetType = UNSET
+
+
+_decode_probe = msgspec.json.Decoder(_VersionProbe).decode
 
 
 def _decode(raw: msgspec.Raw | None, type_: type[T]) -> T:
@@ -125,6 +173,10 @@ def _decode(raw: msgspec.Raw | None, type_: type[T]) -> T:
 def _require_absolute_param(path: str, field_name: str) -> None:
     if not is_absolute(path):
         raise RequestError.invalid_params(f"`{field_name}` must be an absolute path, got {path!r}")
+
+
+def _same_path(a: str, b: str) -> bool:
+    return os.path.normpath(a) == os.path.normpath(b)
 
 
 class _AgentServer:
@@ -142,10 +194,13 @@ class _AgentServer:
         self.store = store
         self.limits = limits
         self.sessions: dict[str, Session] = {}
+        self.protocol_version: int = SUPPORTED_PROTOCOL_VERSIONS[-1]
         self._connection: Connection | None = None
         self._requests: dict[str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]]
         self._requests = {
             "initialize": self._initialize,
+            "auth/login": self._login,
+            "auth/logout": self._logout,
             "session/new": self._new_session,
             "session/list": self._list_sessions,
             "session/resume": self._resume_session,
@@ -196,36 +251,79 @@ class _AgentServer:
     # ---------------------------------------------------------------- methods
 
     async def _initialize(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.InitializeRequest)
-        requested = request.protocol_version
+        raw = params if params is not None else msgspec.Raw(b"{}")
+        # The version decides everything else (an older client's params look
+        # different), so it is checked first and on its own.
+        try:
+            requested = _decode_probe(raw).protocol_version
+        except msgspec.DecodeError as exc:
+            raise RequestError.invalid_params(str(exc)) from None
+        if requested is UNSET:
+            raise RequestError.invalid_params("Object missing required field `protocolVersion`")
+        if type(requested) is not int or not 0 <= requested <= MAX_PROTOCOL_VERSION:
+            raise RequestError.invalid_params(
+                "`protocolVersion` must be an integer from 0 to 65535, "
+                f"got {schema.encode(requested).decode()}"
+            )
         supported = [v for v in SUPPORTED_PROTOCOL_VERSIONS if v <= requested]
         if not supported:
             raise RequestError.unsupported_protocol_version(
                 requested, list(SUPPORTED_PROTOCOL_VERSIONS)
             )
-        self.agent.client_info = request.info
-        capabilities = request.capabilities
-        self.agent.client_capabilities = (
-            capabilities if isinstance(capabilities, schema.ClientCapabilities) else None
+        parsed = _decode(raw, _InitializeParams)
+        capabilities = schema.ClientCapabilities()
+        if isinstance(parsed.capabilities, msgspec.Raw):
+            try:
+                capabilities = schema.decode(parsed.capabilities, schema.ClientCapabilities)
+            except msgspec.ValidationError as exc:
+                # The schema says malformed capabilities count as none advertised.
+                logger.warning("ignoring malformed client capabilities: %s", exc)
+        request = schema.InitializeRequest(
+            protocol_version=requested, info=parsed.info, capabilities=capabilities
         )
-        await self.agent.on_initialize(request)
+        self.protocol_version = max(supported)
         agent = self.agent
+        agent.client_info = request.info
+        agent.client_capabilities = capabilities
+        await agent.on_initialize(request)
         return schema.InitializeResponse(
-            protocol_version=max(supported),
+            protocol_version=self.protocol_version,
             info=agent.info,
-            capabilities=schema.AgentCapabilities(
-                session=schema.SessionCapabilities(
-                    prompt=(
-                        agent.prompt_capabilities
-                        if agent.prompt_capabilities is not None
-                        else UNSET
-                    ),
-                    delete=schema.SessionDeleteCapabilities(),
-                    additional_directories=schema.SessionAdditionalDirectoriesCapabilities(),
-                )
-            ),
-            auth_methods=agent.auth_methods if agent.auth_methods else UNSET,
+            capabilities=self._capabilities(),
+            auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
         )
+
+    def _capabilities(self) -> schema.AgentCapabilities:
+        prompt = self.agent.prompt_capabilities
+        return schema.AgentCapabilities(
+            session=schema.SessionCapabilities(
+                prompt=prompt if prompt is not None else UNSET,
+                delete=schema.SessionDeleteCapabilities(),
+                additional_directories=schema.SessionAdditionalDirectoriesCapabilities(),
+            )
+        )
+
+    def _check_auth_method(self, method: str) -> None:
+        if not self.agent.auth_methods:
+            # Without advertised methods the client must not call auth/*.
+            raise RequestError.method_not_found(method)
+
+    async def _login(self, params: msgspec.Raw | None, _: RequestContext) -> object:
+        self._check_auth_method("auth/login")
+        request = _decode(params, schema.LoginAuthRequest)
+        offered = [m.method_id for m in self.agent.auth_methods or () if hasattr(m, "method_id")]
+        if request.method_id not in offered:
+            raise RequestError.invalid_params(
+                f"unknown auth method {request.method_id!r}; offered: {offered}"
+            )
+        await self.agent.login(request.method_id)
+        return schema.LoginAuthResponse()
+
+    async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
+        self._check_auth_method("auth/logout")
+        _decode(params, schema.LogoutAuthRequest)
+        await self.agent.logout()
+        return schema.LogoutAuthResponse()
 
     def _make_session(self, record: SessionRecord, mcp_servers: list[schema.McpServer]) -> Session:
         if len(self.sessions) >= self.limits.max_sessions:
@@ -242,6 +340,7 @@ class _AgentServer:
             additional_directories=record.additional_directories,
             mcp_servers=mcp_servers,
             limits=self.limits.session,
+            protocol_version=self.protocol_version,
         )
         self.sessions[session.id] = session
         return session
@@ -250,9 +349,14 @@ class _AgentServer:
         request = _decode(params, schema.NewSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
+        mcp_servers = _mcp_servers(request.mcp_servers)
         session_id = new_id("sess")
         record = self.store.create(session_id, request.cwd, directories)
-        session = self._make_session(record, _list_or_empty(request.mcp_servers))
+        try:
+            session = self._make_session(record, mcp_servers)
+        except BaseException:
+            self.store.delete(session_id)
+            raise
         try:
             await self.agent.on_new_session(session)
         except BaseException:
@@ -266,7 +370,8 @@ class _AgentServer:
         records = self.store.list()
         if isinstance(request.cwd, str):
             _require_absolute_param(request.cwd, "cwd")
-            records = [r for r in records if r.cwd == request.cwd]
+            cwd = request.cwd
+            records = [r for r in records if _same_path(r.cwd, cwd)]
         start = 0
         if isinstance(request.cursor, str):
             if not request.cursor.isdigit():
@@ -291,6 +396,8 @@ class _AgentServer:
     async def _resume_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
+        directories = _directories(request.additional_directories)
+        mcp_servers = _mcp_servers(request.mcp_servers)
         replay = request.replay_from
         if (
             replay is not UNSET
@@ -304,24 +411,27 @@ class _AgentServer:
         record = self.store.get(request.session_id)
         if record is None:
             raise RequestError.session_not_found(request.session_id)
-        if os.path.normpath(record.cwd) != os.path.normpath(request.cwd):
+        if not _same_path(record.cwd, request.cwd):
             raise RequestError.invalid_params(
                 f"`cwd` {request.cwd!r} differs from the session's working directory {record.cwd!r}"
             )
         session = self.sessions.get(request.session_id)
-        if session is None:
-            session = self._make_session(record, _list_or_empty(request.mcp_servers))
-        if request.additional_directories:
-            session.additional_directories = _directories(request.additional_directories)
-        if isinstance(replay, schema.ReplayFromStart):
-            for update in list(record.history.replay()):
-                await session.send_replayed(update)
+        if session is None or session.closed:
+            session = self._make_session(record, mcp_servers)
+        # The request's lists are complete: omitted or empty means none.
+        session.additional_directories = directories
+        session.mcp_servers = mcp_servers
+        record.additional_directories = list(directories)
+        await session._resume(replay=isinstance(replay, schema.ReplayFromStart))
         await self.agent.on_resume_session(session)
         return schema.ResumeSessionResponse()
 
     async def _close_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CloseSessionRequest)
-        session = self._active(request.session_id)
+        session = self.sessions.get(request.session_id)
+        if session is None or session.closed:
+            # Closing a session that does not exist or is not active succeeds.
+            return schema.CloseSessionResponse()
         with anyio.CancelScope(shield=True):
             await session.close()
         self.sessions.pop(session.id, None)
@@ -341,12 +451,15 @@ class _AgentServer:
     async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.PromptRequest)
         session = self._active(request.session_id)
-        message_id = await session.accept_prompt(list(request.prompt))
+        if not request.prompt:
+            raise RequestError.invalid_params("`prompt` must not be empty")
+        work = session._accept_prompt(list(request.prompt))
         record = self.store.get(session.id)
         if record is not None:
             record.touch()
-        context.after_response(session.start_queued_work) if hasattr(context, "after_response") else session.start_queued_work()  # TEMP
-        return schema.PromptResponse(message_id=message_id)
+        # Nothing below may fail or wait: the prompt is inserted, its response goes next.
+        context.after_response(lambda: session._prompt_responded(work))
+        return schema.PromptResponse(message_id=work.message_id)
 
     async def _cancel_tool_call(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CancelToolCallRequest)
@@ -394,11 +507,20 @@ class _AgentServer:
     # --------------------------------------------------------------- shutdown
 
     async def shutdown(self) -> None:
-        """Cancel every session's work and wait (up to the grace period) for it to unwind."""
+        """Cancel every session's work; what has not unwound within the grace is abandoned.
+
+        Either way each running turn reports its ``idle`` with ``cancelled``
+        (while the client may still read it).
+        """
         sessions = list(self.sessions.values())
         for session in sessions:
             await session.cancel()
         with anyio.move_on_after(self.limits.shutdown_grace):
+            for session in sessions:
+                await session.wait_idle()
+        for session in sessions:
+            session._abandon()
+        with anyio.move_on_after(1.0):
             for session in sessions:
                 await session.wait_idle()
 
@@ -414,6 +536,14 @@ def _directories(value: list[str] | UnsetType | None) -> list[str]:
     return directories
 
 
+def _mcp_servers(value: list[schema.McpServer] | UnsetType | None) -> list[schema.McpServer]:
+    servers = _list_or_empty(value)
+    for server in servers:
+        if isinstance(server, schema.McpServerStdio):
+            _require_absolute_param(server.command, "mcpServers[].command")
+    return servers
+
+
 async def serve(
     agent: Agent,
     streams: StreamPair,
@@ -423,9 +553,21 @@ async def serve(
 ) -> None:
     """Serve ``agent`` over ``streams`` until the client closes the connection.
 
-    On return every session was cancelled, its processes killed, and what had
-    been sent was flushed.
+    On return every session was cancelled (each running turn reported
+    ``idle`` with ``cancelled``), its processes killed, and what had been
+    sent was flushed. Sessions live in ``store`` (in memory by default).
     """
+    await _serve(agent, streams, store=store, limits=limits)
+
+
+async def _serve(
+    agent: Agent,
+    streams: StreamPair,
+    *,
+    store: SessionStore | None = None,
+    limits: AgentLimits | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+) -> None:
     limits = limits or AgentLimits()
     try:
         async with anyio.create_task_group() as work_group:
@@ -443,6 +585,8 @@ async def serve(
                     try:
                         await connection.wait_closed()
                     finally:
+                        if on_shutdown is not None:
+                            on_shutdown()
                         with anyio.CancelScope(shield=True):
                             await server.shutdown()
             finally:
@@ -451,12 +595,21 @@ async def serve(
         kill_all_processes()
 
 
-def run(agent: Agent, *, backend: str = "asyncio") -> None:
+def run(
+    agent: Agent,
+    *,
+    backend: str = "asyncio",
+    store: SessionStore | None = None,
+    limits: AgentLimits | None = None,
+) -> None:
     """Serve ``agent`` over this process's stdin and stdout (the usual way agents run).
 
-    Logging goes to stderr; SIGTERM and SIGINT shut the agent down cleanly
-    (running work is reported cancelled, child processes are killed). Returns
-    when the client closes stdin.
+    Logging goes to stderr (level from ``ACPIO_LOG_LEVEL``, default
+    ``WARNING``); nothing but protocol messages reaches stdout. Returns when
+    the client closes stdin, or on SIGTERM or SIGINT: running work is
+    cancelled and reported ``cancelled``, child processes are killed. Work
+    that ignores cancellation cannot keep the process alive: a few seconds
+    after shutdown began the process exits (status 0) without waiting for it.
     """
     if not logging.getLogger().handlers:
         logging.basicConfig(
@@ -466,15 +619,36 @@ def run(agent: Agent, *, backend: str = "asyncio") -> None:
         )
     # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
     with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(_run_stdio, agent, backend=backend)
+        anyio.run(_run_stdio, agent, store, limits or AgentLimits(), backend=backend)
 
 
-async def _run_stdio(agent: Agent) -> None:
+async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:
+    # Shielded from the signal watcher's cancellation; cancelled once serving is over.
+    deadline = anyio.CancelScope(shield=True)
     async with anyio.create_task_group() as group:
         group.start_soon(_watch_signals, group.cancel_scope)
-        async with stdio_streams() as streams:
-            await serve(agent, streams)
+
+        def shutting_down() -> None:
+            group.start_soon(_exit_if_stuck, deadline, limits.shutdown_grace + EXIT_GRACE)
+
+        try:
+            async with stdio_streams() as streams:
+                await _serve(agent, streams, store=store, limits=limits, on_shutdown=shutting_down)
+        finally:
+            deadline.cancel()
         group.cancel_scope.cancel()
+
+
+async def _exit_if_stuck(scope: anyio.CancelScope, delay: float) -> None:
+    with scope:
+        await anyio.sleep(delay)
+    if scope.cancelled_caught:
+        return
+    # Structured concurrency waits for every task; one that ignores cancellation
+    # would keep the agent alive after its client went away.
+    logger.error("work ignored cancellation for %.1fs after shutdown; exiting anyway", delay)
+    logging.shutdown()
+    os._exit(0)
 
 
 async def _watch_signals(scope: anyio.CancelScope) -> None:

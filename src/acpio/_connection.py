@@ -16,12 +16,21 @@ accumulated into one write. The buffer holds at most ``write_buffer_size``
 bytes, so a peer that stops reading makes senders wait (in arrival order)
 rather than growing memory. This layer knows methods as strings and params as
 raw JSON; protocol types live above it.
+
+Hostile input is refused before it can hurt: a line longer than
+``max_message_size`` never reaches the decoder (see :class:`LineReader`), and
+a message nested deeper than ``max_nesting_depth`` arrays and objects is
+refused before decoding, since the JSON decoder recurses once per level (a
+RecursionError at Python's default limit, a crashed process where a program
+raised that limit). Either way a request is still answered once, with its
+``id`` when it can be read from the top level of the message.
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -49,12 +58,15 @@ T = TypeVar("T")
 DEFAULT_MAX_MESSAGE_SIZE: Final = 32 * 1024 * 1024
 DEFAULT_WRITE_BUFFER_SIZE: Final = 1024 * 1024
 DEFAULT_MAX_CONCURRENT_REQUESTS: Final = 1024
+#: Arrays and objects nested in one message, the top-level object included.
+DEFAULT_MAX_NESTING_DEPTH: Final = 256
 CANCEL_REQUEST: Final = "$/cancel_request"
 _MAX_ERROR_TEXT: Final = 300
 _MAX_CACHED_METHODS: Final = 256
 _LEADING_WHITESPACE: Final = frozenset(b" \t\r")
 _OPEN_BRACE: Final = ord("{")
 _OPEN_BRACKET: Final = ord("[")
+_NULL_ID_REPLY: Final = b'{"jsonrpc":"2.0","id":null,'
 
 
 class _Envelope(msgspec.Struct):
@@ -271,20 +283,29 @@ class Connection:
         write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
         on_raw_message: Callable[[str, bytes], None] | None = None,
+        max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH,
     ) -> None:
         """Set up (nothing runs until the connection is entered).
 
         ``encode`` turns params and results into JSON bytes; messages larger
-        than ``max_message_size`` bytes are refused with ``-32600``; at most
-        ``write_buffer_size`` bytes wait for the peer before senders wait too;
-        more than ``max_concurrent_requests`` running incoming requests are
-        refused with ``-32603``. ``on_raw_message("in" | "out", message)``
-        sees every message as JSON bytes without the newline (for tracing).
+        than ``max_message_size`` bytes, or with arrays and objects nested
+        deeper than ``max_nesting_depth`` levels (the message itself is level
+        1), are refused with ``-32600``; at most ``write_buffer_size`` bytes
+        wait for the peer before senders wait too; more than
+        ``max_concurrent_requests`` running incoming requests are refused
+        with ``-32603``. ``on_raw_message("in" | "out", message)`` sees every
+        message as JSON bytes without the newline (for tracing).
         """
+        if max_nesting_depth < 1:
+            raise ValueError("max_nesting_depth must be at least 1")
         self._streams = streams
         self._handler = handler
         self._encode = encode
         self._max_message_size = max_message_size
+        self._max_depth = max_nesting_depth
+        # A message nested deeper than the limit has more than that many
+        # brackets of each kind: shorter lines need no check at all.
+        self._depth_check_above = 2 * max_nesting_depth
         self._max_concurrent = max_concurrent_requests
         self._outgoing = _OutgoingBuffer(write_buffer_size)
         self._on_raw = on_raw_message
@@ -463,7 +484,7 @@ class Connection:
         assert pending.result is not None
         try:
             return decode(pending.result)
-        except msgspec.DecodeError as exc:
+        except _DECODE_ERRORS as exc:
             raise RemoteProtocolError(
                 _short(f"the peer's result for {method} is invalid: {exc}")
             ) from exc
@@ -567,28 +588,92 @@ class Connection:
         first = line[0]
         if first in _LEADING_WHITESPACE:
             first = line.lstrip()[0]
+        if len(line) > self._depth_check_above and _too_deep(line, self._max_depth):
+            logger.warning(
+                "refused an incoming message nested deeper than %d levels", self._max_depth
+            )
+            if first == _OPEN_BRACKET:
+                await self._handle_batch(line, deep=True)
+            else:
+                await self._refuse_deep(line)
+            return
         if first == _OPEN_BRACKET:
             await self._handle_batch(line)
             return
         reply: bytes | None
         try:
             envelope = _decode_envelope(line)
-        except msgspec.ValidationError:
-            reply = _error_line(
-                None, RequestError.invalid_request("The message is not a JSON object")
-            )
-        except _DECODE_ERRORS as exc:
-            reply = _error_line(None, _parse_error(exc))
+        except msgspec.ValidationError as exc:
+            # Valid JSON: either no object at all, or a value the decoder cannot hold.
+            if _is_object(line):
+                reply = self._unreadable(line, _parse_error(exc), valid_json=True)
+            else:
+                reply = _error_line(
+                    None, RequestError.invalid_request("The message is not a JSON object")
+                )
+        except RecursionError:
+            # Only when the depth limit was set beyond what the decoder can take.
+            await self._refuse_deep(line)
+            return
+        except msgspec.DecodeError as exc:
+            reply = self._unreadable(line, _parse_error(exc), valid_json=False)
         else:
             reply = await self._dispatch(envelope, None)
         if reply is not None:
             await self._reply(reply)
 
-    async def _handle_batch(self, line: bytes) -> None:
+    def _deep_error(self) -> RequestError:
+        return RequestError.parse_error(
+            f"Parse error: the message is nested deeper than the limit of {self._max_depth} levels"
+        )
+
+    async def _refuse_deep(self, line: bytes) -> None:
+        """Answer a message nested too deeply without decoding it (see the module doc)."""
+        reply = self._unreadable(line, self._deep_error(), valid_json=True)
+        if reply is not None:
+            await self._reply(reply)
+
+    def _unreadable(self, line: bytes, error: RequestError, *, valid_json: bool) -> bytes | None:
+        """What to do with a message the decoder refused; returns the reply, if any.
+
+        Its top level is read without decoding: a request is answered with its
+        id, a response fails the request it answers (never answered itself),
+        a notification that is valid JSON is dropped. What cannot be read (or
+        is not valid JSON) is answered with ``id: null``, as JSON-RPC says.
+        """
+        scanned = _top_level_members(line)
+        if scanned is None:
+            return _error_line(None, error)
+        members, complete = scanned
+        if not complete and not valid_json:
+            return _error_line(None, error)  # truncated or garbled: nothing in it counts
+        request_id = _scalar(members.get("id"))
+        if "method" not in members and ("result" in members or "error" in members):
+            pending = self._pending.pop(request_id, None) if type(request_id) is int else None
+            if pending is not None:
+                pending.error = RequestError(
+                    INTERNAL_ERROR, _short(f"malformed response from the peer: {error.message}")
+                )
+                pending.event.set()
+            return None
+        if valid_json and complete and "method" in members and "id" not in members:
+            logger.warning("dropped a notification: %s", error.message)
+            return None
+        return _error_line(_valid_id_or_none(request_id), error)
+
+    async def _handle_batch(self, line: bytes, *, deep: bool = False) -> None:
+        """Unpack a batch; one that is too deep is split without decoding its entries."""
+        entries: list[msgspec.Raw] | list[bytes] | None
         try:
-            entries = _decode_batch(line)
-        except _DECODE_ERRORS as exc:
+            entries = _top_level_items(line) if deep else _decode_batch(line)
+        except RecursionError:
+            entries = _top_level_items(line)
+            deep = True
+        except msgspec.DecodeError as exc:
             await self._reply(_error_line(None, _parse_error(exc)))
+            return
+        if entries is None:
+            await self._reply(_error_line(None, self._deep_error()))
             return
         if not entries:
             await self._reply(_error_line(None, RequestError.invalid_request("Empty batch")))
@@ -596,16 +681,32 @@ class Connection:
         replies: list[bytes] = []
         jobs: list[_Job] = []
         for raw in entries:
+            reply: bytes | None
+            if deep and _too_deep(bytes(raw), self._max_depth):
+                reply = self._unreadable(bytes(raw), self._deep_error(), valid_json=True)
+                if reply is not None:
+                    replies.append(reply)
+                continue
             try:
                 envelope = _decode_envelope(raw)
-            except _DECODE_ERRORS:
-                reply: bytes | None = _error_line(
-                    None, RequestError.invalid_request("Batch entry is not an object")
+            except _DECODE_ERRORS as exc:
+                entry = bytes(raw)
+                reply = (
+                    self._unreadable(entry, _parse_error(exc), valid_json=True)
+                    if _is_object(entry)
+                    else _error_line(
+                        None, RequestError.invalid_request("Batch entry is not an object")
+                    )
                 )
             else:
                 reply = await self._dispatch(envelope, jobs)
             if reply is not None:
                 replies.append(reply)
+        if deep and not jobs and replies and all(r.startswith(_NULL_ID_REPLY) for r in replies):
+            # Nothing in it could be read: the batch is refused as a whole.
+            replies = [_error_line(None, self._deep_error())]
+            await self._reply(replies[0])
+            return
         if jobs:
             assert self._task_group is not None
             self._active += 1
@@ -698,8 +799,11 @@ class Connection:
             return
         try:
             await self._handler.on_notification(method, params)
-        except Exception:
-            logger.exception("notification handler for %s failed", method)
+        except Exception as exc:
+            if _is_decoder_recursion(exc):
+                logger.warning("ignoring %s: its params are nested too deeply", method)
+            else:
+                logger.exception("notification handler for %s failed", method)
 
     def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
         try:
@@ -738,9 +842,7 @@ class Connection:
         finally:
             self._task_done()
 
-    async def _answer_into(
-        self, job: _Job, context: RequestContext, replies: list[bytes]
-    ) -> None:
+    async def _answer_into(self, job: _Job, context: RequestContext, replies: list[bytes]) -> None:
         replies.append(await self._answer(job, context))
 
     async def _answer(self, job: _Job, context: RequestContext) -> bytes:
@@ -754,6 +856,9 @@ class Connection:
                 return _error_line(request_id, RequestError.request_cancelled())
         except Exception as exc:
             error = _request_error_in(exc)
+            if error is None and _is_decoder_recursion(exc):
+                # The params went deeper than the handler's decoder could follow.
+                error = RequestError.invalid_params("the params are nested too deeply")
             if error is None:
                 logger.exception("request handler for %s failed", method)
                 error = RequestError.internal_error(_short(f"Internal error: {_describe(exc)}"))
@@ -835,9 +940,151 @@ def _describe(exc: BaseException) -> str:
 
 
 def _parse_error(exc: BaseException) -> RequestError:
-    if isinstance(exc, RecursionError):
-        return RequestError.parse_error("Parse error: the message is nested too deeply")
     return RequestError.parse_error(_short(f"Parse error: {exc}"))
+
+
+def _is_decoder_recursion(exc: BaseException) -> bool:
+    """True for msgspec giving up on nesting (also alone inside an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return isinstance(exc, RecursionError) and "deserializ" in str(exc)
+
+
+# Strings (escapes included) and every byte that is not a bracket: what the
+# depth check skips.
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
+_TO_SQUARE: Final = bytes.maketrans(b"{}", b"[]")
+
+
+def _too_deep(line: bytes, limit: int) -> bool:
+    """True when arrays and objects nest more than ``limit`` levels in ``line``.
+
+    Cheap for ordinary messages: only a line with more than ``limit`` opening
+    brackets is looked at closely, with C-speed passes (strings removed, every
+    innermost pair removed per round), never a byte-by-byte Python loop.
+    """
+    if line.count(b"[") + line.count(b"{") <= limit:
+        return False
+    brackets = _JSON_STRING.sub(b"", line).translate(_TO_SQUARE, _NOT_BRACKETS)
+    if b"[" * (limit + 1) in brackets:
+        return True
+    for _ in range(limit):
+        shorter = brackets.replace(b"[]", b"")
+        if len(shorter) == len(brackets):
+            # Unbalanced: not JSON, which the decoder reports (shallowly) itself.
+            return False
+        brackets = shorter
+        if not brackets:
+            return False
+    return bool(brackets)
+
+
+# Top-level tokens of a message that is too deep to decode: strings, runs of
+# brackets (one token for any depth), separators, and scalars.
+_TOKEN: Final = re.compile(
+    rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([\[{]+)|([\]}]+)|([:,])|([^\s\[\]{}",:]+))'
+)
+_TOKEN_BUDGET: Final = 1_000_000
+
+
+def _top_level_members(line: bytes) -> tuple[dict[str, bytes | None], bool] | None:
+    """The members of a JSON object line without decoding its nested values.
+
+    Each key maps to the raw token of a scalar value, or ``None`` for an array
+    or object; the flag says whether the whole object was read (the scan
+    stops after a bounded number of tokens). ``None`` when the line is not
+    an object.
+    """
+    members: dict[str, bytes | None] = {}
+    depth = 0
+    key: str | None = None
+    expect_value = False
+    position = 0
+    for _ in range(_TOKEN_BUDGET):
+        match = _TOKEN.match(line, position)
+        if match is None or match.end() == position:
+            return (members, False) if depth else None
+        position = match.end()
+        string, opening, closing, separator, scalar = match.groups()
+        if depth == 0:
+            if opening != b"{":
+                return None  # an array (a batch) or no object at all
+            depth = 1
+        elif opening is not None:
+            if depth == 1 and expect_value and key is not None:
+                members[key] = None
+            expect_value = False
+            depth += len(opening)
+        elif closing is not None:
+            depth -= len(closing)
+            if depth <= 0:
+                # Anything after the object makes it something else than one message.
+                return members, depth == 0 and not line[position:].strip()
+        elif depth == 1:
+            if separator is not None:
+                expect_value = separator == b":" and key is not None
+            elif expect_value:
+                if key is not None:
+                    members[key] = string if string is not None else scalar
+                key = None
+                expect_value = False
+            elif string is not None:
+                decoded = _scalar(string)
+                key = decoded if isinstance(decoded, str) else None
+    return members, False
+
+
+def _top_level_items(line: bytes) -> list[bytes] | None:
+    """The entries of a JSON array line, as bytes, without decoding them.
+
+    ``None`` when the line is not one array or cannot be split within a
+    bounded number of tokens.
+    """
+    items: list[bytes] = []
+    depth = 0
+    start = 0
+    position = 0
+    for _ in range(_TOKEN_BUDGET):
+        match = _TOKEN.match(line, position)
+        if match is None or match.end() == position:
+            return None
+        position = match.end()
+        _, opening, closing, separator, _ = match.groups()
+        if depth == 0:
+            if opening is None or opening[0] != _OPEN_BRACKET:
+                return None
+            start = match.start(2) + 1
+        if opening is not None:
+            depth += len(opening)
+        elif closing is not None:
+            if len(closing) >= depth:
+                # The bracket that closes the array ends the last entry.
+                end = match.start(3) + depth - 1
+                if line[start:end].strip():
+                    items.append(line[start:end])
+                if len(closing) > depth or line[end + 1 :].strip():
+                    return None
+                return items
+            depth -= len(closing)
+        elif separator == b"," and depth == 1:
+            items.append(line[start : match.start(4)])
+            start = match.end()
+    return None
+
+
+def _is_object(data: bytes) -> bool:
+    return data.lstrip()[:1] == b"{"
+
+
+def _scalar(token: bytes | None) -> object:
+    """Decode a scalar token; ``None`` for anything that is not a valid one."""
+    if token is None:
+        return None
+    try:
+        return msgspec.json.decode(token)
+    except msgspec.DecodeError:
+        return None
 
 
 def _short(text: str) -> str:

@@ -41,6 +41,10 @@ class RequestError(AcpError):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
 
+    def __reduce__(self) -> tuple[type[RequestError], tuple[int, str, object]]:
+        # Exceptions are rebuilt from ``args`` by default, which holds only the message.
+        return (type(self), (self.code, self.message, self.data))
+
     def __str__(self) -> str:
         return f"{self.message} (JSON-RPC error {self.code})"
 

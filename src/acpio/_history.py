@@ -2,13 +2,16 @@
 
 How this works: every update a session sends passes through
 :meth:`InMemoryHistory.record`, which folds it into one record per thing an
-editor displays (a message, a tool call, a terminal, a plan, a notice) using
-the protocol's patch rules, in the order each thing first appeared. Replay
-emits one complete update per record: whole messages instead of chunks, each
-tool call with its merged final state, each terminal as a snapshot of its
-bytes with its exit status. Terminal scrollback and streamed tool-call
-content are bounded (see :class:`HistoryLimits`), so a long-running session
-does not keep every byte it ever streamed.
+editor displays (a message, a tool call, a terminal, a plan, the latest
+usage and session info) using the protocol's patch rules (``_meta`` included),
+in the order each thing first appeared. Replay emits one complete update per
+record: whole messages instead of chunks, each tool call with its merged
+final state, each terminal as a snapshot of its bytes with its exit status.
+State updates and notices are live events, not history: a resume reports
+the current state itself. Terminal scrollback and streamed tool-call content
+are bounded (see :class:`HistoryLimits`), so a long-running session does not
+keep every byte it ever streamed. Folding runs for every update sent, so it
+dispatches on the exact class and patches records in place.
 
 A persistent store implements :class:`SessionStore` (and a :class:`History`
 per session) and is passed to the agent; nothing else changes.
@@ -21,7 +24,7 @@ import datetime
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -59,56 +62,89 @@ class HistoryLimits:
     records: int = 10_000
 
 
-@dataclass
+_UNSET: Final = msgspec.UNSET
+_Meta = dict[str, object] | None | msgspec.UnsetType
+_MessageUpdate = schema.UserMessage | schema.AgentMessage | schema.AgentThought
+
+
+def _patch_meta(stored: _Meta, patch: _Meta) -> _Meta:
+    """ACP's ``_meta`` patch: omitted keeps, ``null`` clears, an object patches by top-level key."""
+    if patch is _UNSET:
+        return stored
+    if patch is None:
+        return _UNSET
+    merged = dict(stored) if isinstance(stored, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged or _UNSET
+
+
+@dataclass(eq=False)
 class _Message:
-    kind: str
+    cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
     message_id: str
     content: list[schema.ContentBlock] = field(default_factory=list)
+    meta: _Meta = _UNSET
 
 
-@dataclass
+@dataclass(eq=False)
 class _ToolCall:
     state: schema.ToolCallUpdate
     content: deque[schema.ToolCallContent]
     has_content: bool = False
 
 
-@dataclass
+@dataclass(eq=False)
 class _Terminal:
     state: schema.TerminalUpdate
     output: bytearray = field(default_factory=bytearray)
 
 
-_MESSAGE_KINDS: dict[type, str] = {}
-_CHUNK_KINDS: dict[type, str] = {}
-
-
-def _init_kinds() -> None:
-    _MESSAGE_KINDS.update(
-        {schema.UserMessage: "user", schema.AgentMessage: "agent", schema.AgentThought: "thought"}
-    )
-    _CHUNK_KINDS.update(
-        {
-            schema.UserMessageChunk: "user",
-            schema.AgentMessageChunk: "agent",
-            schema.AgentThoughtChunk: "thought",
-        }
-    )
-
-
-_init_kinds()
-_CHUNKS = (schema.UserMessageChunk, schema.AgentMessageChunk, schema.AgentThoughtChunk)
-_MESSAGES = (schema.UserMessage, schema.AgentMessage, schema.AgentThought)
-_SKIPPED = (
+# Patch fields copied as they come (content, output and _meta have rules of their own).
+_TOOL_CALL_FIELDS: Final = tuple(
+    name
+    for name in schema.ToolCallUpdate.__struct_fields__
+    if name not in ("session_update", "tool_call_id", "content", "meta")
+)
+_TERMINAL_FIELDS: Final = tuple(
+    name
+    for name in schema.TerminalUpdate.__struct_fields__
+    if name not in ("session_update", "terminal_id", "output", "meta")
+)
+_MESSAGE_CLASSES: Final[
+    dict[type, type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]]
+] = {
+    schema.UserMessage: schema.UserMessage,
+    schema.AgentMessage: schema.AgentMessage,
+    schema.AgentThought: schema.AgentThought,
+    schema.UserMessageChunk: schema.UserMessage,
+    schema.AgentMessageChunk: schema.AgentMessage,
+    schema.AgentThoughtChunk: schema.AgentThought,
+}
+# Live state, never history: a resume reports the current state itself, and
+# notices are fire-and-forget events, not part of the conversation.
+_SKIPPED: Final = (
     schema.RunningStateUpdate,
     schema.IdleStateUpdate,
     schema.RequiresActionStateUpdate,
-    schema.UsageUpdate,
+    schema.UnknownStateUpdate,
+    schema.Notice,
 )
 
 
 class InMemoryHistory:
-    """The default :class:`History`: compact records kept in memory."""
+    """The default :class:`History`: compact records kept in memory.
+
+    Each record is what an editor displays: a message (chunks merged), a
+    tool call (patches merged, content replaced or appended), a terminal
+    (its bytes and final state), a plan (the latest one per ``planId``), the
+    latest usage, session info, commands and config options, and any other
+    update as sent. Replaying the records rebuilds the same display. At most
+    ``limits.records`` records are kept; beyond that the oldest is dropped.
+    """
 
     def __init__(self, limits: HistoryLimits | None = None) -> None:
         self.limits = limits or HistoryLimits()
@@ -126,25 +162,36 @@ class InMemoryHistory:
             schema.UserMessage: self._fold_message,
             schema.AgentMessage: self._fold_message,
             schema.AgentThought: self._fold_message,
+            schema.UsageUpdate: self._fold_usage,
+            schema.SessionInfoUpdate: self._fold_session_info,
+            schema.AvailableCommandsUpdate: self._fold_latest,
+            schema.ConfigOptionUpdate: self._fold_latest,
         }
         for skipped in _SKIPPED:
             self._fold[skipped] = self._fold_skip
 
     def _add(self, key: tuple[str, str], value: object) -> None:
+        """Keep a new record (the key is not in use), dropping the oldest at the limit."""
         if len(self._records) >= self.limits.records:
             del self._records[next(iter(self._records))]
         self._records[key] = value
 
     def record(self, update: schema.SessionUpdate) -> None:
-        """Fold one update into the records (see the module docstring)."""
+        """Fold one update into the records (see the class docstring)."""
         fold = self._fold.get(type(update))
         if fold is None:
             if isinstance(update, _SKIPPED):
                 return
-            self._sequence += 1
-            self._add(("other", str(self._sequence)), update)
+            self._other(update)
             return
         fold(update)
+
+    def _other(self, update: object) -> None:
+        self._sequence += 1
+        self._add(("other", str(self._sequence)), update)
+
+    def _fold_skip(self, update: object) -> None:
+        pass
 
     def _fold_content_chunk(self, update: schema.ToolCallContentChunk) -> None:
         call = self._records.get(("call", update.tool_call_id))
@@ -152,79 +199,126 @@ class InMemoryHistory:
             call.content.append(update.content)
             call.has_content = True
 
-    def _fold_chunk(self, update: schema.ContentChunk) -> None:
-        self._message(_CHUNK_KINDS[type(update)], update.message_id).content.append(update.content)
+    def _message(self, update: schema.ContentChunk | _MessageUpdate) -> _Message:
+        cls = _MESSAGE_CLASSES[type(update)]
+        key = (cls.__name__, update.message_id)
+        message = self._records.get(key)
+        if message is None:
+            message = _Message(cls, update.message_id)
+            self._add(key, message)
+        return message  # type: ignore[return-value]
 
-    def _fold_message(
-        self, update: schema.UserMessage | schema.AgentMessage | schema.AgentThought
-    ) -> None:
-        message = self._message(_MESSAGE_KINDS[type(update)], update.message_id)
-        if isinstance(update.content, list):
-            message.content = list(update.content)
-        elif update.content is None:
-            message.content = []
+    def _fold_chunk(self, update: schema.ContentChunk) -> None:
+        self._message(update).content.append(update.content)
+
+    def _fold_message(self, update: _MessageUpdate) -> None:
+        message = self._message(update)
+        content = update.content
+        if content is not _UNSET:
+            message.content = list(content) if content is not None else []
+        if update.meta is not _UNSET:
+            message.meta = _patch_meta(message.meta, update.meta)
 
     def _fold_plan(self, update: schema.PlanUpdate) -> None:
-        plan_id = getattr(update.plan, "plan_id", "plan")
-        self._records.pop(("plan", plan_id), None)
-        self._add(("plan", plan_id), update)
+        plan = update.plan
+        plan_id = (
+            plan.plan_id
+            if isinstance(plan, schema.PlanItems)
+            else plan.raw.get("planId")
+            if isinstance(plan, schema.UnknownPlanUpdateContent)
+            else None
+        )
+        if not isinstance(plan_id, str):
+            self._other(update)
+            return
+        key = ("plan", plan_id)
+        if key in self._records:
+            self._records[key] = update  # a plan replaces the last one, in its place
+        else:
+            self._add(key, update)
 
-    def _fold_skip(self, update: object) -> None:
-        pass
+    def _fold_usage(self, update: schema.UsageUpdate) -> None:
+        current = self._records.get(("usage", ""))
+        if not isinstance(current, schema.UsageUpdate):
+            self._add(("usage", ""), msgspec.structs.replace(update))
+            return
+        current.used = update.used
+        current.size = update.size
+        if update.cost is not _UNSET:
+            current.cost = update.cost
+        current.meta = _patch_meta(current.meta, update.meta)
 
-    def _message(self, kind: str, message_id: str) -> _Message:
-        key = ("message", f"{kind}:{message_id}")
-        message = self._records.get(key)
-        if not isinstance(message, _Message):
-            message = _Message(kind, message_id)
-            self._add(key, message)
-        return message
+    def _fold_session_info(self, update: schema.SessionInfoUpdate) -> None:
+        current = self._records.get(("info", ""))
+        if not isinstance(current, schema.SessionInfoUpdate):
+            current = schema.SessionInfoUpdate()
+            self._add(("info", ""), current)
+        if update.title is not _UNSET:
+            current.title = update.title
+        if update.updated_at is not _UNSET:
+            current.updated_at = update.updated_at
+        current.meta = _patch_meta(current.meta, update.meta)
+
+    def _fold_latest(self, update: schema.SessionUpdate) -> None:
+        # Commands and config options: each update replaces the whole list.
+        key = ("latest", type(update).__name__)
+        if key in self._records:
+            self._records[key] = update
+        else:
+            self._add(key, update)
 
     def _merge_tool_call(self, patch: schema.ToolCallUpdate) -> None:
         key = ("call", patch.tool_call_id)
         call = self._records.get(key)
-        if not isinstance(call, _ToolCall):
+        if call is None:
             call = _ToolCall(
                 schema.ToolCallUpdate(tool_call_id=patch.tool_call_id),
                 deque(maxlen=self.limits.tool_call_items),
             )
             self._add(key, call)
-        changes = {
-            name: value
-            for name in patch.__struct_fields__
-            if (value := getattr(patch, name)) is not msgspec.UNSET and name != "content"
-        }
-        call.state = msgspec.structs.replace(call.state, **changes)
-        if patch.content is not msgspec.UNSET:
+        assert isinstance(call, _ToolCall)
+        state = call.state
+        for name in _TOOL_CALL_FIELDS:
+            value = getattr(patch, name)
+            if value is not _UNSET:
+                setattr(state, name, value)
+        if patch.content is not _UNSET:
             call.content.clear()
             call.content.extend(patch.content or ())
             call.has_content = True
+        if patch.meta is not _UNSET:
+            state.meta = _patch_meta(state.meta, patch.meta)
 
     def _merge_terminal(self, patch: schema.TerminalUpdate) -> None:
-        key = ("terminal", patch.terminal_id)
-        current = self._records.get(key)
-        if not isinstance(current, _Terminal):
-            current = _Terminal(schema.TerminalUpdate(terminal_id=patch.terminal_id))
-            self._add(key, current)
-        changes = {
-            name: value
-            for name in patch.__struct_fields__
-            if (value := getattr(patch, name)) is not msgspec.UNSET and name != "output"
-        }
-        current.state = msgspec.structs.replace(current.state, **changes)
+        current = self._terminal(patch.terminal_id)
+        state = current.state
+        for name in _TERMINAL_FIELDS:
+            value = getattr(patch, name)
+            if value is not _UNSET:
+                setattr(state, name, value)
         if isinstance(patch.output, schema.TerminalOutput):
-            current.output = bytearray(base64.b64decode(patch.output.data))
+            try:
+                current.output = bytearray(base64.b64decode(patch.output.data, validate=True))
+            except ValueError:
+                current.output = bytearray()  # what a client keeps of an invalid snapshot
             self._trim(current)
         elif patch.output is None:
             current.output.clear()
+        if patch.meta is not _UNSET:
+            state.meta = _patch_meta(state.meta, patch.meta)
+
+    def _terminal(self, terminal_id: str) -> _Terminal:
+        key = ("terminal", terminal_id)
+        current = self._records.get(key)
+        if current is None:
+            current = _Terminal(schema.TerminalUpdate(terminal_id=terminal_id))
+            self._add(key, current)
+        assert isinstance(current, _Terminal)
+        return current
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append streamed terminal bytes, keeping the newest ``terminal_bytes``."""
-        key = ("terminal", terminal_id)
-        current = self._records.get(key)
-        if not isinstance(current, _Terminal):
-            current = _Terminal(schema.TerminalUpdate(terminal_id=terminal_id))
-            self._add(key, current)
+        current = self._terminal(terminal_id)
         current.output += data
         self._trim(current)
 
@@ -234,25 +328,25 @@ class InMemoryHistory:
             del terminal.output[:excess]
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
-        """One complete update per record, in first-seen order."""
+        """One complete update per record, in first-seen order (copies: records keep changing)."""
+        replace = msgspec.structs.replace
         for value in list(self._records.values()):
             if isinstance(value, _Message):
-                cls = {
-                    "user": schema.UserMessage,
-                    "agent": schema.AgentMessage,
-                    "thought": schema.AgentThought,
-                }[value.kind]
-                yield cls(message_id=value.message_id, content=list(value.content))
+                yield value.cls(
+                    message_id=value.message_id, content=list(value.content), meta=value.meta
+                )
             elif isinstance(value, _Terminal):
-                yield msgspec.structs.replace(
+                yield replace(
                     value.state,
                     output=schema.TerminalOutput(data=base64.b64encode(value.output).decode()),
                 )
             elif isinstance(value, _ToolCall):
                 if value.has_content:
-                    yield msgspec.structs.replace(value.state, content=list(value.content))
+                    yield replace(value.state, content=list(value.content))
                 else:
-                    yield value.state
+                    yield replace(value.state)
+            elif isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
+                yield replace(value)
             else:
                 yield value  # type: ignore[misc]
 

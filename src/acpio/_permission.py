@@ -27,6 +27,7 @@ __all__ = [
     "Outcome",
     "interpret_outcome",
     "option",
+    "remembered_outcome",
     "validate_options",
 ]
 
@@ -81,7 +82,10 @@ class Outcome:
     request (``option_id`` and ``option_kind`` then name it), ``"cancelled"``
     when the work was cancelled or the request abandoned, and ``"unknown"``
     for anything else (a custom or future outcome, an option id that was
-    never offered, a malformed answer); ``raw`` keeps the client's payload.
+    never offered, a malformed or error answer); ``raw`` keeps the client's
+    payload. ``option_id`` and ``option_kind`` are set only for ``selected``.
+    ``remembered`` is true when the answer came from an earlier
+    ``allow_always``/``reject_always`` choice instead of the client.
     """
 
     kind: Literal["selected", "cancelled", "unknown"]
@@ -103,15 +107,43 @@ class Outcome:
 
 CANCELLED: Final = Outcome("cancelled")
 
+REJECT_KINDS: Final = frozenset({"reject_once", "reject_always"})
+# An "always" answer stands for every option of its polarity: the same kind is
+# preferred, then the "once" variant, so a later request that offers only
+# "allow once" is still answered by an earlier "always allow".
+_REMEMBERED_PREFERENCE: Final = {
+    "allow_always": ("allow_always", "allow_once"),
+    "reject_always": ("reject_always", "reject_once"),
+}
+
+
+def remembered_outcome(kind: str, options: Sequence[schema.PermissionOption]) -> Outcome | None:
+    """The local answer for an earlier ``allow_always``/``reject_always`` choice of ``kind``.
+
+    Picks the offered option of the same polarity (the same kind first); ``None``
+    when no such option is offered this time, so the user is asked again.
+    """
+    for wanted in _REMEMBERED_PREFERENCE.get(kind, ()):
+        for offered in options:
+            if offered.kind == wanted:
+                return Outcome("selected", offered.option_id, offered.kind, remembered=True)
+    return None
+
 
 def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption]) -> Outcome:
-    """Map the client's outcome onto the options offered in the same request."""
+    """Map the client's outcome onto the options offered in the same request.
+
+    Keeps the protocol's rule that only an offered option can be chosen: a
+    ``selected`` outcome naming an id that is not in ``options`` is
+    ``unknown``, as is any custom or future outcome; none of them is approval.
+    """
     raw = schema.to_builtins(outcome)
     if isinstance(outcome, schema.SelectedPermissionOutcome):
         for offered in options:
             if offered.option_id == outcome.option_id:
                 return Outcome("selected", offered.option_id, offered.kind, raw)
-        return Outcome("unknown", outcome.option_id, None, raw)
+        # No option_id either: code comparing ids must not match one that was never offered.
+        return Outcome("unknown", raw=raw)
     if isinstance(outcome, schema.CancelledPermissionOutcome):
         return Outcome("cancelled", raw=raw)
     return Outcome("unknown", raw=raw)

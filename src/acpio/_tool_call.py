@@ -12,11 +12,17 @@ on normal exit, failed (with the error text) on an exception, cancelled when
 the work or the call itself was cancelled. Status updates that finish a call
 are sent shielded from cancellation, so a cancelled turn still reports them
 before its idle.
+
+Client-initiated cancellation (``tool_call/cancel``) reaches only this call:
+the body of its ``async with`` block and any permission request it is waiting
+for each run in a cancel scope of their own, and :meth:`request_cancel`
+cancels exactly those.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Generator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
@@ -35,9 +41,10 @@ from ._permission import (
     CANCELLED,
     Outcome,
     interpret_outcome,
+    remembered_outcome,
     validate_options,
 )
-from ._terminal import TerminalHandle
+from ._terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -65,9 +72,13 @@ def _check_open_value(value: object, known: frozenset[str], what: str) -> None:
         )
 
 
-def _location(value: schema.ToolCallLocation | str) -> schema.ToolCallLocation:
-    if isinstance(value, str):
-        return schema.ToolCallLocation(path=require_absolute(value, "location path"))
+LocationLike = schema.ToolCallLocation | str | os.PathLike[str]
+
+
+def _location(value: LocationLike) -> schema.ToolCallLocation:
+    if not isinstance(value, schema.ToolCallLocation):
+        path = os.fspath(value)
+        return schema.ToolCallLocation(path=require_absolute(path, "location path"))
     require_absolute(value.path, "location path")
     if isinstance(value.line, int) and value.line < 1:
         raise LocalProtocolError(f"location line numbers are 1-based, got {value.line}")
@@ -90,7 +101,13 @@ class ToolCallHandle:
     """One tool call of a session: its updates, content, permission requests and terminals.
 
     Create it with :meth:`acpio.Session.tool_call`; ``await`` it (or enter it
-    with ``async with``) to send the first update with the title.
+    with ``async with``) to send the first update with the title. Every
+    method sends exactly one patch or chunk (``fail`` with a message sends a
+    chunk and a patch); values the protocol restricts are checked before
+    anything is sent. ``status`` is the last status reported; once it is
+    final (``completed``, ``failed``, ``cancelled``) it never changes again.
+    ``cancel_requested`` becomes true when the client cancelled the call
+    (``tool_call/cancel``), for code that polls instead of using ``async with``.
     """
 
     def __init__(
@@ -103,7 +120,7 @@ class ToolCallHandle:
         status: str,
         name: str | None,
         raw_input: object,
-        locations: Sequence[schema.ToolCallLocation | str] | None,
+        locations: Sequence[LocationLike] | None,
         content: Sequence[schema.ToolCallContent] | None,
         cancellable: bool,
         meta: dict[str, object] | None,
@@ -133,8 +150,10 @@ class ToolCallHandle:
             meta=_UNSET if meta is None else meta,
         )
         self._announced = False
+        # The body of the ``async with`` block, and permission waits: what
+        # tool_call/cancel stops.
         self._scope: anyio.CancelScope | None = None
-        self._terminals: list[TerminalHandle] = []
+        self._waits: set[anyio.CancelScope] = set()
 
     # ------------------------------------------------------------ announcing
 
@@ -169,18 +188,26 @@ class ToolCallHandle:
         scope = self._scope
         assert scope is not None
         self._scope = None
-        swallowed = scope.__exit__(exc_type, exc, tb)
+        # trio's __exit__ returns True when there was no exception at all.
+        swallowed = bool(scope.__exit__(exc_type, exc, tb)) and exc is not None
         cancelled_cls = anyio.get_cancelled_exc_class()
         if exc is None or swallowed:
-            if swallowed or (self.cancel_requested and exc is None and scope.cancel_called):
+            if (
+                swallowed
+                or (self.cancel_requested and scope.cancel_called)
+                # Cancelled work can run on to the end of the block (an abandoned
+                # permission request returns a cancelled outcome): not a completion.
+                or self.session._work_cancel_requested()
+            ):
                 await self._finish_quietly("cancelled")
             elif not self.final:
                 await self._finish_quietly("completed")
-            return bool(swallowed)
+            return swallowed
         if isinstance(exc, cancelled_cls) or _is_cancellation(exc):
             await self._finish_quietly("cancelled")
         elif isinstance(exc, Exception):
-            if self.session._work_cancel_requested():
+            if self.cancel_requested or self.session._work_cancel_requested():
+                # Aborted operations raise; a cancelled call is reported cancelled, not failed.
                 await self._finish_quietly("cancelled")
             else:
                 await self._finish_quietly("failed", f"{type(exc).__name__}: {exc}")
@@ -196,7 +223,7 @@ class ToolCallHandle:
         status: str | UnsetType | None = _UNSET,
         name: str | UnsetType | None = _UNSET,
         content: Sequence[schema.ToolCallContent] | UnsetType | None = _UNSET,
-        locations: Sequence[schema.ToolCallLocation | str] | UnsetType | None = _UNSET,
+        locations: Sequence[LocationLike] | UnsetType | None = _UNSET,
         raw_input: object = _UNSET,
         raw_output: object = _UNSET,
         meta: dict[str, object] | UnsetType | None = _UNSET,
@@ -212,11 +239,8 @@ class ToolCallHandle:
         """
         _check_open_value(kind, KNOWN_KINDS, "tool kind")
         _check_open_value(status, KNOWN_STATUSES, "tool call status")
-        if isinstance(status, str) and self.final and status != self.status:
-            raise LocalProtocolError(
-                f"tool call {self.id!r} already ended with status {self.status!r}; "
-                f"it cannot become {status!r}"
-            )
+        if status is not _UNSET:
+            self._check_status_change(status)
         patch = schema.ToolCallUpdate(
             tool_call_id=self.id,
             title=title,
@@ -235,11 +259,19 @@ class ToolCallHandle:
             patch.capabilities = None
         await self._send_patch(patch)
 
+    def _check_status_change(self, status: str | None) -> None:
+        # ``None`` resets the status to pending on the client: a change like any other.
+        if self.status in FINAL_STATUSES and status != self.status:
+            raise LocalProtocolError(
+                f"tool call {self.id!r} already ended with status {self.status!r}; "
+                f"it cannot become {status!r}"
+            )
+
     async def _send_patch(self, patch: schema.ToolCallUpdate) -> None:
         if not self._announced:
             await self.announce()
-        for terminal in self._terminals:
-            await terminal.flush()
+        # Session.send flushes every terminal's buffered bytes first, so this
+        # call's terminal output always precedes the patch.
         await self.session.send(patch)
         if isinstance(patch.status, str):
             self.status = patch.status
@@ -256,8 +288,6 @@ class ToolCallHandle:
             await self.announce()
         if type(item) is not schema.Content:
             _check_content((item,))
-        for terminal in self._terminals:
-            await terminal.flush()
         await self.session.send(
             schema.ToolCallContentChunk(
                 tool_call_id=self.id, content=item, meta=_UNSET if meta is None else meta
@@ -265,19 +295,34 @@ class ToolCallHandle:
         )
 
     async def append_text(self, text: str) -> None:
-        """Append a text content item."""
-        item = schema.Content(content=schema.TextContent(text=text))
-        if not self._announced or self._terminals:
-            await self.append(item)
-            return
-        # The common streaming case, kept to one call into the session.
-        await self.session.send(schema.ToolCallContentChunk(tool_call_id=self.id, content=item))
+        """Append a text content item (``tool_call_content_chunk``)."""
+        if not self._announced:
+            await self.announce()
+        # The common streaming case, kept to one call into the session (which
+        # flushes terminal bytes first, as for every update).
+        await self.session.send(
+            schema.ToolCallContentChunk(
+                tool_call_id=self.id, content=schema.Content(content=schema.TextContent(text=text))
+            )
+        )
 
     # ---------------------------------------------------------------- statuses
 
+    @property
+    def _cancelled_by_client(self) -> bool:
+        return self.cancel_requested and self.status == "cancelled"
+
     async def start(self) -> None:
-        """Mark the call ``in_progress``."""
-        await self.update(status="in_progress")
+        """Mark the call ``in_progress``.
+
+        Like every status helper it does nothing once the client cancelled the
+        call (``tool_call/cancel``) and it was reported cancelled: that answer
+        may race with the work, and the call stays cancelled.
+
+        :raises LocalProtocolError: when the call already has another final status.
+        """
+        if not self._cancelled_by_client:
+            await self.update(status="in_progress")
 
     async def complete(
         self,
@@ -285,22 +330,33 @@ class ToolCallHandle:
         *,
         raw_output: object = _UNSET,
     ) -> None:
-        """Mark the call ``completed``, optionally replacing its content and giving raw output."""
-        await self.update(status="completed", content=content, raw_output=raw_output)
+        """Mark the call ``completed``, optionally replacing its content and giving raw output.
+
+        :raises LocalProtocolError: when the call already ended otherwise.
+        """
+        if not self._cancelled_by_client:
+            await self.update(status="completed", content=content, raw_output=raw_output)
 
     async def fail(self, message: str | None = None, *, raw_output: object = _UNSET) -> None:
-        """Mark the call ``failed``; ``message`` is appended as text content."""
+        """Mark the call ``failed``; ``message`` is appended as text content first.
+
+        :raises LocalProtocolError: when the call already ended otherwise
+            (checked before anything is sent).
+        """
+        if self._cancelled_by_client:
+            return
+        self._check_status_change("failed")
         if message is not None:
             await self.append_text(message)
         await self.update(status="failed", raw_output=raw_output)
 
     async def cancel(self) -> None:
-        """Mark the call ``cancelled`` (and cancel its work if it runs inside ``async with``)."""
-        self.cancel_requested = True
-        if not self.final:
+        """Mark the call ``cancelled`` (a status report; it does not stop any work).
+
+        :raises LocalProtocolError: when the call already ended otherwise.
+        """
+        if self.status != "cancelled":
             await self.update(status="cancelled")
-        if self._scope is not None:
-            self._scope.cancel()
 
     async def _finish_quietly(self, status: str, message: str | None = None) -> None:
         """Finish with ``status`` unless final already; shielded, never raises."""
@@ -316,14 +372,31 @@ class ToolCallHandle:
 
     @property
     def running_in_scope(self) -> bool:
-        """True while code runs inside this call's ``async with`` block."""
-        return self._scope is not None
+        """True when :meth:`request_cancel` handles ``tool_call/cancel`` for this call.
+
+        That is for every cancellable call that was announced and is not
+        final: whether its work runs inside its ``async with`` block, waits
+        for a permission answer, or is driven by the author without either.
+        """
+        return self.cancellable and self._announced and not self.final
 
     def request_cancel(self) -> None:
-        """Handle ``tool_call/cancel``: cancel the work inside this call's ``async with``."""
+        """Handle ``tool_call/cancel``: stop this call's work and nothing else.
+
+        Sets :attr:`cancel_requested`, cancels the body of its ``async with``
+        block and abandons its pending permission requests (their outcome is
+        cancelled); the cancelled status follows once that work has unwound.
+        A call with neither is reported cancelled right away, from a task of
+        its own; whichever of that report and the author's own final status
+        comes first stands.
+        """
         self.cancel_requested = True
         if self._scope is not None:
             self._scope.cancel()
+        for wait in self._waits:
+            wait.cancel()
+        if self._scope is None and not self._waits:
+            self.session._task_group.start_soon(self._finish_quietly, "cancelled")
 
     # ------------------------------------------------------------- permission
 
@@ -338,25 +411,36 @@ class ToolCallHandle:
         terminal_id: str | None = None,
         remember: str | None = None,
     ) -> Outcome:
-        """Ask the user for permission; returns the :class:`~acpio.Outcome`.
+        """Ask the user for permission (``session/request_permission``); returns the Outcome.
 
-        The subject is this tool call, or a command subject when ``command``
-        is given (``cwd`` defaults to the session's). While the request is
-        pending the session reports ``requires_action``. If the work or the
-        call is cancelled meanwhile, ``$/cancel_request`` is sent and the
-        outcome is cancelled. With ``remember`` set, an earlier
-        ``allow_always``/``reject_always`` answer for the same key is reused
-        locally without asking. Only a selected, offered ``allow_*`` option
-        has ``outcome.allowed``.
+        The subject is this tool call, or, when ``command`` is given, a
+        command subject (``command``, absolute ``cwd`` defaulting to the
+        session's, this call's ``toolCallId`` and the optional
+        ``terminal_id``). ``title`` defaults to the call's title. While any
+        request of the session is pending the session reports
+        ``requires_action``, then ``running`` again. If the work or this call
+        is cancelled meanwhile, the request is abandoned: ``$/cancel_request``
+        is sent, a later answer is ignored, and the outcome is cancelled.
+
+        Only a selected option that was offered here, of kind ``allow_once``
+        or ``allow_always``, has ``outcome.allowed``; a cancelled, custom,
+        malformed or error answer, or an option id never offered, never does.
+        With ``remember`` (a key the author chooses, such as the command), an
+        ``allow_always``/``reject_always`` answer is kept for the session and
+        later requests with the same key are answered locally.
+
+        :raises LocalProtocolError: for invalid options (none, a repeated id,
+            a kind neither known nor ``_``-prefixed) or a relative ``cwd``,
+            before anything is sent.
         """
         validate_options(options)
         session = self.session
         if remember is not None:
-            remembered = self._remembered(remember, options)
-            if remembered is not None:
-                return remembered
-        if not self._announced:
-            await self.announce()
+            kind = session.remembered_permissions.get(remember)
+            if kind is not None:
+                local = remembered_outcome(kind, options)
+                if local is not None:
+                    return local
         subject: schema.RequestPermissionSubject
         if command is not None:
             subject = schema.CommandPermissionSubject(
@@ -376,27 +460,39 @@ class ToolCallHandle:
             subject=subject,
             options=list(options),
         )
-        for terminal in self._terminals:
-            await terminal.flush()
-        outcome = await request_permission(session, params)
+        if not self._announced:
+            await self.announce()
+        if session._dirty_terminals:
+            # The request is not a session update: flush terminal bytes by hand.
+            await session._flush_terminals()
+        if not self.cancellable:
+            outcome = await request_permission(session, params)
+        else:
+            outcome = await self._cancellable_permission(params)
         if (
             remember is not None
             and outcome.kind == "selected"
-            and outcome.option_kind in (REMEMBERED_KINDS)
+            and outcome.option_kind in REMEMBERED_KINDS
         ):
             session.remembered_permissions[remember] = outcome.option_kind
         return outcome
 
-    def _remembered(self, key: str, options: Sequence[schema.PermissionOption]) -> Outcome | None:
-        kind = self.session.remembered_permissions.get(key)
-        if kind is None:
-            return None
-        for offered in options:
-            if offered.kind == kind:
-                return Outcome(
-                    "selected", offered.option_id, offered.kind, raw=None, remembered=True
-                )
-        return None
+    async def _cancellable_permission(self, params: schema.RequestPermissionRequest) -> Outcome:
+        # Its own scope, so tool_call/cancel abandons the wait even outside ``async with``.
+        outcome = CANCELLED
+        wait = anyio.CancelScope()
+        self._waits.add(wait)
+        try:
+            with wait:
+                outcome = await request_permission(self.session, params)
+        finally:
+            self._waits.discard(wait)
+        if wait.cancel_called:
+            outcome = CANCELLED
+            if self._scope is None:
+                # Nothing else will finish the call: report the cancellation now.
+                await self._finish_quietly("cancelled")
+        return outcome
 
     # ---------------------------------------------------------------- terminal
 
@@ -408,8 +504,21 @@ class ToolCallHandle:
         terminal_id: str | None = None,
         size: tuple[int, int] | None = None,
         cancellable: bool = False,
+        max_chunk: int = DEFAULT_MAX_CHUNK,
+        flush_delay: float = DEFAULT_FLUSH_DELAY,
     ) -> TerminalHandle:
-        """Create a display-only terminal for this call and show it in the call's content."""
+        """Create a display-only terminal for this call and show it in the call's content.
+
+        Sends the terminal's first ``terminal_update`` (command, absolute
+        ``cwd`` defaulting to the session's, optional ``size`` as ``(cols,
+        rows)``), then appends the ``{type: "terminal", terminalId}`` item to
+        the call's content. ``max_chunk`` and ``flush_delay`` bound how writes
+        are coalesced (see :class:`TerminalHandle`). With ``cancellable`` the
+        terminal advertises ``terminal/cancel`` until it exits.
+
+        :raises LocalProtocolError: for a relative ``cwd`` or a terminal id
+            already used in this session.
+        """
         handle = TerminalHandle(
             self.session,
             terminal_id or new_id("term"),
@@ -417,9 +526,10 @@ class ToolCallHandle:
             cwd=cwd if cwd is not None else self.session.cwd,
             size=size,
             cancellable=cancellable,
+            max_chunk=max_chunk,
+            flush_delay=flush_delay,
         )
         await handle.announce()
-        self._terminals.append(handle)
         await self.append(schema.Terminal(terminal_id=handle.id))
         return handle
 

@@ -3,6 +3,14 @@
 The current work travels in a context variable, so handles created while it
 runs (and tasks it starts) know which turn they belong to: once the turn was
 reported idle, nothing of it may reach the client any more.
+
+A work item moves through these steps, each owned by the session's runner
+(see :mod:`acpio._session`): accepted (the prompt response is being sent),
+``responded`` (the response was queued), ``announced`` (its ``user_message``
+was sent), ``started`` (``running`` was sent and the handler runs), an
+``outcome`` (the handler returned or failed, or it was abandoned after
+ignoring cancellation), ``finished`` (its one ``idle`` was sent). A queued
+prompt discarded by ``session/cancel`` is announced but never started.
 """
 
 from __future__ import annotations
@@ -30,8 +38,14 @@ class _Work:
     prompt: list[schema.ContentBlock]
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
-    finished: bool = False
+    responded: bool = False
+    announced: bool = False
+    started: bool = False
+    discarded: bool = False
     cancel_requested: bool = False
+    outcome: tuple[str, schema.Error | None] | None = None
+    finished: bool = False
+    pending_permissions: int = 0
     tool_calls: list[ToolCallHandle] = field(default_factory=list)
     terminals: list[TerminalHandle] = field(default_factory=list)
 

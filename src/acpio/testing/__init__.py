@@ -1,1 +1,69 @@
-"""Testing kit for ACP agents: a mock client, state reconstruction and conformance checks."""
+"""Testing kit for ACP agents: a mock client, state reconstruction and conformance checks.
+
+:class:`MockClient` drives any ACP agent (an :class:`acpio.Agent` in-process,
+or any command as a subprocess) the way an editor would, answers permission
+requests by :class:`PermissionPolicy`, rebuilds what an editor displays
+(:class:`SessionView`), checks every message against the protocol
+(:class:`ConformanceChecker`) and records the :class:`Transcript`. The pytest
+plugin adds the ``acp_client`` and ``acp_client_factory`` fixtures and the
+``acp_agent`` marker (see ``acpio.testing._pytest_plugin``)::
+
+    async with MockClient(MyAgent(), policy=PermissionPolicy.allow()) as client:
+        session = await client.new_session()
+        result = await session.prompt("run ls")
+        assert result.stop_reason == "end_turn"
+"""
+
+from ._client import AgentExitedError as AgentExitedError
+from ._client import AgentTimeoutError as AgentTimeoutError
+from ._client import ClientSession as ClientSession
+from ._client import MockClient as MockClient
+from ._client import MockClientError as MockClientError
+from ._client import PromptInput as PromptInput
+from ._client import Turn as Turn
+from ._client import TurnResult as TurnResult
+from ._conformance import RULES as RULES
+from ._conformance import ConformanceChecker as ConformanceChecker
+from ._conformance import ConformanceError as ConformanceError
+from ._conformance import ConformanceReport as ConformanceReport
+from ._conformance import Rule as Rule
+from ._conformance import Violation as Violation
+from ._policy import PermissionPolicy as PermissionPolicy
+from ._policy import PermissionPolicyError as PermissionPolicyError
+from ._policy import PermissionRequest as PermissionRequest
+from ._transcript import Transcript as Transcript
+from ._transcript import TranscriptEntry as TranscriptEntry
+from ._view import ClientView as ClientView
+from ._view import MessageView as MessageView
+from ._view import PlanView as PlanView
+from ._view import SessionView as SessionView
+from ._view import TerminalView as TerminalView
+from ._view import ToolCallView as ToolCallView
+
+__all__ = (
+    "RULES",
+    "AgentExitedError",
+    "AgentTimeoutError",
+    "ClientSession",
+    "ClientView",
+    "ConformanceChecker",
+    "ConformanceError",
+    "ConformanceReport",
+    "MessageView",
+    "MockClient",
+    "MockClientError",
+    "PermissionPolicy",
+    "PermissionPolicyError",
+    "PermissionRequest",
+    "PlanView",
+    "PromptInput",
+    "Rule",
+    "SessionView",
+    "TerminalView",
+    "ToolCallView",
+    "Transcript",
+    "TranscriptEntry",
+    "Turn",
+    "TurnResult",
+    "Violation",
+)

@@ -161,11 +161,6 @@ class PermissionRequest:
         await self._done.wait()
 
 
-#: What a policy callable may return: an ``outcome`` object (a mapping or a
-#: schema outcome such as ``schema.SelectedPermissionOutcome``), or another
-#: policy to delegate this request to.
-PolicyDecision: TypeAlias = "Mapping[str, object] | schema.RequestPermissionOutcome | PermissionPolicy"
-
 _Decide = Callable[[PermissionRequest], Awaitable[JsonObject]]
 
 
@@ -325,6 +320,14 @@ class PermissionPolicy:
 
         name = getattr(function, "__qualname__", repr(function))
         return cls(decide, f"call({name})")
+
+
+#: What a policy callable may return: an ``outcome`` object (a mapping or a
+#: schema outcome such as ``schema.SelectedPermissionOutcome``), or another
+#: policy to delegate this request to.
+PolicyDecision: TypeAlias = (
+    Mapping[str, object] | schema.RequestPermissionOutcome | PermissionPolicy
+)
 
 
 def as_policy(

@@ -15,6 +15,7 @@ kept as base64 under ``"raw"`` instead of ``"message"``.
 from __future__ import annotations
 
 import base64
+import binascii
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,8 +27,8 @@ import msgspec
 __all__ = ["AGENT_TO_CLIENT", "CLIENT_TO_AGENT", "Direction", "Transcript", "TranscriptEntry"]
 
 Direction = Literal["client->agent", "agent->client"]
-CLIENT_TO_AGENT: Final = "client->agent"
-AGENT_TO_CLIENT: Final = "agent->client"
+CLIENT_TO_AGENT: Final[Direction] = "client->agent"
+AGENT_TO_CLIENT: Final[Direction] = "agent->client"
 _DIRECTIONS: Final = frozenset({CLIENT_TO_AGENT, AGENT_TO_CLIENT})
 _DEFAULT_WIDTH: Final = 400
 
@@ -120,7 +121,10 @@ class TranscriptEntry:
         if not isinstance(record.message, msgspec.UnsetType):
             data = bytes(record.message)
         elif isinstance(record.raw, str):
-            data = base64.b64decode(record.raw, validate=True)
+            try:
+                data = base64.b64decode(record.raw, validate=True)
+            except binascii.Error as exc:
+                raise ValueError(f'"raw" is not base64: {exc}') from None
         else:
             raise ValueError('a transcript record needs "message" or "raw"')
         return cls(direction, record.time, data)
