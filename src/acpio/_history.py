@@ -46,6 +46,14 @@ class History(Protocol):
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one sent update into the history."""
 
+    def _fold_terminal_chunk(self, update: schema.TerminalOutputChunk) -> None:
+        # Terminal handles record their bytes directly; this is a chunk sent by hand.
+        try:
+            data = base64.b64decode(update.data, validate=True)
+        except ValueError:
+            return  # a client drops a chunk it cannot decode
+        self.record_terminal_output(update.terminal_id, data)
+
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append raw terminal bytes (sent as ``terminal_output_chunk``)."""
 
@@ -155,6 +163,7 @@ class InMemoryHistory:
             schema.ToolCallContentChunk: self._fold_content_chunk,
             schema.ToolCallUpdate: self._merge_tool_call,
             schema.TerminalUpdate: self._merge_terminal,
+            schema.TerminalOutputChunk: self._fold_terminal_chunk,
             schema.PlanUpdate: self._fold_plan,
             schema.UserMessageChunk: self._fold_chunk,
             schema.AgentMessageChunk: self._fold_chunk,
@@ -315,6 +324,14 @@ class InMemoryHistory:
             self._add(key, current)
         assert isinstance(current, _Terminal)
         return current
+
+    def _fold_terminal_chunk(self, update: schema.TerminalOutputChunk) -> None:
+        # Terminal handles record their bytes directly; this is a chunk sent by hand.
+        try:
+            data = base64.b64decode(update.data, validate=True)
+        except ValueError:
+            return  # a client drops a chunk it cannot decode
+        self.record_terminal_output(update.terminal_id, data)
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append streamed terminal bytes, keeping the newest ``terminal_bytes``."""
