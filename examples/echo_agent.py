@@ -2,13 +2,15 @@
 
 Run it as ``python examples/echo_agent.py``; it speaks ACP (draft v2) over
 stdin and stdout, so any ACP client can launch it. Everything protocol-shaped
-(initialize, sessions, the prompt lifecycle, cancellation) is done by acpio;
-the agent only answers prompts.
+is done by acpio: ``initialize`` (version negotiation, capabilities),
+sessions (new, list, resume with replay, close), the prompt lifecycle
+(``{messageId}`` at once, ``user_message``, ``running``, then exactly one
+``idle`` with the stop reason), queued prompts and cancellation. The agent
+only answers prompts.
 """
 
 from __future__ import annotations
 
-import anyio
 import anyio.lowlevel
 
 import acpio
@@ -21,15 +23,18 @@ class EchoAgent(acpio.Agent):
     info = acpio.Implementation(name="echo-agent", version="1.0.0", title="Echo agent")
 
     async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        # A prompt is a list of content blocks; text_of joins its text blocks.
         text = acpio.text_of(prompt) or "(the prompt had no text)"
         # A message stream sends agent_message_chunk updates that share one messageId,
         # so the client shows them as a single growing message.
         stream = session.message_stream()
         for index, word in enumerate(text.split(" ")):
             await stream.write(word if index == 0 else " " + word)
-            # A checkpoint between chunks: session/cancel interrupts the turn here,
-            # and acpio then reports the turn as cancelled.
+            # Sending returns at once while the client keeps up, so yield here:
+            # session/cancel interrupts the turn at this point, and acpio then
+            # reports it cancelled (nothing of it is sent after that).
             await anyio.lowlevel.checkpoint()
+        # The stop reason of the turn; acpio sends it on the final idle state_update.
         return "end_turn"
 
 

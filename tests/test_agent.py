@@ -99,7 +99,8 @@ async def test_a_version_1_client_gets_the_version_error_not_a_params_error() ->
 
 
 @pytest.mark.parametrize(
-    "version", ["2", 2.0, 2.5, True, None, -1, 65536, [2], {"v": 2}],
+    "version",
+    ["2", 2.0, 2.5, True, None, -1, 65536, [2], {"v": 2}],
     ids=["string", "float", "fraction", "bool", "null", "negative", "too-big", "list", "object"],
 )
 async def test_a_version_that_is_not_a_uint16_is_invalid_params(version: object) -> None:
@@ -180,7 +181,7 @@ async def test_client_info_and_capabilities_are_stored_and_malformed_ones_defaul
 
 async def test_auth_methods_are_advertised_and_served() -> None:
     class Guarded(Plain):
-        auth_methods = [schema.AuthMethodAgent(method_id="token", name="Token")]
+        auth_methods = (schema.AuthMethodAgent(method_id="token", name="Token"),)
 
         def __init__(self) -> None:
             super().__init__()
@@ -240,12 +241,11 @@ async def test_meta_and_unknown_fields_are_accepted_everywhere(tmp_path: Path) -
             "session/prompt", {"sessionId": session_id, "prompt": prompt, **meta}
         )
         assert isinstance(accepted, dict) and "messageId" in accepted
-        session = await client.wait_for(
-            lambda: (s := client.sessions.get(session_id)) is not None
-            and s.view.stop_reasons
-            and s,
+        await client.wait_for(
+            lambda: session_id in client.sessions and client.sessions[session_id].view.stop_reasons,
             what="the idle",
         )
+        session = client.sessions[session_id]
         assert session.view.agent_text == "hello"
         await client.request("session/list", {**meta})
         await client.notify("session/cancel", {"sessionId": session_id, **meta})
@@ -293,7 +293,7 @@ async def test_serve_returns_when_the_client_goes_away_and_cancels_work() -> Non
             return None
 
     client_side, agent_side = acpio.memory_stream_pair()
-    requests = [
+    requests: list[dict[str, object]] = [
         {"protocolVersion": 2, "info": CLIENT_INFO},
         {"cwd": "/tmp", "mcpServers": []},
     ]
@@ -316,9 +316,11 @@ async def test_serve_returns_when_the_client_goes_away_and_cancels_work() -> Non
             await send(2, "session/new", requests[1])
             await read_until(b'"id":2')
             session_id = json.loads(received.splitlines()[-1])["result"]["sessionId"]
-            await send(3, "session/prompt", {
-                "sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]
-            })
+            await send(
+                3,
+                "session/prompt",
+                {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]},
+            )
             await started.wait()
             # The client closes its side (end of the agent's input) but still reads.
             await client_side.send.aclose()
@@ -330,7 +332,9 @@ async def test_serve_returns_when_the_client_goes_away_and_cancels_work() -> Non
     assert unwound.is_set()
     last = json.loads(received.splitlines()[-1])
     assert last["params"]["update"] == {
-        "sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
     }
 
 
@@ -383,7 +387,7 @@ class RawAgent:
                 assert self._buffer == b"", self._buffer  # nothing but whole lines
                 return None
         line, self._buffer = self._buffer.split(b"\n", 1)
-        message = json.loads(line)  # every line on stdout is JSON
+        message: dict[str, object] = json.loads(line)  # every line on stdout is JSON
         self.lines.append(message)
         return message
 
@@ -424,13 +428,15 @@ def _update(message: dict[str, object]) -> dict[str, object]:
 async def _spawn(tmp_path: Path, backend: str) -> anyio.abc.Process:
     script = tmp_path / "waiter.py"
     script.write_text(textwrap.dedent(AGENT_SCRIPT))
-    return await anyio.open_process(
-        [sys.executable, os.fspath(script), backend],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=(tmp_path / "stderr.txt").open("wb"),
-        start_new_session=True,
-    )
+    with (tmp_path / "stderr.txt").open("wb") as stderr:
+        # The child keeps its own copy of the file descriptor.
+        return await anyio.open_process(
+            [sys.executable, os.fspath(script), backend],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+        )
 
 
 def _last_state(lines: list[dict[str, object]]) -> dict[str, object]:
@@ -458,7 +464,6 @@ async def test_run_shuts_down_cleanly_with_a_turn_running(
         with anyio.fail_after(15):
             agent = RawAgent(process)
             session_id = await agent.start_turn(tmp_path, mode)
-            await agent.read_until(lambda m: m.get("id") == 3 or _update(m).get("state") == "running")
             if how == "stdin-closed":
                 assert process.stdin is not None
                 await process.stdin.aclose()
@@ -472,11 +477,14 @@ async def test_run_shuts_down_cleanly_with_a_turn_running(
         last = rest[-1]
         assert last["params"]["sessionId"] == session_id  # type: ignore[index]
         assert _update(last) == {
-            "sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "cancelled",
         }
         assert _last_state(agent.lines)["stopReason"] == "cancelled"
         assert "a stray print goes to stderr" in (tmp_path / "stderr.txt").read_text()
     finally:
         if process.returncode is None:
             process.kill()
-            await process.wait()
+        with anyio.CancelScope(shield=True):
+            await process.aclose()

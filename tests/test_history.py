@@ -44,25 +44,41 @@ def displayed(view: SessionView) -> dict[str, object]:
         "messages": [(m.role, m.message_id, plain(m.content), m.meta) for m in view.messages],
         "tool_calls": {
             call.id: (
-                call.title, call.name, call.kind, call.status, plain(call.content),
-                plain(call.locations), call.raw_input, call.raw_output, plain(call.capabilities),
+                call.title,
+                call.name,
+                call.kind,
+                call.status,
+                plain(call.content),
+                plain(call.locations),
+                call.raw_input,
+                call.raw_output,
+                plain(call.capabilities),
                 call.meta,
             )
             for call in view.tool_calls.values()
         },
         "terminals": {
-            t.id: (t.command, t.cwd, plain(t.size), plain(t.capabilities), plain(t.exit_status),
-                   t.meta, t.output)
+            t.id: (
+                t.command,
+                t.cwd,
+                plain(t.size),
+                plain(t.capabilities),
+                plain(t.exit_status),
+                t.meta,
+                t.output,
+            )
             for t in view.terminals.values()
         },
         "plans": {p.plan_id: plain(p.content) for p in view.plans.values()},
-        "usage": None if view.usage is None else (view.usage.used, view.usage.size,
-                                                  plain(view.usage.cost)),
+        "usage": None
+        if view.usage is None
+        else (view.usage.used, view.usage.size, plain(view.usage.cost)),
         "info": (view.info.title, view.info.updated_at, view.info.meta),
         "commands": plain(view.available_commands),
         "config": plain(view.config_options),
-        "compactions": {c.compaction_id: (c.status, plain(c.summary)) for c in
-                        view.compactions.values()},
+        "compactions": {
+            c.compaction_id: (c.status, plain(c.summary)) for c in view.compactions.values()
+        },
         "unknown": [u.raw for u in view.unknown_updates],
     }
 
@@ -95,8 +111,12 @@ def rich_updates() -> Iterator[schema.SessionUpdate]:
         )
     )
     yield schema.ToolCallUpdate(
-        tool_call_id="c1", title="Edit", kind="edit", status="pending",
-        locations=[schema.ToolCallLocation(path="/w/a.py", line=3)], raw_input={"x": 1},
+        tool_call_id="c1",
+        title="Edit",
+        kind="edit",
+        status="pending",
+        locations=[schema.ToolCallLocation(path="/w/a.py", line=3)],
+        raw_input={"x": 1},
         capabilities=schema.ToolCallCapabilities(cancel=schema.ToolCallCancelCapabilities()),
         meta={"keep": True, "drop": True},
     )
@@ -104,21 +124,32 @@ def rich_updates() -> Iterator[schema.SessionUpdate]:
         tool_call_id="c1", content=schema.Content(content=text("one"))
     )
     yield schema.ToolCallUpdate(
-        tool_call_id="c1", status="in_progress",
-        content=[schema.Content(content=text("replaced"))], meta={"drop": None},
+        tool_call_id="c1",
+        status="in_progress",
+        content=[schema.Content(content=text("replaced"))],
+        meta={"drop": None},
     )
     yield schema.ToolCallContentChunk(tool_call_id="c1", content=schema.Terminal(terminal_id="t1"))
-    yield schema.TerminalUpdate(terminal_id="t1", command="make", cwd="/w",
-                                size=schema.TerminalSize(cols=80, rows=24))
+    yield schema.TerminalUpdate(
+        terminal_id="t1", command="make", cwd="/w", size=schema.TerminalSize(cols=80, rows=24)
+    )
     yield schema.TerminalOutputChunk(terminal_id="t1", data=b64(b"noise\xe2"))
     yield schema.TerminalUpdate(terminal_id="t1", output=schema.TerminalOutput(data=b64(b"snap ")))
     yield schema.TerminalOutputChunk(terminal_id="t1", data=b64(b"\xe2\x82\xac tail"))
-    yield schema.TerminalUpdate(terminal_id="t1",
-                                exit_status=schema.TerminalExitStatus(exit_code=2))
-    yield schema.ToolCallUpdate(tool_call_id="c1", status="failed", title=None,
-                                raw_output={"code": 2}, capabilities=None)
-    yield schema.ToolCallUpdate(tool_call_id="c2", title="Read", kind="read", status="completed",
-                                content=None, locations=None)
+    yield schema.TerminalUpdate(
+        terminal_id="t1", exit_status=schema.TerminalExitStatus(exit_code=2)
+    )
+    yield schema.ToolCallUpdate(
+        tool_call_id="c1", status="failed", title=None, raw_output={"code": 2}, capabilities=None
+    )
+    yield schema.ToolCallUpdate(
+        tool_call_id="c2",
+        title="Read",
+        kind="read",
+        status="completed",
+        content=None,
+        locations=None,
+    )
     yield schema.Notice(severity="info", title="live only")
     yield schema.PlanUpdate(
         plan=schema.PlanItems(
@@ -190,11 +221,15 @@ def test_limits_keep_the_newest() -> None:
     history.record_terminal_output("t", b"0123456789")
     history.record(schema.ToolCallUpdate(tool_call_id="c", title="x"))
     for word in ("a", "b", "c"):
-        history.record(schema.ToolCallContentChunk(
-            tool_call_id="c", content=schema.Content(content=text(word))
-        ))
+        history.record(
+            schema.ToolCallContentChunk(
+                tool_call_id="c", content=schema.Content(content=text(word))
+            )
+        )
     terminal, call = history.replay()
-    assert isinstance(terminal, schema.TerminalUpdate) and isinstance(terminal.output, schema.TerminalOutput)
+    assert isinstance(terminal, schema.TerminalUpdate) and isinstance(
+        terminal.output, schema.TerminalOutput
+    )
     assert base64.b64decode(terminal.output.data) == b"23456789"
     assert isinstance(call, schema.ToolCallUpdate) and isinstance(call.content, list)
     assert [item.content.text for item in call.content] == ["b", "c"]  # type: ignore[union-attr]
@@ -203,11 +238,15 @@ def test_limits_keep_the_newest() -> None:
     history.record(schema.AgentMessage(message_id="m", content=[text("hi")]))
     history.record(schema.ToolCallUpdate(tool_call_id="c", status="completed"))
     assert [type(u).__name__ for u in history.replay()] == [
-        "TerminalUpdate", "ToolCallUpdate", "AgentMessage"
+        "TerminalUpdate",
+        "ToolCallUpdate",
+        "AgentMessage",
     ]
     history.record(schema.AgentMessage(message_id="n", content=[text("new")]))
     assert [type(u).__name__ for u in history.replay()] == [
-        "ToolCallUpdate", "AgentMessage", "AgentMessage"
+        "ToolCallUpdate",
+        "AgentMessage",
+        "AgentMessage",
     ]
 
 
@@ -257,12 +296,16 @@ class Worker(acpio.Agent):
             await stream.write(word)
         await session.plan([schema.PlanEntry(content="edit", priority="high", status="pending")])
         async with session.tool_call(
-            "Edit file", kind="edit", locations=[os.path.join(session.cwd, "f.txt")],
-            raw_input={"path": "f.txt"}, cancellable=True,
+            "Edit file",
+            kind="edit",
+            locations=[os.path.join(session.cwd, "f.txt")],
+            raw_input={"path": "f.txt"},
+            cancellable=True,
         ) as call:
             await call.append_text("working")
-            await call.update(content=[acpio.file_diff(os.path.join(session.cwd, "f.txt"),
-                                                       "old\n", "new\n")])
+            await call.update(
+                content=[acpio.file_diff(os.path.join(session.cwd, "f.txt"), "old\n", "new\n")]
+            )
             terminal = await call.terminal(command="check", cwd=session.cwd)
             await terminal.write(b"line 1\n")
             await terminal.write(b"line 2\n")
@@ -399,7 +442,9 @@ class ListStore:
     def __init__(self) -> None:
         self.records: dict[str, acpio.SessionRecord] = {}
 
-    def create(self, session_id: str, cwd: str, additional_directories: list[str]) -> acpio.SessionRecord:
+    def create(
+        self, session_id: str, cwd: str, additional_directories: list[str]
+    ) -> acpio.SessionRecord:
         record = acpio.SessionRecord(session_id, cwd, additional_directories, ListHistory())
         self.records[session_id] = record
         return record

@@ -7,7 +7,9 @@ and asserts on the messages in the order the agent wrote them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 import anyio
 import pytest
@@ -64,9 +66,12 @@ def request_ids(client: MockClient, method: str) -> list[object]:
     ids = []
     for entry in client.transcript:
         message = entry.message
-        if entry.direction == "client->agent" and isinstance(message, dict):
-            if message.get("method") == method:
-                ids.append(message["id"])
+        if (
+            entry.direction == "client->agent"
+            and isinstance(message, dict)
+            and message.get("method") == method
+        ):
+            ids.append(message["id"])
     return ids
 
 
@@ -112,7 +117,6 @@ async def test_prompt_lifecycle_order_on_the_wire() -> None:
         await stream.write("thinking")
         await stream.write(" more")
         await session.plan([schema.PlanEntry(content="step", priority="high", status="pending")])
-        return None
 
     async with MockClient(Scripted(script)) as client:
         session = await client.new_session()
@@ -155,18 +159,24 @@ async def test_nothing_of_a_turn_precedes_its_prompt_response() -> None:
         await session.prompt("two")
         ids = request_ids(client, "session/prompt")
         messages = agent_messages(client)
-    responses = [
-        i for i, m in enumerate(messages) if "method" not in m and m.get("id") in ids
+    responses = [i for i, m in enumerate(messages) if "method" not in m and m.get("id") in ids]
+    user_messages = [
+        i for i, m in enumerate(messages) if "method" in m and describe(m) == "user_message"
     ]
-    user_messages = [i for i, m in enumerate(messages) if "method" in m and describe(m) == "user_message"]
     assert len(responses) == len(user_messages) == 2
     assert all(r < u for r, u in zip(responses, user_messages, strict=True))
 
 
 @pytest.mark.parametrize(
     ("returned", "expected"),
-    [(None, "end_turn"), ("end_turn", "end_turn"), ("max_tokens", "max_tokens"),
-     ("max_turn_requests", "max_turn_requests"), ("refusal", "refusal"), ("_paused", "_paused")],
+    [
+        (None, "end_turn"),
+        ("end_turn", "end_turn"),
+        ("max_tokens", "max_tokens"),
+        ("max_turn_requests", "max_turn_requests"),
+        ("refusal", "refusal"),
+        ("_paused", "_paused"),
+    ],
 )
 async def test_the_handler_return_value_is_the_stop_reason(
     returned: str | None, expected: str
@@ -393,7 +403,7 @@ async def test_a_prompt_sent_while_busy_is_queued_and_runs_after_the_idle() -> N
 
     async with MockClient(Scripted(script)) as client:
         session = await client.new_session()
-        first = await session.start_prompt("first")
+        await session.start_prompt("first")
         await first_started.wait()
         second = await session.start_prompt("second")
         # Accepted at once: its user message is in the conversation while "first" runs.
@@ -539,7 +549,64 @@ async def test_two_sessions_on_one_connection_do_not_affect_each_other() -> None
         assert steady.view.stop_reasons == ["end_turn"]
         assert troubled.view.stop_reasons == ["error", "cancelled"]
         assert all(
-            u.stop_reason != "error" for u in steady.updates if isinstance(u, schema.IdleStateUpdate)
+            u.stop_reason != "error"
+            for u in steady.updates
+            if isinstance(u, schema.IdleStateUpdate)
         )
         assert client.violations == []
         release_hang.set()  # in-process, a task that never ends would keep the test alive
+
+
+# --------------------------------------------------------------------------- races
+
+
+class WireRecorder:
+    """Stands in for the connection below a Session: keeps every line it is given."""
+
+    def __init__(self) -> None:
+        self.updates: list[dict[str, object]] = []
+
+    @property
+    def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
+        return self.send_line
+
+    async def send_line(self, line: bytes) -> None:
+        self.updates.append(json.loads(line)["params"]["update"])
+
+
+async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> None:
+    # Over a real connection this window is too short to hit on purpose: the
+    # prompt was answered, its runner is scheduled but has not run, and the
+    # cancel arrives. The client must still see the turn start and end.
+    calls: list[str] = []
+
+    async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+        calls.append(acpio.text_of(prompt))
+
+    recorder = WireRecorder()
+    async with anyio.create_task_group() as group:
+        session = acpio.Session(
+            "s1",
+            "/tmp",
+            connection=cast(acpio.Connection, recorder),
+            task_group=group,
+            history=acpio.InMemoryHistory(),
+            prompt_handler=handler,
+        )
+        work = session._accept_prompt([schema.TextContent(text="hi")])
+        queued = session._accept_prompt([schema.TextContent(text="queued")])
+        session._prompt_responded(work)
+        session._prompt_responded(queued)
+        await session.cancel()
+        with anyio.fail_after(5):
+            await session.wait_idle()
+    assert [
+        (u["sessionUpdate"], u.get("state"), u.get("stopReason")) for u in recorder.updates
+    ] == [
+        ("user_message", None, None),
+        ("user_message", None, None),
+        ("state_update", "running", None),
+        ("state_update", "idle", "cancelled"),
+    ]
+    assert calls == []
+    assert session.state == "idle" and not session.busy

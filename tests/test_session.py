@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 
 import acpio
@@ -41,7 +42,9 @@ class Talker(acpio.Agent):
             await anyio.sleep_forever()
         if text == "all":
             await session.message("whole message")
-            await session.message([schema.TextContent(text="two"), schema.TextContent(text=" blocks")])
+            await session.message(
+                [schema.TextContent(text="two"), schema.TextContent(text=" blocks")]
+            )
             stream = session.message_stream()
             await stream.write("streamed")
             await stream.write(schema.TextContent(text=" answer"))
@@ -93,7 +96,10 @@ async def test_new_sessions_get_unique_ids_and_keep_their_directories(tmp_path: 
     [
         ({"cwd": "relative/dir", "mcpServers": []}, "cwd"),
         ({"cwd": "", "mcpServers": []}, "cwd"),
-        ({"cwd": "/abs", "additionalDirectories": ["rel"], "mcpServers": []}, "additionalDirectories"),
+        (
+            {"cwd": "/abs", "additionalDirectories": ["rel"], "mcpServers": []},
+            "additionalDirectories",
+        ),
         (
             {"cwd": "/abs", "mcpServers": [{"type": "stdio", "name": "m", "command": "bin/mcp"}]},
             "command",
@@ -101,7 +107,14 @@ async def test_new_sessions_get_unique_ids_and_keep_their_directories(tmp_path: 
         ({"mcpServers": []}, "cwd"),
         ({"cwd": 7, "mcpServers": []}, "cwd"),
     ],
-    ids=["relative-cwd", "empty-cwd", "relative-extra-dir", "relative-mcp-command", "no-cwd", "int"],
+    ids=[
+        "relative-cwd",
+        "empty-cwd",
+        "relative-extra-dir",
+        "relative-mcp-command",
+        "no-cwd",
+        "int",
+    ],
 )
 async def test_new_session_rejects_relative_or_missing_paths(
     params: dict[str, object], field: str
@@ -147,7 +160,7 @@ async def test_list_filters_by_cwd_and_pages(tmp_path: Path) -> None:
         assert len(everything.sessions) == 100
         assert isinstance(everything.next_cursor, str)
         rest = await client.list_sessions(cursor=everything.next_cursor)
-        assert rest.next_cursor is msgspec_unset()
+        assert rest.next_cursor is msgspec.UNSET
         listed = {s.session_id for s in everything.sessions} | {s.session_id for s in rest.sessions}
         assert listed == {s.id for s in mine} | {theirs.id}
         assert all(s.updated_at for s in everything.sessions)
@@ -160,12 +173,6 @@ async def test_list_filters_by_cwd_and_pages(tmp_path: Path) -> None:
 
         await expect_error(-32602, client.list_sessions(cwd="relative"))
         await expect_error(-32602, client.list_sessions(cursor="not-a-cursor"))
-
-
-def msgspec_unset() -> object:
-    import msgspec
-
-    return msgspec.UNSET
 
 
 async def test_list_shows_the_most_recently_prompted_session_first() -> None:

@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar, Final, TypeVar
 
 import anyio
@@ -95,7 +95,7 @@ class Agent:
         name="acpio-agent", version="0.0.0"
     )
     prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
-    auth_methods: ClassVar[list[schema.AuthMethod] | None] = None
+    auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
 
     client_info: schema.Implementation | None = None
     client_capabilities: schema.ClientCapabilities | None = None
@@ -434,16 +434,17 @@ class _AgentServer:
             return schema.CloseSessionResponse()
         with anyio.CancelScope(shield=True):
             await session.close()
-        self.sessions.pop(session.id, None)
+        self._forget(session)
         await self.agent.on_close_session(session)
         return schema.CloseSessionResponse()
 
     async def _delete_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.DeleteSessionRequest)
-        session = self.sessions.pop(request.session_id, None)
+        session = self.sessions.get(request.session_id)
         if session is not None:
             with anyio.CancelScope(shield=True):
                 await session.close()
+            self._forget(session)
         if not self.store.delete(request.session_id) and session is None:
             raise RequestError.session_not_found(request.session_id)
         return schema.DeleteSessionResponse()
@@ -497,6 +498,11 @@ class _AgentServer:
                 f"terminal {request.terminal_id!r} has no running process to cancel"
             )
         return schema.CancelTerminalResponse()
+
+    def _forget(self, session: Session) -> None:
+        # A resume during the close may already have put a fresh session in its place.
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
 
     def _active(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -567,8 +573,16 @@ async def _serve(
     store: SessionStore | None = None,
     limits: AgentLimits | None = None,
     on_shutdown: Callable[[], None] | None = None,
+    stop: anyio.CancelScope | None = None,
 ) -> None:
+    """:func:`serve`, plus a hook called when shutdown begins and a scope that starts it.
+
+    Cancelling ``stop`` shuts down exactly as if the client had closed the
+    connection: work is cancelled and reported while the connection still
+    writes (the work itself is not cancelled from outside).
+    """
     limits = limits or AgentLimits()
+    stop = stop if stop is not None else anyio.CancelScope()
     try:
         async with anyio.create_task_group() as work_group:
             server = _AgentServer(agent, work_group, store or InMemorySessionStore(), limits)
@@ -583,7 +597,8 @@ async def _serve(
                 ) as connection:
                     server.bind(connection)
                     try:
-                        await connection.wait_closed()
+                        with stop:
+                            await connection.wait_closed()
                     finally:
                         if on_shutdown is not None:
                             on_shutdown()
@@ -623,17 +638,27 @@ def run(
 
 
 async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:
-    # Shielded from the signal watcher's cancellation; cancelled once serving is over.
+    # Shielded from the group's cancellation; cancelled once serving is over.
     deadline = anyio.CancelScope(shield=True)
+    stop = anyio.CancelScope()
     async with anyio.create_task_group() as group:
-        group.start_soon(_watch_signals, group.cancel_scope)
+        # A signal stops serving the way a closed stdin does; cancelling the
+        # whole group instead would kill the work before it could report idle.
+        group.start_soon(_watch_signals, stop)
 
         def shutting_down() -> None:
             group.start_soon(_exit_if_stuck, deadline, limits.shutdown_grace + EXIT_GRACE)
 
         try:
             async with stdio_streams() as streams:
-                await _serve(agent, streams, store=store, limits=limits, on_shutdown=shutting_down)
+                await _serve(
+                    agent,
+                    streams,
+                    store=store,
+                    limits=limits,
+                    on_shutdown=shutting_down,
+                    stop=stop,
+                )
         finally:
             deadline.cancel()
         group.cancel_scope.cancel()

@@ -41,18 +41,16 @@ __all__ = [
 
 
 class History(Protocol):
-    """What a session records of itself so that it can be replayed."""
+    """What a session records of itself so that ``session/resume`` can replay it.
+
+    Implement it (with a :class:`SessionStore`) to keep sessions elsewhere than
+    in memory: ``record`` is called for every update the session sends (keep it
+    cheap), ``record_terminal_output`` for every terminal chunk's raw bytes, and
+    ``replay`` must give updates that rebuild what an editor displayed.
+    """
 
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one sent update into the history."""
-
-    def _fold_terminal_chunk(self, update: schema.TerminalOutputChunk) -> None:
-        # Terminal handles record their bytes directly; this is a chunk sent by hand.
-        try:
-            data = base64.b64decode(update.data, validate=True)
-        except ValueError:
-            return  # a client drops a chunk it cannot decode
-        self.record_terminal_output(update.terminal_id, data)
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append raw terminal bytes (sent as ``terminal_output_chunk``)."""

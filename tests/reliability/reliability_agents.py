@@ -6,7 +6,9 @@ every scenario: ``chunks N SIZE`` streams N message chunks of SIZE bytes
 until cancelled, ``terminal N SIZE`` streams N terminal writes, ``raise``
 fails, ``hang`` waits until cancelled, ``stubborn TENTHS`` ignores
 cancellation that many tenths of a second, ``permission`` asks once and reports the outcome,
-``permissions K`` asks K times at once in one tool call. Every call records
+``permissions K`` asks K times at once in one tool call, ``guarded PATH``
+appends a line to PATH only when allowed (with option ids unique to each
+request). Every call records
 what it sent in :attr:`ScriptAgent.sent`, so tests compare it with what arrived.
 
 Extension requests: ``_echo`` answers its params, ``_hang`` waits until
@@ -46,6 +48,7 @@ class ScriptAgent(acpio.Agent):
         self.sent: dict[str, Ledger] = defaultdict(Ledger)
         self.started = anyio.Event()
         self.progress = 0  # chunks sent by ``chunks``/``forever`` so far, all sessions
+        self.requests = 0  # permission requests made by ``guarded``
 
     async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
         self.started.set()
@@ -98,6 +101,20 @@ class ScriptAgent(acpio.Agent):
                 ledger.outcomes.append(outcome.kind if not outcome.allowed else "allowed")
                 await session.message(f"outcome {outcome.kind} allowed={outcome.allowed}")
             ledger.tool_calls[call.id] = call.status
+        elif verb == "guarded":
+            # Fresh option ids in every request: an answer naming another request's
+            # option must not count.
+            self.requests += 1
+            options = (
+                acpio.permission.option(f"allow-{self.requests}", "Allow", "allow_once"),
+                acpio.permission.option(f"reject-{self.requests}", "Reject", "reject_once"),
+            )
+            async with session.tool_call(f"append to {args[0]}", kind="edit") as call:
+                outcome = await call.request_permission(options)
+                if outcome.allowed:
+                    with open(args[0], "a") as file:  # noqa: ASYNC230 - tiny, test only
+                        file.write("ran\n")
+                ledger.outcomes.append("allowed" if outcome.allowed else outcome.kind)
         elif verb == "permissions":
             count = numbers[0]
             async with session.tool_call("many", kind="execute") as call:
@@ -128,7 +145,7 @@ class ScriptAgent(acpio.Agent):
             raise RuntimeError("boom from an extension method")
         if method == "_stubborn":
             with anyio.CancelScope(shield=True):
-                await anyio.sleep(1.0)
+                await anyio.sleep(0.3)
             return "finished anyway"
         raise acpio.RequestError.method_not_found(method)
 
@@ -136,6 +153,16 @@ class ScriptAgent(acpio.Agent):
 AGENTS: dict[str, type[acpio.Agent]] = {"script": ScriptAgent}
 
 
+def main(argv: list[str]) -> None:
+    """``NAME BACKEND [--recursion-limit N] [--shutdown-grace SECONDS]``."""
+    name, backend, *rest = argv
+    options = dict(zip(rest[::2], rest[1::2], strict=True))
+    if "--recursion-limit" in options:
+        # Programs do raise it; the agent must then still refuse deep input safely.
+        sys.setrecursionlimit(int(options["--recursion-limit"]))
+    limits = acpio.AgentLimits(shutdown_grace=float(options.get("--shutdown-grace", 2.0)))
+    acpio.run(AGENTS[name](), backend=backend, limits=limits)
+
+
 if __name__ == "__main__":
-    name, backend = sys.argv[1], sys.argv[2]
-    acpio.run(AGENTS[name](), backend=backend)
+    main(sys.argv[1:])

@@ -27,7 +27,7 @@ import anyio.abc
 import msgspec
 
 import acpio
-from acpio._transport import LineReader, StreamPair, process_streams
+from acpio._transport import LineReader, StreamPair, _FdReceiveStream
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -110,6 +110,7 @@ class WireClient:
         self.raw_lines: list[bytes] = []
         self.transcript: list[tuple[str, bytes]] = []
         self.own_ids: set[str] = set()  # the ids this client chose itself
+        self._claimed: set[int] = set()  # indexes of responses already returned
         self._next_id = 0
         self.eof = False
         self.input_closed = False
@@ -181,10 +182,29 @@ class WireClient:
             if predicate(message):
                 return message
 
+    async def claim(self, predicate: Callable[[Json], bool]) -> Json:
+        """The first message satisfying ``predicate`` not claimed before, read earlier or now.
+
+        Waiting for several things in any order never loses one that arrived
+        while waiting for another.
+        """
+        for index, message in enumerate(self.received):
+            if index not in self._claimed and predicate(message):
+                self._claimed.add(index)
+                return message
+        message = await self.receive_until(predicate)
+        self._claimed.add(len(self.received) - 1)
+        return message
+
     async def response(self, request_id: Json) -> Json:
-        """Read until the response to ``request_id``; return it (result or error object)."""
-        return await self.receive_until(
-            lambda m: isinstance(m, dict) and "method" not in m and m.get("id") == request_id
+        """The response to ``request_id`` (result or error object), read before or now."""
+        return await self.claim(
+            lambda message: (
+                isinstance(message, dict)
+                and "method" not in message
+                and message.get("id") == request_id
+                and type(message.get("id")) is type(request_id)
+            )
         )
 
     async def call(self, method: str, params: Json = None) -> Json:
@@ -223,11 +243,11 @@ class WireClient:
 
     async def wait_idle(self, session_id: str) -> Json:
         """Read until the session reports idle; return that update."""
-        message = await self.receive_until(lambda m: is_idle(m, session_id))
+        message = await self.claim(lambda m: is_idle(m, session_id))
         return message["params"]["update"]
 
     async def wait_permission_request(self) -> Json:
-        return await self.receive_until(
+        return await self.claim(
             lambda m: isinstance(m, dict) and m.get("method") == "session/request_permission"
         )
 
@@ -324,10 +344,17 @@ class Spawned:
     process: anyio.abc.Process
     client: WireClient
     stderr: bytearray
+    stdout_fd: int
 
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def break_stdout(self) -> None:
+        """Close our end of the agent's stdout: its next write fails (EPIPE)."""
+        if self.stdout_fd >= 0:
+            os.close(self.stdout_fd)
+            self.stdout_fd = -1
 
 
 def agent_command(name: str, backend: str, *args: str) -> list[str]:
@@ -343,12 +370,23 @@ def example_command(name: str) -> list[str]:
 async def spawned(
     command: Sequence[str], *, cwd: str | os.PathLike[str] | None = None
 ) -> AsyncIterator[Spawned]:
-    """Start an agent subprocess; on exit make sure it is gone (killed if need be)."""
+    """Start an agent subprocess; on exit make sure it is gone (killed if need be).
+
+    Its stdout is a pipe this harness owns, so that a test can really close
+    it (anyio's process streams do not close the pipe on every backend).
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(REPO / "src"), str(HERE), env.get("PYTHONPATH", "")]
     ).rstrip(os.pathsep)
-    process = await anyio.open_process(list(command), cwd=cwd, env=env)
+    read_fd, write_fd = os.pipe()
+    try:
+        process = await anyio.open_process(list(command), cwd=cwd, env=env, stdout=write_fd)
+    except BaseException:
+        os.close(read_fd)
+        raise
+    finally:
+        os.close(write_fd)
     stderr = bytearray()
 
     async def pump() -> None:
@@ -357,7 +395,9 @@ async def spawned(
             async for chunk in process.stderr:
                 stderr.extend(chunk)
 
-    state = Spawned(process, WireClient(process_streams(process)), stderr)
+    assert process.stdin is not None
+    streams = StreamPair(_FdReceiveStream(read_fd), process.stdin)
+    state = Spawned(process, WireClient(streams), stderr, read_fd)
     async with anyio.create_task_group() as group:
         group.start_soon(pump)
         try:
@@ -368,14 +408,10 @@ async def spawned(
                     with contextlib.suppress(ProcessLookupError):
                         process.kill()
                 await process.wait()
+                await streams.receive.aclose()
+                state.break_stdout()
                 with contextlib.suppress(Exception):
                     await process.aclose()
-
-
-async def wait_exit(spawned_agent: Spawned, timeout: float) -> int:
-    """Wait for the agent process to exit on its own; return its exit code."""
-    with anyio.fail_after(timeout):
-        return await spawned_agent.process.wait()
 
 
 def process_alive(pid: int) -> bool:

@@ -348,14 +348,17 @@ def grammar_json(data: bytes) -> Json:
 
 
 def shallow(data: bytes) -> Json:
-    """The top level of a JSON object too deep to decode, nested values as ``[]``.
+    """The top level of JSON too deep to decode: nested values become ``[]``.
 
-    A plain character loop, independent of the agent's own scanner.
+    Objects keep their members, arrays (batches) their entries, each entry
+    reduced the same way. A plain character loop, independent of the agent's
+    own scanner.
     """
     text = data.decode("utf-8", "replace").strip()
-    if not text.startswith("{"):
+    if not text or text[0] not in "[{":
         return None
-    parts: list[str] = []
+    pieces: list[str] = []  # the text with every value nested too deep cut out
+    cut = 2 if text[0] == "{" else 3  # an array keeps its entries' own members
     depth = 0
     in_string = escaped = False
     start = 1
@@ -372,18 +375,18 @@ def shallow(data: bytes) -> Json:
             in_string = True
         elif char in "[{":
             depth += 1
-            if depth == 2:
-                parts.append(text[start:index] + "[]")
+            if depth == cut:
+                pieces.append(text[start:index] + "[]")
         elif char in "]}":
             depth -= 1
-            if depth == 1:
+            if depth == cut - 1:
                 start = index + 1
             elif depth == 0:
-                parts.append(text[start:index])
+                pieces.append(text[start:index])
                 break
     try:
-        return msgspec.json.decode("{" + "".join(parts) + "}")
-    except msgspec.DecodeError:
+        return json.loads(text[0] + "".join(pieces) + ("}" if text[0] == "{" else "]"))
+    except ValueError:
         return None
 
 

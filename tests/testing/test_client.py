@@ -15,8 +15,10 @@ import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 
 import acpio
@@ -605,6 +607,44 @@ def test_pytest_report_shows_transcript_and_stderr(tmp_path: Path) -> None:
     assert "acp transcript (last" in completed.stdout
     assert "visible in the report" in completed.stdout
     assert "acp agent stderr (return code 0)" in completed.stdout
+
+
+_ASKS_WHEN_TOLD = """
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("method") == "initialize":
+        info = {"name": "asker", "version": "1"}
+        result = {"protocolVersion": 2, "capabilities": {}, "info": info}
+        reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    elif message.get("method") == "_acme/ask":
+        # A request the client does not serve: the client answers -32601 itself.
+        reply = {"jsonrpc": "2.0", "id": "ask-1", "method": "_acme/question", "params": {}}
+    else:
+        continue
+    sys.stdout.write(json.dumps(reply) + "\\n"); sys.stdout.flush()
+"""
+
+
+async def test_lines_the_client_writes_itself_wake_waiters() -> None:
+    def answered() -> dict[str, Any] | None:
+        for entry in client.transcript:
+            message = entry.message
+            sent = entry.direction == "client->agent"
+            if sent and isinstance(message, dict) and message.get("id") == "ask-1":
+                return message
+        return None
+
+    async def wait_for_the_answer(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+        task_status.started()
+        found.append(await client.wait_for(answered, timeout=5, what="the client's answer"))
+
+    found: list[dict[str, Any]] = []
+    async with MockClient(_python(_ASKS_WHEN_TOLD)) as client, anyio.create_task_group() as group:
+        await group.start(wait_for_the_answer)  # parked: nothing arrives until told
+        await client.notify("_acme/ask", {})
+    (answer,) = found
+    assert answer["error"]["code"] == schema.METHOD_NOT_FOUND
 
 
 async def test_waits_are_bounded_and_name_what_they_waited_for() -> None:

@@ -16,16 +16,10 @@ import msgspec
 import pytest
 from jsonschema import Draft202012Validator
 
-from acpio.testing._conformance import (
-    _HINTS,
-    RULES,
-    ConformanceChecker,
-    ConformanceError,
-    Violation,
-    _load_schema,
-    _official,
-    _parse_git_patch,
-)
+from acpio.testing import RULES, ConformanceChecker, ConformanceError, Violation
+from acpio.testing._patch_reader import parse_git_patch
+from acpio.testing._rules import HINTS
+from acpio.testing._schema_check import load_schema, official
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 SESSION = "s1"
@@ -38,6 +32,10 @@ def request(request_id: object, method: str, params: object) -> dict[str, Any]:
 
 def result(request_id: object, value: object) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": value}
+
+
+def error(request_id: object, code: int, message: str = "error") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 def notification(method: str, params: object) -> dict[str, Any]:
@@ -144,7 +142,7 @@ def only(wire: Wire, rule: str, *, final: bool = True) -> list[Violation]:
     assert found, f"expected a {rule} violation"
     assert {violation.rule for violation in found} == {rule}, [str(v) for v in found]
     for violation in found:
-        assert violation.hint == _HINTS[rule]
+        assert violation.hint == HINTS[rule]
         assert violation.raw.strip() or rule == "stdout"  # a blank line is its own raw
     return found
 
@@ -184,7 +182,7 @@ def test_good_session_passes_and_exercises_every_rule() -> None:
 
 
 def test_rules_table_is_complete() -> None:
-    hints = _HINTS
+    hints = HINTS
     assert set(hints) == set(RULES)
     for rule_id, rule in RULES.items():
         assert rule.id == rule_id and rule.description and "\n" not in rule.description
@@ -211,11 +209,89 @@ def test_invalid_utf8_is_not_a_message() -> None:
 # -- jsonrpc -------------------------------------------------------------------------------------
 
 
-def test_jsonrpc_version_and_batches() -> None:
+def test_jsonrpc_version_and_arrays_the_agent_starts() -> None:
     wire = started()
     wire.agent({"jsonrpc": "1.0", "method": "_x/y"})
-    wire.agent([notification("_x/y", {})])
-    assert len(only(wire, "jsonrpc")) == 2
+    wire.agent([notification("_x/y", {})])  # a batch of the agent's own
+    wire.agent([result(1, {"sessionId": "s2"})])  # an array answering no client batch
+    wire.agent([])
+    found = only(wire, "jsonrpc")
+    assert len(found) == 4
+    assert "only responses" in found[1].message
+    assert "no client batch" in found[2].message
+    assert "empty array" in found[3].message
+
+
+def test_array_reply_to_a_client_batch() -> None:
+    wire = started()
+    wire.client(
+        [request(5, "session/list", {}), notification("_x/ping", {}), request("b", "_x/a", {})]
+    )
+    # JSON-RPC 2.0: one array with a response per request, in any order; none for notifications.
+    wire.agent([error("b", -32601, "Method not found"), result(5, {"sessions": []})])
+    # An invalid entry gets an error with id null inside the array.
+    wire.client([request(6, "session/list", {}), 1])
+    wire.agent([result(6, {"sessions": []}), error(None, -32600, "Invalid Request")])
+    clean(wire)
+
+
+def test_array_reply_answers_exactly_the_batch() -> None:
+    wire = started()
+    wire.client([request(5, "session/list", {}), request(6, "session/list", {})])
+    wire.agent([result(5, {"sessions": []})])
+    (missing,) = only(wire, "jsonrpc")  # reported once: not again as never answered
+    assert "no response to session/list (id 6)" in missing.message
+
+    wire = started()
+    wire.client(request(7, "session/list", {}))
+    wire.client([request(8, "session/list", {})])
+    wire.agent([result(8, {"sessions": []}), result(7, {"sessions": []})])
+    wire.agent(result(7, {"sessions": []}))
+    (outside,) = only(wire, "jsonrpc")
+    assert "id 7, which is not a request of that batch" in outside.message
+
+    wire = started()
+    wire.client([request(8, "session/list", {}), request(9, "session/list", {})])
+    wire.agent(
+        [result(8, {"sessions": []}), result(8, {"sessions": []}), result(9, {"sessions": []})]
+    )
+    (twice,) = only(wire, "jsonrpc")
+    assert "answers id 8 twice" in twice.message
+
+    wire = started()
+    wire.client([request(8, "session/list", {})])
+    wire.agent([result(8, {"sessions": []}), error(None, -32600, "Invalid Request")])
+    (stray,) = only(wire, "jsonrpc")
+    assert "id null" in stray.message
+
+
+def test_notification_batches_get_no_reply() -> None:
+    wire = started()
+    wire.client([notification("_x/ping", {}), notification("_x/pong", {})])
+    wire.agent([error(None, -32601, "Method not found")])
+    (violation,) = only(wire, "no-reply-to-notification")
+    assert "batch of notifications" in violation.message
+
+
+def test_empty_batch_gets_one_error_object() -> None:
+    wire = started()
+    wire.client([])
+    wire.agent(error(None, -32600, "Empty batch"))
+    clean(wire)
+    for reply in ([error(None, -32600, "Empty batch")], []):
+        wire = started()
+        wire.client([])
+        wire.agent(reply)
+        (violation,) = only(wire, "jsonrpc")
+        assert "empty" in violation.message
+
+
+def test_batch_refused_as_a_whole() -> None:
+    # Where batches are unsupported (the newest schema defines none), one -32600 refuses it all.
+    wire = started()
+    wire.client([request(5, "session/list", {}), notification("_x/ping", {})])
+    wire.agent(error(None, -32600, "Batches are not supported"))
+    clean(wire)
 
 
 def test_responses_only_to_pending_client_requests_exactly_once() -> None:
@@ -710,7 +786,7 @@ def test_patches_that_match() -> None:
 
 
 def test_git_patch_reader() -> None:
-    sections, problem = _parse_git_patch(
+    sections, problem = parse_git_patch(
         NEW_FILE + "diff --git /p/a.py /p/b.py\nrename from /p/a.py\nrename to /p/b.py\n"
     )
     assert problem is None
@@ -1029,6 +1105,61 @@ def test_idle_crossing_the_cancel_in_flight_is_not_blamed() -> None:
     clean(wire)
 
 
+def test_cancel_before_running_counts() -> None:
+    # The prompt was accepted but its work has not reported running when the cancel is sent.
+    wire = started()
+    wire.prompt(message_id="u1")
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.state("running")
+    wire.client(request(9, "_x/status", {"sessionId": SESSION}))
+    wire.agent(result(9, {}))  # answering a later request proves the cancel was read
+    wire.state("idle", stopReason="end_turn")
+    (violation,) = only(wire, "cancel-silence")
+    assert "'end_turn', not 'cancelled'" in violation.message
+
+
+def test_cancel_before_running_proven_by_blocking_on_the_user() -> None:
+    wire = started()
+    wire.prompt(message_id="u1")
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.state("running")
+    wire.tool_call("c1", title="Delete", kind="delete", status="pending")
+    wire.permission(1, subject={"type": "tool_call", "toolCall": {"toolCallId": "c1"}})
+    wire.state("requires_action")  # blocked: only the client's answer (after the cancel) frees it
+    wire.client(result(1, {"outcome": {"outcome": "selected", "optionId": "o0"}}))
+    wire.state("running")
+    wire.tool_call("c1", status="completed")
+    wire.state("idle", stopReason="end_turn")
+    (violation,) = only(wire, "cancel-silence")
+    assert "'end_turn', not 'cancelled'" in violation.message
+
+
+def test_cancel_before_running_honoured_or_crossed() -> None:
+    wire = started()
+    wire.prompt(message_id="u1")
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.state("running")
+    wire.state("idle", stopReason="cancelled")
+    wire.prompt(message_id="u2")
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.state("running")
+    wire.state("idle", stopReason="end_turn")  # may have been written before the cancel arrived
+    clean(wire)
+
+
+def test_cancel_of_a_prompt_refused_before_insertion_is_forgotten() -> None:
+    wire = started()
+    prompt_id = wire.prompt()
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.agent(error(prompt_id, -32800, "Request cancelled"))
+    wire.prompt(message_id="u2")
+    wire.state("running")
+    wire.client(request(9, "_x/status", {"sessionId": SESSION}))
+    wire.agent(result(9, {}))
+    wire.state("idle", stopReason="end_turn")
+    clean(wire)
+
+
 def test_evidence_that_the_cancel_was_read() -> None:
     wire = running()
     wire.tool_call("c1", title="Run", status="in_progress")
@@ -1323,7 +1454,7 @@ def test_fast_validator_agrees_with_jsonschema() -> None:
     document = json.loads(
         (Path(__file__).parents[2] / "src" / "acpio" / "schema" / "schema.json").read_text()
     )
-    fast = _load_schema(None)
+    fast = load_schema(None)
     cases = [
         (entry["def"], mutated)
         for entry in corpus
@@ -1340,6 +1471,6 @@ def test_fast_validator_agrees_with_jsonschema() -> None:
             )
         expected = reference.is_valid(instance)
         errors = list(fast.validator(name).iter_errors(instance))
-        assert expected == (not any(_official(error) for error in errors)), (name, instance)
+        assert expected == (not any(official(error) for error in errors)), (name, instance)
         checked += 1
     assert checked == 1500

@@ -1,0 +1,149 @@
+"""An agent run as a subprocess for the mock client: started, watched, always stopped.
+
+How this works: the command runs in its own process group with pipes for
+stdin, stdout and stderr; the mock client speaks ACP over stdin/stdout. A task
+reads stderr as it comes, keeping only the last ``stderr_limit`` bytes (and
+the total count), so a chatty agent cannot fill the pipe and stall. Stopping
+is bounded and escalates: the agent gets ``exit_timeout`` seconds to exit on
+its own once its stdin is closed, then SIGTERM and the same time again, then
+SIGKILL for its whole process group (its own children included).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+import anyio
+import anyio.abc
+
+from .._transport import StreamPair, process_streams
+
+__all__ = ("EXIT_TIMEOUT", "STDERR_GRACE", "STDERR_LIMIT", "AgentProcess")
+
+EXIT_TIMEOUT: Final = 5.0
+"""Seconds the agent gets to exit after its input ends, and again after SIGTERM."""
+STDERR_GRACE: Final = 1.0
+"""Seconds to wait for the rest of stderr (or the exit code) once the agent is gone."""
+STDERR_LIMIT: Final = 64 * 1024
+"""How many bytes of the agent's stderr are kept (the last ones)."""
+
+
+class AgentProcess:
+    """One agent command run as a subprocess (see the module docstring)."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stderr_limit: int = STDERR_LIMIT,
+        exit_timeout: float = EXIT_TIMEOUT,
+    ) -> None:
+        self.command: list[str] = list(command)
+        """The command line."""
+        self._cwd = cwd
+        self._env = dict(env) if env is not None else None
+        self._stderr_limit = stderr_limit
+        self._exit_timeout = exit_timeout
+        self._process: anyio.abc.Process | None = None
+        self._stderr = bytearray()
+        self.stderr_total = 0
+        """How many bytes the agent wrote to stderr in all (more than are kept)."""
+        self._stderr_done: anyio.Event | None = None
+
+    @property
+    def stderr(self) -> bytes:
+        """The last ``stderr_limit`` bytes the agent wrote to stderr."""
+        return bytes(self._stderr)
+
+    @property
+    def pid(self) -> int | None:
+        """The process id once started."""
+        return self._process.pid if self._process is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        """The return code once the process exited (negative: killed by that signal)."""
+        return self._process.returncode if self._process is not None else None
+
+    async def start(
+        self, group: anyio.abc.TaskGroup, on_output: Callable[[], None]
+    ) -> StreamPair:
+        """Start the process; its stderr is read in ``group``, calling ``on_output`` after
+        each chunk. Returns the streams to speak ACP over.
+
+        :raises OSError: when the command cannot be started.
+        """
+        self._stderr_done = anyio.Event()
+        process = await anyio.open_process(
+            self.command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self._cwd,
+            env=self._env,
+            start_new_session=True,
+        )
+        self._process = process
+        assert process.stderr is not None
+        group.start_soon(self._pump_stderr, process.stderr, on_output)
+        return process_streams(process)
+
+    async def _pump_stderr(
+        self, stream: anyio.abc.ByteReceiveStream, on_output: Callable[[], None]
+    ) -> None:
+        try:
+            async for chunk in stream:
+                self.stderr_total += len(chunk)
+                self._stderr += chunk
+                if len(self._stderr) > self._stderr_limit:
+                    del self._stderr[: len(self._stderr) - self._stderr_limit]
+                on_output()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            pass
+        finally:
+            assert self._stderr_done is not None
+            self._stderr_done.set()
+
+    async def settle(self) -> None:
+        """Give an agent that closed its stdout a moment to exit and finish its stderr, so a
+        report shows its return code and last words."""
+        if self._process is not None and self._process.returncode is None:
+            with anyio.move_on_after(STDERR_GRACE):
+                await self._process.wait()
+        if self._stderr_done is not None:
+            with anyio.move_on_after(STDERR_GRACE):
+                await self._stderr_done.wait()
+
+    async def stop(self) -> None:
+        """Stop the process: wait for it to exit, then SIGTERM, then SIGKILL (never raises,
+        always bounded). Its stdin must have been closed first."""
+        process = self._process
+        if process is None:
+            return
+        with anyio.move_on_after(self._exit_timeout):
+            await process.wait()
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.terminate()
+            with anyio.move_on_after(self._exit_timeout):
+                await process.wait()
+        if process.returncode is None:
+            # The agent's own children go too: it was started in its own group.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+        # A grandchild may still hold stderr open; do not wait for it forever.
+        if self._stderr_done is not None:
+            with anyio.move_on_after(STDERR_GRACE):
+                await self._stderr_done.wait()
+        with contextlib.suppress(Exception):
+            await process.aclose()

@@ -1,0 +1,391 @@
+"""The test's view of one session and its prompt turns: ClientSession, Turn, TurnResult.
+
+How this works: the mock client folds every ``session/update`` of a session
+into its :class:`ClientSession` in arrival order (``updates``, and the
+editor's ``view``). A turn is found in that list without any bookkeeping in
+the agent's favour: it starts at the ``user_message`` echoing the prompt's
+``messageId`` and ends at the first ``idle`` state update after it. Requests
+and waits go through the client, so they share its deadlines and failures.
+"""
+
+from __future__ import annotations
+
+import bisect
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
+
+import msgspec
+
+from .. import schema
+from ._policy import PermissionRequest
+from ._view import SessionView, TerminalView, ToolCallView
+
+if TYPE_CHECKING:
+    from ._client import MockClient
+
+__all__ = ("ClientSession", "PromptInput", "Turn", "TurnResult", "decoder")
+
+T = TypeVar("T")
+
+PromptInput: TypeAlias = (
+    str
+    | schema.ContentBlock
+    | Mapping[str, object]
+    | Sequence[str | schema.ContentBlock | Mapping[str, object]]
+)
+"""A prompt: text, one content block, or a list of them (raw JSON objects are sent as is)."""
+
+
+# --------------------------------------------------------------------------- turns
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TurnResult:
+    """How one prompt turn ended: the ``idle`` state update that closed it.
+
+    ``updates`` are the session updates of the turn, from the prompt up to
+    and including that idle update. ``stop_reason`` is ``None`` when the idle
+    update carried none; ``error`` is the error object of stop reason
+    ``error``.
+    """
+
+    message_id: str
+    stop_reason: str | None
+    error: schema.Error | None
+    updates: list[schema.SessionUpdate]
+
+    @property
+    def view(self) -> SessionView:
+        """What an editor shows for this turn alone (its updates folded into a fresh view)."""
+        view = SessionView()
+        for update in self.updates:
+            view.apply(update)
+        return view
+
+    @property
+    def text(self) -> str:
+        """The agent's answer text in this turn (thoughts excluded)."""
+        return self.view.agent_text
+
+
+class Turn:
+    """A prompt the agent accepted (``session/prompt`` answered with its ``messageId``).
+
+    :meth:`wait` returns the :class:`TurnResult` once the turn's idle state
+    update arrived: the first ``idle`` after the ``user_message`` that echoes
+    ``message_id``.
+    """
+
+    def __init__(self, session: ClientSession, message_id: str, sent_at: int, accepted_at: int):
+        self.session: Final = session
+        self.message_id: Final = message_id
+        self._sent_at = sent_at
+        self._accepted_at = accepted_at
+
+    def __repr__(self) -> str:
+        return f"<Turn {self.message_id} of session {self.session.id}>"
+
+    @property
+    def result(self) -> TurnResult | None:
+        """The result once the turn ended, else ``None``."""
+        return self.session._turn_result(self)
+
+    @property
+    def done(self) -> bool:
+        """True once the turn's idle state update arrived."""
+        return self.result is not None
+
+    async def wait(self, *, timeout: float | None = None) -> TurnResult:
+        """Wait until the turn reached idle; returns how it ended.
+
+        :raises AgentTimeoutError: when it did not end within ``timeout``
+            seconds (default: the client's timeout).
+        """
+        return await self.session.client._wait_until(
+            lambda: self.session._turn_result(self),
+            timeout,
+            f"the idle state_update ending turn {self.message_id}",
+        )
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def _blocks(content: PromptInput) -> list[object]:
+    if isinstance(content, str):
+        return [schema.TextContent(text=content)]
+    if isinstance(content, Mapping) or not isinstance(content, Sequence):
+        return [content]
+    return [schema.TextContent(text=item) if isinstance(item, str) else item for item in content]
+
+
+class ClientSession:
+    """One session as the mock client sees it: its updates, its view and its requests.
+
+    ``updates`` holds every decoded ``session/update`` of the session in
+    arrival order (replays included); ``view`` is what an editor displays,
+    rebuilt from them. Updates the schema rejects are not in ``updates``: the
+    conformance checker reports them and the transcript keeps them.
+    """
+
+    def __init__(self, client: MockClient, session_id: str, cwd: str | None) -> None:
+        self.client: Final = client
+        self.id: Final = session_id
+        self.cwd = cwd
+        self.view = SessionView(session_id)
+        self.updates: list[schema.SessionUpdate] = []
+        self.replayed: list[schema.SessionUpdate] = []
+        self.closed = False
+        self._user_messages: dict[str, int] = {}
+        self._idles: list[int] = []
+
+    def __repr__(self) -> str:
+        return f"<ClientSession {self.id} cwd={self.cwd!r} state={self.view.state!r}>"
+
+    def _receive(self, update: schema.SessionUpdate) -> None:
+        index = len(self.updates)
+        self.updates.append(update)
+        self.view.apply(update)
+        if isinstance(update, schema.UserMessage | schema.UserMessageChunk):
+            self._user_messages.setdefault(update.message_id, index)
+        elif isinstance(update, schema.IdleStateUpdate):
+            self._idles.append(index)
+
+    def _turn_result(self, turn: Turn) -> TurnResult | None:
+        start = self._user_messages.get(turn.message_id)
+        if start is None:
+            # The agent never echoed the prompt (the checker reports that); the
+            # next idle after acceptance is the best guess at the turn's end.
+            start = turn._accepted_at - 1
+        position = bisect.bisect_right(self._idles, start)
+        if position == len(self._idles):
+            return None
+        end = self._idles[position]
+        # Updates since the prompt was sent, minus those of an earlier turn.
+        begin = turn._sent_at
+        earlier = bisect.bisect_left(self._idles, begin)
+        if earlier < position:
+            begin = max(begin, self._idles[position - 1] + 1)
+        idle = self.updates[end]
+        assert isinstance(idle, schema.IdleStateUpdate)
+        stop_reason = idle.stop_reason if isinstance(idle.stop_reason, str) else None
+        error = idle.error if isinstance(idle.error, schema.Error) else None
+        return TurnResult(turn.message_id, stop_reason, error, self.updates[begin : end + 1])
+
+    # ---------------------------------------------------------------- prompts
+
+    async def start_prompt(self, content: PromptInput, *, timeout: float | None = None) -> Turn:
+        """Send ``session/prompt`` and return as soon as the agent accepted it.
+
+        Use it to act while the turn runs (cancel it, answer something);
+        :meth:`Turn.wait` then gives the result.
+        """
+        params = {"sessionId": self.id, "prompt": _blocks(content)}
+        sent_at = len(self.updates)
+        client = self.client
+        probe = client._probe(self)
+        response = await client._request(
+            "session/prompt",
+            params,
+            decoder(schema.PromptResponse),
+            timeout=timeout,
+            on_sent=probe,
+        )
+        accepted_at = probe.position if probe.position is not None else len(self.updates)
+        return Turn(self, response.message_id, sent_at, accepted_at)
+
+    async def prompt(self, content: PromptInput, *, timeout: float | None = None) -> TurnResult:
+        """Send a prompt and wait until its turn reached idle; returns how it ended.
+
+        ``timeout`` bounds the whole turn (default: the client's timeout).
+        """
+        deadline = self.client._deadline(timeout)
+        turn = await self.start_prompt(content, timeout=timeout)
+        return await turn.wait(timeout=max(deadline - time.monotonic(), 0.0))
+
+    async def cancel(self) -> None:
+        """Send ``session/cancel`` (a notification; the turn then ends ``cancelled``)."""
+        await self.client._notify(
+            "session/cancel", schema.CancelSessionNotification(session_id=self.id)
+        )
+
+    async def close(self, *, timeout: float | None = None) -> None:
+        """Send ``session/close``: the agent cancels the work, then frees the session."""
+        await self.client._request(
+            "session/close",
+            schema.CloseSessionRequest(session_id=self.id),
+            decoder(schema.CloseSessionResponse),
+            timeout=timeout,
+        )
+        self.closed = True
+
+    async def delete(self, *, timeout: float | None = None) -> None:
+        """Send ``session/delete`` (only for agents that advertise it)."""
+        await self.client._request(
+            "session/delete",
+            schema.DeleteSessionRequest(session_id=self.id),
+            decoder(schema.DeleteSessionResponse),
+            timeout=timeout,
+        )
+        self.closed = True
+
+    async def resume(
+        self,
+        *,
+        replay: bool = True,
+        additional_directories: Sequence[str] | None = None,
+        timeout: float | None = None,
+    ) -> list[schema.SessionUpdate]:
+        """Send ``session/resume``; with ``replay`` ask for the history from the start.
+
+        Returns the updates the agent sent before its response: the replayed
+        history (and any state snapshot the agent sends on resume), also kept
+        in ``replayed``. With ``replay`` the view is rebuilt from them alone,
+        as an editor that reopens the session would.
+        """
+        if self.cwd is None:
+            raise ValueError("the session's cwd is unknown; use MockClient.resume_session")
+        params = schema.ResumeSessionRequest(
+            session_id=self.id,
+            cwd=self.cwd,
+            additional_directories=(
+                list(additional_directories)
+                if additional_directories is not None
+                else msgspec.UNSET
+            ),
+            replay_from=schema.ReplayFromStart() if replay else msgspec.UNSET,
+        )
+        start = len(self.updates)
+        previous_view = self.view
+        if replay:
+            self.view = SessionView(self.id)
+        probe = self.client._probe(self)
+        try:
+            await self.client._request(
+                "session/resume",
+                params,
+                decoder(schema.ResumeSessionResponse),
+                timeout=timeout,
+                on_sent=probe,
+            )
+        except BaseException:
+            self.view = previous_view
+            raise
+        end = probe.position if probe.position is not None else len(self.updates)
+        self.replayed = self.updates[start:end]
+        self.closed = False
+        return list(self.replayed)
+
+    async def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> None:
+        """Send ``tool_call/cancel`` for a tool call that advertises cancellation."""
+        await self.client._request(
+            "tool_call/cancel",
+            schema.CancelToolCallRequest(session_id=self.id, tool_call_id=tool_call_id),
+            decoder(schema.CancelToolCallResponse),
+            timeout=timeout,
+        )
+
+    async def cancel_terminal(self, terminal_id: str, *, timeout: float | None = None) -> None:
+        """Send ``terminal/cancel`` for a terminal that advertises cancellation."""
+        await self.client._request(
+            "terminal/cancel",
+            schema.CancelTerminalRequest(session_id=self.id, terminal_id=terminal_id),
+            decoder(schema.CancelTerminalResponse),
+            timeout=timeout,
+        )
+
+    # ---------------------------------------------------------------- waiting
+
+    async def wait_for(
+        self,
+        predicate: Callable[[], T],
+        *,
+        timeout: float | None = None,
+        what: str | None = None,
+    ) -> T:
+        """Wait until ``predicate()`` is truthy (re-checked after every change); return it."""
+        return await self.client.wait_for(predicate, timeout=timeout, what=what)
+
+    async def wait_for_tool_call(
+        self,
+        tool_call_id: str | None = None,
+        *,
+        status: str | Sequence[str] | None = None,
+        title: str | None = None,
+        timeout: float | None = None,
+    ) -> ToolCallView:
+        """Wait for a tool call (this id, or the first that matches) with that status/title."""
+        statuses = (status,) if isinstance(status, str) else status
+
+        def find() -> ToolCallView | None:
+            for call in self.view.tool_calls.values():
+                if (
+                    (tool_call_id is None or call.id == tool_call_id)
+                    and (statuses is None or call.status in statuses)
+                    and (title is None or call.title == title)
+                ):
+                    return call
+            return None
+
+        wanted = ", ".join(
+            f"{name}={value!r}"
+            for name, value in (("id", tool_call_id), ("status", status), ("title", title))
+            if value is not None
+        )
+        return await self.client._wait_until(find, timeout, f"a tool call ({wanted or 'any'})")
+
+    async def wait_for_terminal_output(
+        self,
+        terminal_id: str | None = None,
+        *,
+        contains: bytes | str = b"",
+        exited: bool | None = None,
+        timeout: float | None = None,
+    ) -> TerminalView:
+        """Wait until a terminal's output contains ``contains`` (and it exited, if asked)."""
+        needle = contains.encode() if isinstance(contains, str) else contains
+
+        def find() -> TerminalView | None:
+            for terminal in self.view.terminals.values():
+                if (
+                    (terminal_id is None or terminal.id == terminal_id)
+                    and needle in terminal.output
+                    and (exited is None or terminal.exited == exited)
+                ):
+                    return terminal
+            return None
+
+        return await self.client._wait_until(
+            find,
+            timeout,
+            f"terminal {terminal_id or '(any)'} output containing {needle!r}"
+            + ("" if exited is None else f" with exited={exited}"),
+        )
+
+    async def wait_for_state(self, state: str, *, timeout: float | None = None) -> None:
+        """Wait until the session's state is ``state`` (``running``, ``requires_action``, ...)."""
+        await self.client._wait_until(
+            lambda: self.view.state == state or None, timeout, f"session state {state!r}"
+        )
+
+    async def wait_for_permission_request(
+        self,
+        *,
+        pending: bool | None = None,
+        timeout: float | None = None,
+    ) -> PermissionRequest:
+        """Like :meth:`MockClient.wait_for_permission_request`, for this session only."""
+        return await self.client.wait_for_permission_request(
+            session_id=self.id, pending=pending, timeout=timeout
+        )
+
+
+def decoder(type_: type[T]) -> Callable[[msgspec.Raw], T]:
+    """Decode a raw result as ``type_`` (a schema type)."""
+
+    def decode(raw: msgspec.Raw) -> T:
+        return schema.decode(raw, type_)
+
+    return decode

@@ -1,0 +1,597 @@
+"""The rules that span a session's messages: per-session state machines of the checker.
+
+How this works: `SessionRules` is the base of `ConformanceChecker`. It keeps, per session, what
+an editor would know from the wire: tool calls and terminals seen (and which belong to the
+current foreground work), messages and plans, the prompt turn (a prompt sent while idle opens a
+window that ``running`` must close before any output; an accepted prompt must report
+``running``; work ends with one ``idle`` carrying a stop reason), pending requests to the user
+(which back ``requires_action``), the cancellation in progress, background work and whether the
+session was closed. The checker feeds it decoded session updates and the client's prompts,
+cancels and closes; it reports violations through `_violate` and counts what each rule examined
+through `_exercise`.
+
+Cancellation is judged only when the wire proves the agent read the cancel before ending the
+work (`Cancel.proven`): blocked on the user when the cancel arrived, answering a later client
+request, withdrawing a request with ``$/cancel_request``, or reporting a tool call cancelled.
+Otherwise an idle may simply have crossed the cancel in flight.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, TypeAlias
+
+from ._patch_reader import check_diff
+from ._rules import HINTS, ConformanceError, Violation
+from ._rules import short as _short
+from ._schema_check import is_base64
+
+__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get", "id_key")
+
+JsonObject: TypeAlias = dict[str, object]
+
+
+@dataclass(slots=True)
+class Request:
+    """A request either side sent and the other has not answered yet."""
+
+    method: str
+    session: str | None
+    index: int
+    raw: str
+    subjects: frozenset[str] = frozenset()  # tool call / terminal ids a permission is about
+    withdrawn: bool = False  # the agent sent $/cancel_request for it
+    refused: bool = False  # its batch was refused as a whole: no response is owed
+
+
+@dataclass(slots=True)
+class Cancel:
+    """A session/cancel (or session/close) whose work has not reported idle yet."""
+
+    index: int
+    proven: bool  # the agent certainly processed the cancel before its idle
+    requests: set[object]  # keys of agent requests pending when the client cancelled
+
+
+@dataclass(slots=True)
+class SessionState:
+    """What the checker knows about one session."""
+
+    state: str = "idle"
+    span: bool = False  # foreground work active (state other than idle)
+    tool_status: dict[str, str] = field(default_factory=dict)
+    tool_terminals: dict[str, set[str]] = field(default_factory=dict)
+    terminals: dict[str, bool] = field(default_factory=dict)  # id -> exited
+    terminal_commands: dict[str, str] = field(default_factory=dict)
+    messages: set[tuple[str, str]] = field(default_factory=set)
+    plans: set[str] = field(default_factory=set)
+    user_messages: set[str] = field(default_factory=set)
+    awaiting_user_message: dict[str, tuple[str, int]] = field(default_factory=dict)
+    prompt_window: tuple[str, int] | None = None  # prompt sent while idle, before running
+    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list)
+    span_work: set[str] = field(default_factory=set)  # "tool:<id>" / "term:<id>" of the span
+    cancel: Cancel | None = None
+    silenced: set[str] | None = None  # after a cancelled idle: work that must stay silent
+    background: set[tuple[str, str]] | None = None
+    answered_subjects: set[str] = field(default_factory=set)
+    answered_since_state: bool = False
+    unbacked: tuple[str, int] | None = None  # requires_action not (yet) backed by a request
+    last_stop_reason: str | None = None
+    span_start: tuple[str, int] = ("", 0)  # the state update that started the work
+    closed: bool = False
+
+
+_WORK_UPDATES: Final = frozenset(
+    {
+        "tool_call_update",
+        "tool_call_content_chunk",
+        "terminal_update",
+        "terminal_output_chunk",
+        "agent_message",
+        "agent_message_chunk",
+        "agent_thought",
+        "agent_thought_chunk",
+        "plan_update",
+    }
+)
+_MESSAGE_ROLES: Final[Mapping[str, str]] = {
+    "agent_message": "agent",
+    "agent_message_chunk": "agent",
+    "agent_thought": "thought",
+    "agent_thought_chunk": "thought",
+}
+_FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+
+
+def id_key(request_id: object) -> object:
+    """The identity of a JSON-RPC id: 1, 1.0, True and "1" are different ids."""
+    return (type(request_id).__name__, request_id)
+
+
+def get(obj: object, *keys: str | int) -> object:
+    """The value at a path of object keys and array indices in decoded JSON, or `None`."""
+    for part in keys:
+        if isinstance(part, str) and isinstance(obj, dict):
+            obj = obj.get(part)
+        elif isinstance(part, int) and isinstance(obj, list) and 0 <= part < len(obj):
+            obj = obj[part]
+        else:
+            return None
+    return obj
+
+
+class SessionRules:
+    """Per-session state and the rules that span messages (the base of `ConformanceChecker`)."""
+
+    def __init__(self, rules: frozenset[str], strict: bool) -> None:
+        self.strict: bool = strict
+        """Whether `observe` raises on the first violation."""
+        self.rules: frozenset[str] = rules
+        """The rule IDs being checked."""
+        self.violations: list[Violation] = []
+        """Every violation found so far, in order."""
+        self._index = 0
+        self._exercised: Counter[str] = Counter()
+        self._sessions: dict[str, SessionState] = {}
+        self._agent_requests: dict[object, Request] = {}
+
+    def _violate(self, rule: str, message: str, raw: str, index: int | None = None) -> None:
+        if rule not in self.rules:
+            return
+        violation = Violation(
+            rule, message, HINTS[rule], raw, self._index if index is None else index
+        )
+        self.violations.append(violation)
+        if self.strict:
+            raise ConformanceError(violation)
+
+    def _exercise(self, rule: str) -> None:
+        self._exercised[rule] += 1
+
+    # -- session state -------------------------------------------------------------------------
+
+    def _session(self, session: str) -> SessionState:
+        state = self._sessions.get(session)
+        if state is None:
+            state = self._sessions[session] = SessionState()
+        return state
+
+    def _check_closed(self, state: SessionState, session: str, raw: str) -> None:
+        if state.closed:
+            self._exercise("session-close")
+            self._violate(
+                "session-close",
+                f"a message for session {session} after session/close was answered",
+                raw,
+            )
+
+    def _pending_for(self, session: str) -> list[object]:
+        return [
+            key
+            for key, request in self._agent_requests.items()
+            if request.session == session and not request.withdrawn
+        ]
+
+    def _blocked_on(self, state: SessionState, entity: str) -> bool:
+        return any(
+            entity in request.subjects and not request.withdrawn
+            for request in self._agent_requests.values()
+            if self._sessions.get(request.session or "") is state
+        )
+
+    # -- prompts and client messages -----------------------------------------------------------
+
+    def _client_request(self, state: SessionState, request: Request) -> None:
+        if request.method == "session/prompt":
+            state.silenced = None
+            if not state.span:
+                state.prompt_window = (request.raw, request.index)
+        elif request.method == "session/close" and state.span and state.cancel is None:
+            # Closing cancels active work as session/cancel would, and must wait for its idle.
+            state.cancel = Cancel(request.index, True, set())
+
+    def _client_cancel(self, state: SessionState, session: str) -> None:
+        if not (state.span or state.prompt_window is not None or state.accepted_unstarted):
+            return  # nothing to cancel
+        # A prompt sent (or accepted) whose work has not reported running yet is cancelled too:
+        # the agent read the prompt before the cancel, so the cancel applies to its work.
+        pending = set(self._pending_for(session))
+        # Blocked on the user, the agent cannot have ended its work before reading the cancel.
+        proven = state.state == "requires_action" and bool(pending)
+        if state.cancel is None:
+            state.cancel = Cancel(self._index, proven, pending)
+        else:
+            state.cancel.proven = state.cancel.proven or proven
+            state.cancel.requests |= pending
+
+    def _prompt_answered(
+        self,
+        state: SessionState,
+        request: Request,
+        message: JsonObject,
+        raw: str,
+        validated: bool,
+    ) -> None:
+        self._exercise("prompt-message-id")
+        if "result" not in message:
+            if state.prompt_window is not None and state.prompt_window[1] == request.index:
+                state.prompt_window = None  # rejected before insertion: no work to report
+            if not (state.span or state.prompt_window is not None or state.accepted_unstarted):
+                state.cancel = None  # no work left for a cancel to end
+            return
+        message_id = get(message.get("result"), "messageId")
+        if not isinstance(message_id, str):
+            if not validated:  # else the schema reported it
+                self._violate(
+                    "prompt-message-id", "session/prompt result has no string messageId", raw
+                )
+            return
+        if message_id not in state.user_messages:
+            state.awaiting_user_message[message_id] = (raw, self._index)
+        if not state.span:
+            state.accepted_unstarted.append((raw, self._index))
+
+    # -- session updates -----------------------------------------------------------------------
+
+    def _session_update(self, session: str, update: JsonObject, raw: str, validated: bool) -> None:
+        state = self._session(session)
+        kind = update.get("sessionUpdate")
+        self._check_closed(state, session, raw)
+        if kind in _WORK_UPDATES and state.silenced is not None:
+            self._check_silence(state, update, kind, raw)
+        if kind == "tool_call_update":
+            self._tool_call_update(state, update, raw)
+        elif kind == "tool_call_content_chunk":
+            self._tool_call_chunk(state, update, raw)
+        elif kind in ("terminal_update", "terminal_output_chunk"):
+            self._terminal(state, update, kind, raw, validated)
+        elif kind in ("user_message", "user_message_chunk"):
+            message_id = update.get("messageId")
+            if isinstance(message_id, str):
+                state.user_messages.add(message_id)
+                state.awaiting_user_message.pop(message_id, None)
+        elif isinstance(kind, str) and kind in _MESSAGE_ROLES:
+            message_id = update.get("messageId")
+            if isinstance(message_id, str):
+                key = (_MESSAGE_ROLES[kind], message_id)
+                if key not in state.messages:
+                    state.messages.add(key)
+                    self._new_work(state, f"a new {kind}", raw)
+        elif kind == "plan_update":
+            plan_id = get(update, "plan", "planId")
+            if isinstance(plan_id, str) and plan_id not in state.plans:
+                state.plans.add(plan_id)
+                self._new_work(state, "a new plan", raw)
+        elif kind == "state_update":
+            self._state_update(state, session, update, raw)
+
+    def _new_work(self, state: SessionState, what: str, raw: str) -> None:
+        self._exercise("turn-lifecycle")
+        if state.prompt_window is not None:
+            self._violate(
+                "turn-lifecycle",
+                f"{what} after session/prompt but before state_update running",
+                raw,
+            )
+            state.prompt_window = None  # one report per turn
+
+    def _check_silence(
+        self, state: SessionState, update: JsonObject, kind: object, raw: str
+    ) -> None:
+        assert state.silenced is not None
+        self._exercise("cancel-silence")
+        tool_call = update.get("toolCallId")
+        terminal = update.get("terminalId")
+        if isinstance(tool_call, str):
+            entity = f"tool:{tool_call}"
+            known = tool_call in state.tool_status
+        elif isinstance(terminal, str):
+            entity = f"term:{terminal}"
+            known = terminal in state.terminals
+        else:
+            entity, known = "", False
+        if known and entity not in state.silenced:
+            return  # other (e.g. background) work may still report while idle
+        self._violate(
+            "cancel-silence",
+            f"{kind} after the cancelled work reported idle: nothing may be sent for that work",
+            raw,
+        )
+
+    def _tool_call_update(
+        self, state: SessionState, update: JsonObject, raw: str, subject: bool = False
+    ) -> None:
+        tool_call_id = update.get("toolCallId")
+        if not isinstance(tool_call_id, str):
+            return
+        self._exercise("tool-call-title")
+        status = update.get("status")
+        if tool_call_id not in state.tool_status:
+            # A title of the wrong type is the schema's to report.
+            if update.get("title") is None:
+                where = "permission subject" if subject else "tool_call_update"
+                self._violate(
+                    "tool-call-title",
+                    f"the first {where} for tool call {tool_call_id!r} has no title",
+                    raw,
+                )
+            state.tool_status[tool_call_id] = "pending"
+            if not subject:
+                self._new_work(state, f"tool call {tool_call_id!r}", raw)
+        if "status" in update:
+            state.tool_status[tool_call_id] = status if isinstance(status, str) else "pending"
+            if status == "cancelled" and state.cancel is not None:
+                state.cancel.proven = True
+        if state.span:
+            state.span_work.add(f"tool:{tool_call_id}")
+        content = update.get("content")
+        if "content" in update:
+            state.tool_terminals[tool_call_id] = set()
+            for item in content if isinstance(content, list) else ():
+                self._tool_content(state, tool_call_id, item, raw)
+        if not subject and status in ("in_progress", "completed"):
+            self._check_resumed(
+                state, f"tool:{tool_call_id}", f"tool call {tool_call_id!r} {status}", raw
+            )
+
+    def _tool_call_chunk(self, state: SessionState, update: JsonObject, raw: str) -> None:
+        tool_call_id = update.get("toolCallId")
+        if not isinstance(tool_call_id, str):
+            return
+        self._exercise("tool-call-title")
+        if tool_call_id not in state.tool_status:
+            self._violate(
+                "tool-call-title",
+                f"tool_call_content_chunk for tool call {tool_call_id!r}, which was never reported "
+                "with a title",
+                raw,
+            )
+            state.tool_status[tool_call_id] = "pending"
+            self._new_work(state, f"tool call {tool_call_id!r}", raw)
+        if state.span:
+            state.span_work.add(f"tool:{tool_call_id}")
+        self._tool_content(state, tool_call_id, update.get("content"), raw)
+
+    def _tool_content(self, state: SessionState, tool_call_id: str, item: object, raw: str) -> None:
+        item_type = get(item, "type")
+        if item_type == "terminal":
+            terminal_id = get(item, "terminalId")
+            if isinstance(terminal_id, str):
+                state.terminals.setdefault(terminal_id, False)
+                state.tool_terminals.setdefault(tool_call_id, set()).add(terminal_id)
+                if state.span:
+                    state.span_work.add(f"term:{terminal_id}")
+        elif item_type == "diff":
+            for rule, problem in check_diff(item):
+                if problem is None:
+                    self._exercise(rule)
+                else:
+                    self._violate(rule, problem, raw)
+
+    def _terminal(
+        self, state: SessionState, update: JsonObject, kind: object, raw: str, validated: bool
+    ) -> None:
+        terminal_id = update.get("terminalId")
+        if not isinstance(terminal_id, str):
+            return
+        if terminal_id not in state.terminals:
+            state.terminals[terminal_id] = False
+            self._new_work(state, f"terminal {terminal_id!r}", raw)
+        if state.span:
+            state.span_work.add(f"term:{terminal_id}")
+        data = (
+            update.get("data") if kind == "terminal_output_chunk" else get(update, "output", "data")
+        )
+        if isinstance(data, str) and not validated:
+            # The schema check covers base64 when it runs; sampled-out messages are checked here.
+            self._exercise("base64")
+            if not is_base64(data):
+                self._violate(
+                    "base64", f"terminal {terminal_id!r} data is not valid RFC 4648 base64", raw
+                )
+        if kind == "terminal_output_chunk":
+            self._check_resumed(
+                state, f"term:{terminal_id}", f"output of terminal {terminal_id!r}", raw
+            )
+            return
+        command = update.get("command")
+        if isinstance(command, str):
+            self._exercise("terminal-id-reuse")
+            previous = state.terminal_commands.get(terminal_id)
+            if state.terminals[terminal_id] and previous is not None and previous != command:
+                self._violate(
+                    "terminal-id-reuse",
+                    f"terminal {terminal_id!r} exited running {previous!r} and is now reported "
+                    f"running {command!r}",
+                    raw,
+                )
+            state.terminal_commands[terminal_id] = command
+        if "exitStatus" in update:
+            state.terminals[terminal_id] = isinstance(update["exitStatus"], dict)
+
+    def _check_resumed(self, state: SessionState, entity: str, what: str, raw: str) -> None:
+        if state.state != "requires_action" or state.cancel is not None:
+            return
+        if entity in state.answered_subjects and not self._blocked_on(state, entity):
+            self._violate(
+                "turn-lifecycle",
+                f"{what} after its permission was answered, while the session still reports "
+                "requires_action: report running when work resumes",
+                raw,
+            )
+
+    # -- turn state ----------------------------------------------------------------------------
+
+    def _state_update(
+        self, state: SessionState, session: str, update: JsonObject, raw: str
+    ) -> None:
+        new = update.get("state")
+        if not isinstance(new, str):
+            return
+        self._exercise("turn-lifecycle")
+        self._check_background(state, update, raw)
+        if state.unbacked is not None:
+            unbacked_raw, unbacked_index = state.unbacked
+            state.unbacked = None
+            self._violate(
+                "turn-lifecycle",
+                "requires_action while no permission or elicitation request was pending",
+                unbacked_raw,
+                unbacked_index,
+            )
+        if new != "idle":
+            if new == "requires_action":
+                pending = self._pending_for(session)
+                if not (pending or state.answered_since_state):
+                    state.unbacked = (raw, self._index)  # the request may follow right after
+                if pending and state.cancel is not None:
+                    # Blocked on the user after the cancel was sent: the answer it waits for
+                    # comes after the cancel, so the work cannot end before the cancel is read.
+                    state.cancel.proven = True
+                    state.cancel.requests.update(pending)
+            if not state.span:
+                state.span = True
+                state.span_start = (raw, self._index)
+                state.span_work = set()
+                state.accepted_unstarted.clear()
+            state.prompt_window = None
+            state.silenced = None
+        else:
+            self._idle(state, session, update, raw)
+        state.state = new
+        state.answered_since_state = False
+        state.answered_subjects.clear()
+
+    def _idle(self, state: SessionState, session: str, update: JsonObject, raw: str) -> None:
+        stop = update.get("stopReason")
+        stop_reason = stop if isinstance(stop, str) else None
+        if state.span:
+            if stop_reason is None:
+                self._violate(
+                    "turn-lifecycle", "idle ends foreground work without a stopReason", raw
+                )
+            if state.cancel is not None:
+                self._cancelled_idle(state, session, stop_reason, update, raw)
+            self._missing_user_messages(state)
+            state.span = False
+        elif stop_reason is not None:
+            if state.prompt_window is not None or state.accepted_unstarted:
+                self._violate(
+                    "turn-lifecycle",
+                    f"idle with stopReason {stop_reason!r}, but the prompt's work never reported "
+                    "running",
+                    raw,
+                )
+                self._missing_user_messages(state)
+            elif state.last_stop_reason is not None and stop_reason != state.last_stop_reason:
+                self._violate(
+                    "turn-lifecycle",
+                    f"a repeated idle changes the stop reason from {state.last_stop_reason!r} to "
+                    f"{stop_reason!r}: foreground work ends with exactly one idle",
+                    raw,
+                )
+        if stop_reason is not None:
+            state.last_stop_reason = stop_reason
+        state.prompt_window = None
+        state.accepted_unstarted.clear()
+        state.cancel = None
+
+    def _cancelled_idle(
+        self,
+        state: SessionState,
+        session: str,
+        stop_reason: str | None,
+        update: JsonObject,
+        raw: str,
+    ) -> None:
+        cancel = state.cancel
+        assert cancel is not None
+        self._exercise("cancel-silence")
+        if stop_reason != "cancelled" and cancel.proven:
+            self._violate(
+                "cancel-silence",
+                f"work cancelled with session/cancel ended with stopReason {stop_reason!r}, not "
+                "'cancelled'",
+                raw,
+            )
+        for key in cancel.requests:
+            request = self._agent_requests.get(key)
+            if request is not None and not request.withdrawn:
+                self._violate(
+                    "cancel-silence",
+                    f"{request.method} (id {_short(key[1] if isinstance(key, tuple) else key)}) of "
+                    "the cancelled work is still pending at its idle: cancel it with "
+                    "$/cancel_request",
+                    raw,
+                )
+        background = {
+            f"{'term' if kind == 'terminal' else 'tool'}:{ident}"
+            for kind, ident in state.background or ()
+        }
+        state.silenced = state.span_work - background
+
+    def _missing_user_messages(self, state: SessionState) -> None:
+        for message_id, (response_raw, index) in list(state.awaiting_user_message.items()):
+            self._violate(
+                "prompt-message-id",
+                f"no user_message with messageId {message_id!r} (from the session/prompt "
+                "response) before the work ended",
+                response_raw,
+                index,
+            )
+        state.awaiting_user_message.clear()
+
+    def _check_background(self, state: SessionState, update: JsonObject, raw: str) -> None:
+        background = update.get("background")
+        if not isinstance(background, list):
+            if state.background is not None:
+                self._exercise("background-work")
+                self._violate(
+                    "background-work",
+                    "a state update without background after background work was reported",
+                    raw,
+                )
+            return
+        self._exercise("background-work")
+        items: set[tuple[str, str]] = set()
+        for item in background:
+            kind = get(item, "type")
+            ident = get(item, "terminalId" if kind == "terminal" else "toolCallId")
+            if kind not in ("terminal", "tool_call") or not isinstance(ident, str):
+                continue
+            known = ident in (state.terminals if kind == "terminal" else state.tool_status)
+            if not known:
+                self._violate(
+                    "background-work",
+                    f"background lists {kind} {ident!r}, which was never announced",
+                    raw,
+                )
+            if (kind, ident) in items:
+                self._violate("background-work", f"background lists {kind} {ident!r} twice", raw)
+            items.add((kind, ident))
+        for kind, ident in items:
+            if kind == "tool_call":
+                for terminal_id in state.tool_terminals.get(ident, ()):
+                    if ("terminal", terminal_id) in items:
+                        self._violate(
+                            "background-work",
+                            f"background lists tool call {ident!r} and its terminal "
+                            f"{terminal_id!r}: list process-backed work once, as its terminal",
+                            raw,
+                        )
+        for kind, ident in (state.background or set()) - items:
+            if kind == "terminal" and not state.terminals.get(ident, False):
+                self._violate(
+                    "background-work",
+                    f"terminal {ident!r} left the background list before reporting exitStatus",
+                    raw,
+                )
+            elif kind == "tool_call" and state.tool_status.get(ident) not in _FINAL_STATUSES:
+                self._violate(
+                    "background-work",
+                    f"tool call {ident!r} left the background list before reaching a final status",
+                    raw,
+                )
+        state.background = items
