@@ -983,7 +983,7 @@ async def test_backpressure_over_a_real_pipe() -> None:
                 async with anyio.create_task_group() as group:
                     group.start_soon(produce)
                     await anyio.wait_all_tasks_blocked()
-                    # The pipe (grown to 1 MiB on Linux) and the buffer are full; the producer waits.
+                    # The pipe (1 MiB on Linux) and the buffer are full; the producer waits.
                     assert 0 < produced < 6000
                     received = [await peer.receive() for _ in range(6000)]
     assert received == [{"jsonrpc": "2.0", "method": "n", "params": message}] * 6000

@@ -215,6 +215,88 @@ async def test_close_cancels_running_work_before_answering_then_goes_silent() ->
         assert client.violations == []
 
 
+def _wire(client: MockClient) -> list[dict[str, object]]:
+    return [
+        e.message
+        for e in client.transcript
+        if e.direction == "agent->client" and isinstance(e.message, dict)
+    ]
+
+
+def _position(wire: list[dict[str, object]], predicate: object) -> int:
+    return next(i for i, m in enumerate(wire) if predicate(m))  # type: ignore[operator]
+
+
+def _is_response(request_id: object) -> object:
+    return lambda m: "method" not in m and m.get("id") == request_id
+
+
+def _stop_reason(message: dict[str, object]) -> object:
+    params = message.get("params")
+    return params["update"].get("stopReason") if isinstance(params, dict) else None
+
+
+async def test_a_second_close_is_answered_only_after_the_work_ended() -> None:
+    agent = Talker()
+    agent.started = anyio.Event()
+    agent_limits = acpio.AgentLimits(session=acpio.SessionLimits(cancel_grace=0.3))
+
+    class Stubborn(Talker):
+        async def prompt(
+            self, session: acpio.Session, prompt: list[acpio.ContentBlock]
+        ) -> str | None:
+            assert agent.started is not None
+            agent.started.set()
+            with anyio.CancelScope(shield=True):
+                await anyio.sleep(0.2)  # reacts to cancellation only after a while
+            return None
+
+    async with MockClient(Stubborn(), limits=agent_limits) as client:
+        session = await client.new_session()
+        await session.start_prompt("work")
+        await agent.started.wait()
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.close)
+            group.start_soon(session.close)
+        wire = _wire(client)
+        closes = [e.message for e in client.transcript if e.method == "session/close"]
+        idle_at = _position(wire, lambda m: _stop_reason(m) == "cancelled")
+        for close in closes:
+            assert isinstance(close, dict)
+            assert idle_at < _position(wire, _is_response(close["id"]))
+        assert client.violations == []
+
+
+async def test_a_resume_sent_during_a_close_waits_for_it() -> None:
+    agent = Talker()
+    agent.started = anyio.Event()
+    # strict=False: the kit's checker does not yet know that a resume reopens a closed session.
+    async with MockClient(agent, strict=False) as client:
+        session = await client.new_session()
+        await session.start_prompt("hang")
+        await agent.started.wait()
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.close)
+            await client.wait_for(
+                lambda: any(e.method == "session/close" for e in client.transcript),
+                what="the close",
+            )
+            group.start_soon(session.resume)
+        (close,) = [e.message for e in client.transcript if e.method == "session/close"]
+        (resume,) = [e.message for e in client.transcript if e.method == "session/resume"]
+        assert isinstance(close, dict) and isinstance(resume, dict)
+        wire = _wire(client)
+        idle_at = _position(wire, lambda m: _stop_reason(m) == "cancelled")
+        close_at = _position(wire, _is_response(close["id"]))
+        resume_at = _position(wire, _is_response(resume["id"]))
+        # The close finished (idle, response), then the session came back.
+        assert idle_at < close_at < resume_at
+        assert "result" in wire[close_at] and "result" in wire[resume_at]
+        result = await session.prompt("all")
+        assert result.stop_reason == "end_turn"
+        assert agent.closed == [session.id]
+
+
 async def test_close_of_an_idle_unknown_or_closed_session_succeeds() -> None:
     async with MockClient(Talker()) as client:
         session = await client.new_session()

@@ -416,7 +416,13 @@ class _AgentServer:
                 f"`cwd` {request.cwd!r} differs from the session's working directory {record.cwd!r}"
             )
         session = self.sessions.get(request.session_id)
-        if session is None or session.closed:
+        if session is not None and session.closed:
+            # Closing: the close (sent first) finishes first, then the session comes back.
+            with anyio.CancelScope(shield=True):
+                await session.close()
+            self._forget(session)
+            session = None
+        if session is None:
             session = self._make_session(record, mcp_servers)
         # The request's lists are complete: omitted or empty means none.
         session.additional_directories = directories
@@ -429,13 +435,16 @@ class _AgentServer:
     async def _close_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CloseSessionRequest)
         session = self.sessions.get(request.session_id)
-        if session is None or session.closed:
+        if session is None:
             # Closing a session that does not exist or is not active succeeds.
             return schema.CloseSessionResponse()
+        first = not session.closed
         with anyio.CancelScope(shield=True):
+            # A second close of a closing session answers only once its work ended.
             await session.close()
-        self._forget(session)
-        await self.agent.on_close_session(session)
+        if first:
+            self._forget(session)
+            await self.agent.on_close_session(session)
         return schema.CloseSessionResponse()
 
     async def _delete_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:

@@ -288,13 +288,13 @@ class Connection:
         """Set up (nothing runs until the connection is entered).
 
         ``encode`` turns params and results into JSON bytes; messages larger
-        than ``max_message_size`` bytes, or with arrays and objects nested
-        deeper than ``max_nesting_depth`` levels (the message itself is level
-        1), are refused with ``-32600``; at most ``write_buffer_size`` bytes
-        wait for the peer before senders wait too; more than
-        ``max_concurrent_requests`` running incoming requests are refused
-        with ``-32603``. ``on_raw_message("in" | "out", message)`` sees every
-        message as JSON bytes without the newline (for tracing).
+        than ``max_message_size`` bytes are refused with ``-32600``, messages
+        with arrays and objects nested deeper than ``max_nesting_depth``
+        levels (the message itself is level 1) with ``-32700``; at most
+        ``write_buffer_size`` bytes wait for the peer before senders wait too;
+        more than ``max_concurrent_requests`` running incoming requests are
+        refused with ``-32603``. ``on_raw_message("in" | "out", message)``
+        sees every message as JSON bytes without the newline (for tracing).
         """
         if max_nesting_depth < 1:
             raise ValueError("max_nesting_depth must be at least 1")

@@ -146,6 +146,7 @@ class Session:
         self._tool_calls: dict[str, ToolCallHandle] = {}
         self._terminals: dict[str, TerminalHandle] = {}
         self._closed = False
+        self._close_done: anyio.Event | None = None
         self._released = False
         self._replay_gate: anyio.Event | None = None
         # One flag on the hot path for the two rare reasons to hold an update back.
@@ -665,18 +666,27 @@ class Session:
 
         Prompts are refused from the start; once the work reported idle (or
         the grace period passed), background terminal processes are stopped
-        and nothing more is sent for this session.
+        and nothing more is sent for this session. Calling it again waits for
+        the first close to finish.
         """
+        if self._close_done is not None:
+            # Closing already: answer this close, too, only once the work ended.
+            await self._close_done.wait()
+            return
         self._closed = True
-        await self.cancel()
-        with anyio.move_on_after(self.limits.cancel_grace + 1.0):
-            await self.wait_idle()
-        self._released = True
-        self._update_held()
-        self._drop_all()
-        self._notify_idle()
-        for terminal in self._terminals.values():
-            terminal.request_cancel()
+        done = self._close_done = anyio.Event()
+        try:
+            await self.cancel()
+            with anyio.move_on_after(self.limits.cancel_grace + 1.0):
+                await self.wait_idle()
+        finally:
+            self._released = True
+            self._update_held()
+            self._drop_all()
+            self._notify_idle()
+            for terminal in self._terminals.values():
+                terminal.request_cancel()
+            done.set()
 
     # ------------------------------------------------------------------ resume
 

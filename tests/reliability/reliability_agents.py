@@ -6,7 +6,8 @@ every scenario: ``chunks N SIZE`` streams N message chunks of SIZE bytes
 until cancelled, ``terminal N SIZE`` streams N terminal writes, ``raise``
 fails, ``hang`` waits until cancelled, ``stubborn TENTHS`` ignores
 cancellation that many tenths of a second, ``permission`` asks once and reports the outcome,
-``permissions K`` asks K times at once in one tool call, ``guarded PATH``
+``permissions K`` asks K times at once in one tool call, ``run COMMAND``
+runs a shell command in a terminal (without asking), ``guarded PATH``
 appends a line to PATH only when allowed (with option ids unique to each
 request). Every call records
 what it sent in :attr:`ScriptAgent.sent`, so tests compare it with what arrived.
@@ -87,6 +88,12 @@ class ScriptAgent(acpio.Agent):
                     ledger.terminal_bytes += len(data)
                 await terminal.exit(0)
             ledger.tool_calls[call.id] = call.status
+        elif verb == "run":
+            # No permission asked: for tests of process cleanup only.
+            command = acpio.text_of(prompt).strip()[len("run ") :]
+            async with session.tool_call("run", kind="execute") as call:
+                terminal = await call.terminal(command=command)
+                await terminal.run_shell(command, cwd=session.cwd)
         elif verb == "raise":
             raise RuntimeError("boom from the prompt handler")
         elif verb == "hang":

@@ -17,7 +17,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -446,7 +446,8 @@ class LogCollector(logging.Handler):
 
 
 @contextlib.contextmanager
-def collect_logs() -> Any:
+def collect_logs() -> Iterator[LogCollector]:
+    """Collect the ``acpio`` log records (all levels) for the duration."""
     collector = LogCollector()
     logger = logging.getLogger("acpio")
     old_level = logger.level

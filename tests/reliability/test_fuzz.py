@@ -48,9 +48,9 @@ from reliability_kit import (
     served,
 )
 
-import acpio
 from acpio import schema
 from acpio._connection import DEFAULT_MAX_NESTING_DEPTH
+from acpio.testing import ConformanceChecker
 
 pytestmark = pytest.mark.anyio
 
@@ -611,9 +611,9 @@ async def test_random_interleavings_of_valid_messages(
     for request_id in request_ids:
         assert answers_by_id[request_id] == 1, request_id
     # The testing kit's checker validates every agent line and the per-session rules.
-    checker = acpio.testing.ConformanceChecker(strict=False)
+    checker = ConformanceChecker(strict=False)
     for direction, line in transcript:
-        checker.observe(direction, line)  # type: ignore[arg-type]
+        checker.observe(direction, line)
     report = checker.check_report()
     assert not report.violations, report.summary()
     # At most one idle per accepted prompt, in every session.

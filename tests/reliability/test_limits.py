@@ -349,6 +349,7 @@ async def test_resume_racing_a_close_leaves_a_usable_session() -> None:
             )
             assert (await client.response(close))["result"] == {}
             assert (await client.response(resume))["result"] == {}
+            assert (await client.wait_idle(session_id))["stopReason"] == "cancelled"
             await client.prompt(session_id, "chunks 1 3")
             assert (await client.wait_idle(session_id))["stopReason"] == "end_turn"
 

@@ -1105,11 +1105,19 @@ def test_idle_crossing_the_cancel_in_flight_is_not_blamed() -> None:
     clean(wire)
 
 
-def test_cancel_before_running_counts() -> None:
-    # The prompt was accepted but its work has not reported running when the cancel is sent.
+@pytest.mark.parametrize("accepted_first", [True, False])
+def test_cancel_before_running_counts(accepted_first: bool) -> None:
+    # The prompt was sent (and maybe accepted), its work has not reported running: the agent
+    # read the prompt before the cancel, so the cancel applies to that work.
     wire = started()
-    wire.prompt(message_id="u1")
-    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    if accepted_first:
+        wire.prompt(message_id="u1")
+        wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    else:
+        prompt_id = wire.prompt()
+        wire.client(notification("session/cancel", {"sessionId": SESSION}))
+        wire.agent(result(prompt_id, {"messageId": "u1"}))
+        wire.update(sessionUpdate="user_message", messageId="u1", content=[text("hi")])
     wire.state("running")
     wire.client(request(9, "_x/status", {"sessionId": SESSION}))
     wire.agent(result(9, {}))  # answering a later request proves the cancel was read
@@ -1149,13 +1157,13 @@ def test_cancel_before_running_honoured_or_crossed() -> None:
 
 def test_cancel_of_a_prompt_refused_before_insertion_is_forgotten() -> None:
     wire = started()
-    prompt_id = wire.prompt()
+    first = wire.prompt()
     wire.client(notification("session/cancel", {"sessionId": SESSION}))
-    wire.agent(error(prompt_id, -32800, "Request cancelled"))
-    wire.prompt(message_id="u2")
+    second = wire.prompt()  # sent after the cancel: not cancelled by it
+    wire.agent(error(first, -32800, "Request cancelled"))
+    wire.agent(result(second, {"messageId": "u2"}))  # read after the cancel
+    wire.update(sessionUpdate="user_message", messageId="u2", content=[text("hi")])
     wire.state("running")
-    wire.client(request(9, "_x/status", {"sessionId": SESSION}))
-    wire.agent(result(9, {}))
     wire.state("idle", stopReason="end_turn")
     clean(wire)
 

@@ -14,23 +14,20 @@ plugin adds the ``acp_client`` and ``acp_client_factory`` fixtures and the
         assert result.stop_reason == "end_turn"
 """
 
-from ._client import AgentExitedError as AgentExitedError
-from ._client import AgentTimeoutError as AgentTimeoutError
-from ._client import ClientSession as ClientSession
 from ._client import MockClient as MockClient
-from ._client import MockClientError as MockClientError
-from ._client import PromptInput as PromptInput
-from ._client import Turn as Turn
-from ._client import TurnResult as TurnResult
-from ._conformance import RULES as RULES
+from ._client_session import ClientSession as ClientSession
+from ._client_session import PromptInput as PromptInput
+from ._client_session import Turn as Turn
+from ._client_session import TurnResult as TurnResult
 from ._conformance import ConformanceChecker as ConformanceChecker
-from ._conformance import ConformanceError as ConformanceError
-from ._conformance import ConformanceReport as ConformanceReport
-from ._conformance import Rule as Rule
-from ._conformance import Violation as Violation
 from ._policy import PermissionPolicy as PermissionPolicy
 from ._policy import PermissionPolicyError as PermissionPolicyError
 from ._policy import PermissionRequest as PermissionRequest
+from ._rules import RULES as RULES
+from ._rules import ConformanceError as ConformanceError
+from ._rules import ConformanceReport as ConformanceReport
+from ._rules import Rule as Rule
+from ._rules import Violation as Violation
 from ._transcript import Transcript as Transcript
 from ._transcript import TranscriptEntry as TranscriptEntry
 from ._view import ClientView as ClientView
@@ -39,6 +36,9 @@ from ._view import PlanView as PlanView
 from ._view import SessionView as SessionView
 from ._view import TerminalView as TerminalView
 from ._view import ToolCallView as ToolCallView
+from ._waits import AgentExitedError as AgentExitedError
+from ._waits import AgentTimeoutError as AgentTimeoutError
+from ._waits import MockClientError as MockClientError
 
 __all__ = (
     "RULES",

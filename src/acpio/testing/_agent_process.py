@@ -72,9 +72,7 @@ class AgentProcess:
         """The return code once the process exited (negative: killed by that signal)."""
         return self._process.returncode if self._process is not None else None
 
-    async def start(
-        self, group: anyio.abc.TaskGroup, on_output: Callable[[], None]
-    ) -> StreamPair:
+    async def start(self, group: anyio.abc.TaskGroup, on_output: Callable[[], None]) -> StreamPair:
         """Start the process; its stderr is read in ``group``, calling ``on_output`` after
         each chunk. Returns the streams to speak ACP over.
 

@@ -8,9 +8,10 @@ and how to fix it, and carries the offending message.
 
 The work is split by layer:
 
-* this module: JSON-RPC envelopes and their correlation (ids, one response per request, client
-  batches and their array replies, notifications never answered), the methods the agent may
-  call, permission options, and the end-of-stream checks;
+* this module: JSON-RPC envelopes and their correlation (ids, one response per request,
+  notifications never answered), the methods the agent may call, permission options, and the
+  end-of-stream checks;
+* `_batches`: client batches and the agent's array replies;
 * `_schema_check`: every agent request, notification and response against the official draft v2
   JSON Schema, with the schema-derived ``custom-values``, ``absolute-paths`` and ``base64``
   findings;
@@ -26,12 +27,12 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias, cast
+from collections.abc import Iterable
+from typing import Final, Literal, TypeAlias
 
 import msgspec
 
+from ._batches import Batches, id_key, valid_id
 from ._rules import RULES as RULES
 from ._rules import ConformanceError as ConformanceError
 from ._rules import ConformanceReport as ConformanceReport
@@ -40,7 +41,7 @@ from ._rules import RuleResult as RuleResult
 from ._rules import Violation as Violation
 from ._rules import short as _short
 from ._schema_check import Finding, load_schema
-from ._session_rules import JsonObject, Request, SessionRules, get, id_key
+from ._session_rules import JsonObject, Request, SessionRules, get
 
 __all__ = (
     "RULES",
@@ -65,32 +66,12 @@ _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 _decode_json = msgspec.json.Decoder().decode
 
 
-def _valid_id(request_id: object) -> bool:
-    return isinstance(request_id, str) or (
-        isinstance(request_id, int) and not isinstance(request_id, bool)
-    )
-
-
 def _session_of(params: object) -> str | None:
     if isinstance(params, dict):
         session = params.get("sessionId")
         if isinstance(session, str):
             return session
     return None
-
-
-def _is_message(item: JsonObject) -> bool:
-    return isinstance(item.get("method"), str) or "result" in item or "error" in item
-
-
-@dataclass(slots=True)
-class _Batch:
-    """A client batch (JSON array) awaiting its reply: one array with a response per request."""
-
-    requests: dict[object, Request] = field(default_factory=dict)  # by id key
-    invalid: int = 0  # entries that are no message and have no usable id: errors with id null
-    invalid_ids: set[object] = field(default_factory=set)  # no message, but a usable id
-    empty: bool = False  # [] is answered with one error object, never with an array
 
 
 def _excused(finding: Finding, instance: object) -> bool:
@@ -148,10 +129,8 @@ class ConformanceChecker(SessionRules):
         super().__init__(frozenset(enabled), strict)
         self._every = schema_every_n
         self._agent_messages = 0
-        self._client_requests: dict[object, Request] = {}
         self._agent_request_ids: set[object] = set()
-        self._batches: list[_Batch] = []  # oldest first
-        self._notification_batches = 0  # sent; none of them may be answered
+        self._batches = Batches(self._client_requests)
         self._finished = False
 
     # -- reporting -----------------------------------------------------------------------------
@@ -201,7 +180,7 @@ class ConformanceChecker(SessionRules):
             return
         raw = data.decode("utf-8", "replace")
         if isinstance(message, list):
-            self._client_batch(message, raw)
+            self._batches.sent(message, lambda item: self._client_message(item, raw))
         elif isinstance(message, dict):
             self._client_message(message, raw)
 
@@ -219,7 +198,13 @@ class ConformanceChecker(SessionRules):
             self._violate("stdout", f"not a JSON-RPC message: {_short(raw, 120)}", raw)
             return
         if isinstance(message, list):
-            self._agent_array(message, raw)
+            for event in self._batches.reply(message):
+                if isinstance(event, dict):
+                    self._agent_message(event, raw)
+                elif event[1] is None:
+                    self._exercise(event[0])
+                else:
+                    self._violate(event[0], event[1], raw)
             return
         if not isinstance(message, dict):
             self._violate("stdout", f"a JSON {type(message).__name__}, not a message object", raw)
@@ -229,141 +214,9 @@ class ConformanceChecker(SessionRules):
             message.get("id", 0) is None
             and "method" not in message
             and get(message, "error", "code") == -32600
-            and self._batches
+            and self._batches.pending
         ):
-            self._refuse_batch()
-
-    # -- batches -------------------------------------------------------------------------------
-
-    def _agent_array(self, items: list[object], raw: str) -> None:
-        """Check an array from the agent: it must be the reply to one client batch."""
-        if not items:
-            self._violate(
-                "jsonrpc",
-                "an empty array: an array from the agent answers a client batch and holds at "
-                "least one response",
-                raw,
-            )
-            return
-        if not all(isinstance(item, dict) and "method" not in item for item in items):
-            self._violate(
-                "jsonrpc",
-                "an array holding requests or notifications: agents send arrays only to answer "
-                "a client batch, and then only responses",
-                raw,
-            )
-            return
-        responses = cast(list[JsonObject], items)
-        keys = [id_key(item.get("id")) for item in responses if _valid_id(item.get("id"))]
-        batch = self._batch_for(keys)
-        if batch is None:
-            if not keys and self._notification_batches:
-                self._notification_batches -= 1
-                self._exercise("no-reply-to-notification")
-                self._violate(
-                    "no-reply-to-notification",
-                    "an array answering a batch of notifications, which gets no reply at all",
-                    raw,
-                )
-            else:
-                self._violate(
-                    "jsonrpc", "an array of responses, but no client batch awaits a reply", raw
-                )
-            return
-        self._batches.remove(batch)
-        if batch.empty:
-            self._violate(
-                "jsonrpc",
-                "an array answering an empty batch: an empty batch is answered with one -32600 "
-                "error object (id null), not an array",
-                raw,
-            )
-            return
-        self._batch_reply(batch, responses, raw)
-
-    def _batch_reply(self, batch: _Batch, responses: Sequence[JsonObject], raw: str) -> None:
-        seen: set[object] = set()
-        nulls = 0
-        for response in responses:
-            response_id = response.get("id")
-            if _valid_id(response_id):
-                response_key = id_key(response_id)
-                if response_key in seen:
-                    self._violate(
-                        "jsonrpc", f"the batch reply answers id {_short(response_id)} twice", raw
-                    )
-                    continue
-                seen.add(response_key)
-                if response_key in batch.invalid_ids:
-                    continue  # an error for an invalid entry, by its id: nothing pending
-                if response_key not in batch.requests:
-                    self._violate(
-                        "jsonrpc",
-                        f"the batch reply answers id {_short(response_id)}, which is not a "
-                        "request of that batch",
-                        raw,
-                    )
-                    continue
-            elif response_id is None and "id" in response:
-                nulls += 1
-                if nulls > batch.invalid + len(batch.invalid_ids):
-                    self._violate(
-                        "jsonrpc",
-                        "the batch reply holds more errors with id null than the batch had "
-                        f"invalid entries ({batch.invalid + len(batch.invalid_ids)})",
-                        raw,
-                    )
-                    continue
-            self._agent_message(response, raw)
-        for request_key, request in batch.requests.items():
-            if request_key not in seen and self._client_requests.get(request_key) is request:
-                # Reported here, so not again as never answered.
-                del self._client_requests[request_key]
-                shown = request_key[1] if isinstance(request_key, tuple) else request_key
-                self._violate(
-                    "jsonrpc",
-                    f"the batch reply has no response to {request.method} (id {_short(shown)})",
-                    raw,
-                )
-        unanswered = batch.invalid + len(batch.invalid_ids - seen) - nulls
-        if unanswered > 0:
-            self._violate(
-                "jsonrpc",
-                f"the batch reply has no error for {unanswered} invalid "
-                f"entr{'y' if unanswered == 1 else 'ies'} of the batch (each gets its own -32600)",
-                raw,
-            )
-
-    def _batch_for(self, keys: list[object]) -> _Batch | None:
-        """The pending batch an array reply answers: the one holding its ids, else (all ids
-        null) the oldest."""
-        self._prune_batches()
-        for batch in self._batches:
-            if any(k in batch.requests or k in batch.invalid_ids for k in keys):
-                return batch
-        return None if keys or not self._batches else self._batches[0]
-
-    def _prune_batches(self) -> None:
-        # A batch whose requests were all answered one by one awaits nothing any more.
-        self._batches = [
-            batch
-            for batch in self._batches
-            if batch.empty
-            or batch.invalid
-            or batch.invalid_ids
-            or any(self._client_requests.get(k) is r for k, r in batch.requests.items())
-        ]
-
-    def _refuse_batch(self) -> None:
-        # One error with id null is how an agent without batch support refuses a whole batch
-        # (or how it answers an empty one): the oldest batch awaiting a reply is done, and its
-        # requests are owed nothing.
-        self._prune_batches()
-        if not self._batches:
-            return
-        batch = self._batches.pop(0)
-        for request in batch.requests.values():
-            request.refused = True
+            self._batches.refused()
 
     # -- agent messages ------------------------------------------------------------------------
 
@@ -414,7 +267,7 @@ class ConformanceChecker(SessionRules):
         request_id = message["id"]
         params = message.get("params")
         self._exercise("methods")
-        if not _valid_id(request_id):
+        if not valid_id(request_id):
             self._violate(
                 "jsonrpc", f"request id {_short(request_id)} is not a string or an integer", raw
             )
@@ -564,7 +417,7 @@ class ConformanceChecker(SessionRules):
             elif error is not None:
                 self._validate("Error", error, raw, "error")
             return
-        if not _valid_id(response_id):
+        if not valid_id(response_id):
             self._violate(
                 "jsonrpc", f"response id {_short(response_id)} is not a string or an integer", raw
             )
@@ -634,27 +487,6 @@ class ConformanceChecker(SessionRules):
                 state.answered_since_state = True
                 state.answered_subjects |= answered.subjects
         return None
-
-    def _client_batch(self, items: list[object], raw: str) -> None:
-        batch = _Batch(empty=not items)
-        for item in items:
-            if not isinstance(item, dict):
-                batch.invalid += 1
-                continue
-            request = self._client_message(item, raw)
-            if request is not None and _valid_id(item["id"]):
-                batch.requests[id_key(item["id"])] = request
-            elif request is not None:
-                batch.invalid += 1  # a request whose id is unusable: answered with id null
-            elif not _is_message(item):
-                if _valid_id(item.get("id")):
-                    batch.invalid_ids.add(id_key(item["id"]))
-                else:
-                    batch.invalid += 1
-        if batch.empty or batch.requests or batch.invalid or batch.invalid_ids:
-            self._batches.append(batch)
-        else:
-            self._notification_batches += 1
 
     # -- end of stream -------------------------------------------------------------------------
 

@@ -10,10 +10,13 @@ session was closed. The checker feeds it decoded session updates and the client'
 cancels and closes; it reports violations through `_violate` and counts what each rule examined
 through `_exercise`.
 
-Cancellation is judged only when the wire proves the agent read the cancel before ending the
-work (`Cancel.proven`): blocked on the user when the cancel arrived, answering a later client
-request, withdrawing a request with ``$/cancel_request``, or reporting a tool call cancelled.
-Otherwise an idle may simply have crossed the cancel in flight.
+A cancel applies to the work of every prompt the client sent before it, even one whose work has
+not reported running yet (the agent read the prompt first), unless that prompt is refused. It is
+judged only when the wire proves the agent read the cancel before ending the work
+(`Cancel.proven`): blocked on the user (requires_action with a request pending) when the cancel
+arrived or after it, answering a client request sent after it, withdrawing a request with
+``$/cancel_request``, or reporting a tool call cancelled. Otherwise an idle may simply have
+crossed the cancel in flight.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ._rules import HINTS, ConformanceError, Violation
 from ._rules import short as _short
 from ._schema_check import is_base64
 
-__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get", "id_key")
+__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get")
 
 JsonObject: TypeAlias = dict[str, object]
 
@@ -53,6 +56,7 @@ class Cancel:
     index: int
     proven: bool  # the agent certainly processed the cancel before its idle
     requests: set[object]  # keys of agent requests pending when the client cancelled
+    works: int = 1  # prompts (and running work) it may end; refused prompts do not count
 
 
 @dataclass(slots=True)
@@ -105,11 +109,6 @@ _MESSAGE_ROLES: Final[Mapping[str, str]] = {
 _FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
 
 
-def id_key(request_id: object) -> object:
-    """The identity of a JSON-RPC id: 1, 1.0, True and "1" are different ids."""
-    return (type(request_id).__name__, request_id)
-
-
 def get(obj: object, *keys: str | int) -> object:
     """The value at a path of object keys and array indices in decoded JSON, or `None`."""
     for part in keys:
@@ -135,6 +134,7 @@ class SessionRules:
         self._index = 0
         self._exercised: Counter[str] = Counter()
         self._sessions: dict[str, SessionState] = {}
+        self._client_requests: dict[object, Request] = {}
         self._agent_requests: dict[object, Request] = {}
 
     def _violate(self, rule: str, message: str, raw: str, index: int | None = None) -> None:
@@ -193,18 +193,25 @@ class SessionRules:
             state.cancel = Cancel(request.index, True, set())
 
     def _client_cancel(self, state: SessionState, session: str) -> None:
-        if not (state.span or state.prompt_window is not None or state.accepted_unstarted):
-            return  # nothing to cancel
         # A prompt sent (or accepted) whose work has not reported running yet is cancelled too:
         # the agent read the prompt before the cancel, so the cancel applies to its work.
+        unanswered = sum(
+            1
+            for request in self._client_requests.values()
+            if request.method == "session/prompt" and request.session == session
+        )
+        works = unanswered + (1 if state.span or state.accepted_unstarted else 0)
+        if not works:
+            return  # nothing to cancel
         pending = set(self._pending_for(session))
         # Blocked on the user, the agent cannot have ended its work before reading the cancel.
         proven = state.state == "requires_action" and bool(pending)
         if state.cancel is None:
-            state.cancel = Cancel(self._index, proven, pending)
+            state.cancel = Cancel(self._index, proven, pending, works)
         else:
             state.cancel.proven = state.cancel.proven or proven
             state.cancel.requests |= pending
+            state.cancel.works = works
 
     def _prompt_answered(
         self,
@@ -218,8 +225,11 @@ class SessionRules:
         if "result" not in message:
             if state.prompt_window is not None and state.prompt_window[1] == request.index:
                 state.prompt_window = None  # rejected before insertion: no work to report
-            if not (state.span or state.prompt_window is not None or state.accepted_unstarted):
-                state.cancel = None  # no work left for a cancel to end
+            cancel = state.cancel
+            if cancel is not None and request.index < cancel.index:
+                cancel.works -= 1
+                if cancel.works <= 0 and not state.span:
+                    state.cancel = None  # the prompts it cancelled were refused: no work to end
             return
         message_id = get(message.get("result"), "messageId")
         if not isinstance(message_id, str):
