@@ -321,10 +321,8 @@ def report(figures: Figures, args: argparse.Namespace) -> int:
             f"(limit {RETAINED_LIMIT // 1024} KiB)"
         )
     for index, (rss, retained) in enumerate(figures.rounds, 1):
-        print(
-            f"  after round {index} (its sessions closed): RSS {rss / 1024:.1f} MiB, "
-            f"still alive {retained / 1024:.1f} KiB"
-        )
+        alive = f", still alive {retained / 1024:.1f} KiB" if args.tracemalloc else ""
+        print(f"  after round {index} (its sessions closed): RSS {rss / 1024:.1f} MiB{alive}")
     print(f"  file descriptors: {figures.fds[0]} before, {figures.fds[1]} after")
     print(f"  event-loop tasks: {figures.tasks[0]} before, {figures.tasks[1]} after")
     print(f"  child processes: {figures.children[0]} before, {figures.children[1]} after")

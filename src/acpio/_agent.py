@@ -242,6 +242,9 @@ class _AgentServer:
             if session is None:
                 logger.warning("session/cancel for unknown session %s", request.session_id)
                 return
+            # Prompts received before this cancel are cancelled too, even those whose
+            # request handler has not run yet (requests run in tasks, notifications inline).
+            session._cancelled_through = self.connection.received
             await session.cancel()
         elif method.startswith("_"):
             await self.agent.ext_notification(method, params)
@@ -467,6 +470,9 @@ class _AgentServer:
         record = self.store.get(session.id)
         if record is not None:
             record.touch()
+        if context.sequence < session._cancelled_through:
+            # The client cancelled after sending this prompt, before it was accepted here.
+            await session.cancel()
         # Nothing below may fail or wait: the prompt is inserted, its response goes next.
         context.after_response(lambda: session._prompt_responded(work))
         return schema.PromptResponse(message_id=work.message_id)

@@ -108,6 +108,8 @@ class RequestContext:
     id: RequestId
     method: str
     cancel_scope: anyio.CancelScope
+    sequence: int = 0
+    """Position of the request among all messages received (see :attr:`Connection.received`)."""
     _after: list[Callable[[], None]] = field(default_factory=list)
 
     def after_response(self, callback: Callable[[], None]) -> None:
@@ -152,7 +154,7 @@ class _Pending:
 
 
 # (request id, method, params, cancel scope) of an accepted incoming request.
-_Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope]
+_Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope, int]
 
 
 class _OutgoingBuffer:
@@ -314,6 +316,10 @@ class Connection:
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
         self._open = True
         self._closed = anyio.Event()
+        self.received = 0
+        """How many messages were received so far; requests carry their position in
+        :attr:`RequestContext.sequence`, and a notification handler (run inline, in
+        arrival order) reads its own position here."""
         self._task_group: anyio.abc.TaskGroup | None = None
         self._reader_scope: anyio.CancelScope | None = None
         self._writer_scope: anyio.CancelScope | None = None
@@ -723,6 +729,7 @@ class Connection:
         """
         method = envelope.method
         request_id = envelope.id
+        self.received += 1
         if method is msgspec.UNSET:
             if envelope.result is not msgspec.UNSET or envelope.error is not msgspec.UNSET:
                 self._handle_response(envelope)
@@ -778,7 +785,7 @@ class Connection:
             # Shutting down: the request is accepted but answered as cancelled.
             scope.cancel()
         self._incoming[request_id] = scope
-        job = (request_id, method, raw_params, scope)
+        job = (request_id, method, raw_params, scope, self.received)
         if jobs is None:
             assert self._task_group is not None
             self._active += 1
@@ -822,7 +829,7 @@ class Connection:
 
     async def _run_single(self, job: _Job) -> None:
         _serving.set(self)
-        context = RequestContext(job[0], job[1], job[3])
+        context = RequestContext(job[0], job[1], job[3], job[4])
         try:
             await self._reply(await self._answer(job, context))
             context._run_after()
@@ -832,7 +839,7 @@ class Connection:
     async def _run_batch(self, jobs: list[_Job], replies: list[bytes]) -> None:
         _serving.set(self)
         try:
-            contexts = [RequestContext(job[0], job[1], job[3]) for job in jobs]
+            contexts = [RequestContext(job[0], job[1], job[3], job[4]) for job in jobs]
             async with anyio.create_task_group() as group:
                 for job, context in zip(jobs, contexts, strict=True):
                     group.start_soon(self._answer_into, job, context, replies)
@@ -847,7 +854,7 @@ class Connection:
 
     async def _answer(self, job: _Job, context: RequestContext) -> bytes:
         """Run the handler for one request; return its response line."""
-        request_id, method, params, scope = job
+        request_id, method, params, scope, _ = job
         result: object = None
         try:
             with scope:

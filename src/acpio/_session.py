@@ -136,6 +136,7 @@ class Session:
         self._accepted: deque[_Work] = deque()  # user_message not sent yet
         self._queue: deque[_Work] = deque()  # waiting behind the current work
         self._work: _Work | None = None
+        self._cancelled_through = 0
         self._runner_active = False
         self._wake: anyio.Event | None = None
         self._idle_event: anyio.Event | None = None
