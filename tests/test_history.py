@@ -470,3 +470,17 @@ async def test_a_custom_store_backs_sessions_and_replay() -> None:
         assert isinstance(record.history, ListHistory) and record.history.lines
         await session.resume(replay=True)
         assert displayed(session.view) == live
+
+
+def test_the_in_memory_store_forgets_the_oldest_closed_sessions_beyond_its_cap() -> None:
+    store = acpio.InMemorySessionStore(max_records=3)
+    live = store.create("live", "/tmp", [])
+    live.active = True
+    for index in range(10):
+        store.create(f"closed-{index}", "/tmp", [])
+    kept = {record.session_id for record in store.list()}
+    # The active session survives however old it is; the newest closed ones fill the rest.
+    assert "live" in kept
+    assert len(kept) == 3
+    assert store.get("closed-9") is not None
+    assert store.get("closed-0") is None

@@ -58,7 +58,9 @@ class AgentLimits(msgspec.Struct, kw_only=True):
 
     ``max_message_size`` bytes per incoming line (``-32600`` beyond),
     ``max_concurrent_requests`` incoming requests in flight (``-32603``
-    beyond), ``max_sessions`` active sessions (``-32603`` beyond),
+    beyond), ``max_nesting_depth`` levels of arrays and objects in one
+    message (``-32700`` beyond, answered with the request's id),
+    ``max_sessions`` active sessions (``-32603`` beyond),
     ``write_buffer_size`` bytes queued for a client that does not read
     (senders wait beyond), plus the per-session limits of
     :class:`~acpio.SessionLimits`. ``shutdown_grace`` is how long work may
@@ -68,6 +70,7 @@ class AgentLimits(msgspec.Struct, kw_only=True):
 
     max_message_size: int = 32 * 1024 * 1024
     max_concurrent_requests: int = 1024
+    max_nesting_depth: int = 256
     max_sessions: int = 1000
     write_buffer_size: int = 1024 * 1024
     shutdown_grace: float = 2.0
@@ -346,6 +349,7 @@ class _AgentServer:
             protocol_version=self.protocol_version,
         )
         self.sessions[session.id] = session
+        record.active = True
         return session
 
     async def _new_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
@@ -491,10 +495,7 @@ class _AgentServer:
             raise RequestError.invalid_params(
                 f"tool call {request.tool_call_id!r} does not advertise cancellation"
             )
-        if handle.running_in_scope:
-            handle.request_cancel()
-        else:
-            await handle.cancel()
+        handle.request_cancel()
         return schema.CancelToolCallResponse()
 
     async def _cancel_terminal(self, params: msgspec.Raw | None, _: RequestContext) -> object:
@@ -518,6 +519,9 @@ class _AgentServer:
         # A resume during the close may already have put a fresh session in its place.
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
+            record = self.store.get(session.id)
+            if record is not None:
+                record.active = False
 
     def _active(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -609,6 +613,7 @@ async def _serve(
                     max_message_size=limits.max_message_size,
                     write_buffer_size=limits.write_buffer_size,
                     max_concurrent_requests=limits.max_concurrent_requests,
+                    max_nesting_depth=limits.max_nesting_depth,
                 ) as connection:
                     server.bind(connection)
                     try:

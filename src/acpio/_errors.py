@@ -1,23 +1,43 @@
 """Every exception acpio raises, in one place.
 
-The JSON-RPC codes used by ACP live here too, so that no other module spells
-a number: a handler raises :class:`RequestError` built by one of its
-constructors, and the connection turns it into the error object on the wire.
+The error codes come from the schema's ``ErrorCode`` (generated), so no
+module spells a number: a handler raises :class:`RequestError` built by one
+of its constructors, and the connection turns it into the error object on the
+wire.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from .schema._generated import (
+    AUTHENTICATION_REQUIRED as AUTH_REQUIRED,
+)
+from .schema._generated import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 
-PARSE_ERROR: Final = -32700
-INVALID_REQUEST: Final = -32600
-METHOD_NOT_FOUND: Final = -32601
-INVALID_PARAMS: Final = -32602
-INTERNAL_ERROR: Final = -32603
-REQUEST_CANCELLED: Final = -32800
-AUTH_REQUIRED: Final = -32000
-RESOURCE_NOT_FOUND: Final = -32002
-UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+__all__ = [
+    "AUTH_REQUIRED",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "AcpError",
+    "ConnectionClosed",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "RequestError",
+]
 
 
 class AcpError(Exception):

@@ -375,6 +375,8 @@ class SessionRecord:
     additional_directories: list[str]
     history: History
     title: str | None = None
+    active: bool = False
+    """True while a connection serves the session (stores never evict active ones)."""
     updated_at: str = field(
         default_factory=lambda: datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     )
@@ -401,11 +403,17 @@ class SessionStore(Protocol):
 
 
 class InMemorySessionStore:
-    """The default :class:`SessionStore`: sessions live as long as the agent process."""
+    """The default :class:`SessionStore`: sessions live as long as the agent process.
 
-    def __init__(self, limits: HistoryLimits | None = None) -> None:
+    At most ``max_records`` sessions are kept: beyond that, the least recently
+    updated sessions that no connection serves (closed ones) are forgotten, so
+    an agent that opens and closes sessions all day keeps bounded memory.
+    """
+
+    def __init__(self, limits: HistoryLimits | None = None, *, max_records: int = 1000) -> None:
         self._records: dict[str, SessionRecord] = {}
         self._limits = limits
+        self.max_records = max_records
 
     def create(self, session_id: str, cwd: str, additional_directories: list[str]) -> SessionRecord:
         """Create and keep a new session record with an in-memory history."""
@@ -413,7 +421,16 @@ class InMemorySessionStore:
             session_id, cwd, list(additional_directories), InMemoryHistory(self._limits)
         )
         self._records[session_id] = record
+        if len(self._records) > self.max_records:
+            self._evict()
         return record
+
+    def _evict(self) -> None:
+        inactive = sorted(
+            (r for r in self._records.values() if not r.active), key=lambda r: r.updated_at
+        )
+        for record in inactive[: len(self._records) - self.max_records]:
+            del self._records[record.session_id]
 
     def get(self, session_id: str) -> SessionRecord | None:
         """The record of a session, or ``None``."""

@@ -537,6 +537,9 @@ class ToolCallHandle:
 async def request_permission(session: Session, params: schema.RequestPermissionRequest) -> Outcome:
     """Send ``session/request_permission`` and interpret the answer (never raises on cancel)."""
     connection: Connection = session._connection
+    if connection.closed:
+        # No client to ask: never report requires_action for a request that cannot be sent.
+        return CANCELLED
     await session._permission_started()
     try:
         try:
