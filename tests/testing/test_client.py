@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 import pytest
 
 import acpio
@@ -110,6 +111,119 @@ async def test_prompt_accepts_content_blocks_and_turns_keep_their_own_updates() 
         assert session.view.stop_reasons == ["end_turn", "end_turn"]
 
 
+class _GatedAgent(acpio.Agent):
+    """Answers each prompt with "answer <prompt>". A prompt starting with "wait" first says
+    "working" and blocks until ``release`` is set; "wait shielded" ignores cancellation
+    while it blocks, then ends without answering."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+        self.calls: list[str] = []
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        text = acpio.text_of(prompt)
+        self.calls.append(text)
+        if text.startswith("wait"):
+            await session.message("working")
+            self.started.set()
+            with anyio.CancelScope(shield=text == "wait shielded"):
+                await self.release.wait()
+            if text == "wait shielded":
+                return "end_turn"
+        await session.message(f"answer {text}")
+        return "end_turn"
+
+
+async def test_a_queued_prompt_gets_the_result_of_its_own_turn() -> None:
+    agent = _GatedAgent()
+    async with MockClient(agent) as client:
+        session = await client.new_session()
+        first = await session.start_prompt("wait")
+        await agent.started.wait()
+        second = await session.start_prompt("second")
+        # Accepted and echoed at once, but its work runs only after the first turn's idle.
+        await session.wait_for(lambda: len(session.view.user_messages) == 2, what="two echoes")
+        assert not first.done and not second.done
+
+        agent.release.set()
+        second_result = await second.wait()
+        first_result = await first.wait()
+
+        assert [m.text for m in first_result.view.agent_messages] == ["working", "answer wait"]
+        assert second_result.text == "answer second"
+        assert [first_result.stop_reason, second_result.stop_reason] == ["end_turn", "end_turn"]
+        # Each turn starts with its own user message, even the one echoed during the other.
+        for turn, result in ((first, first_result), (second, second_result)):
+            head = result.updates[0]
+            assert isinstance(head, schema.UserMessage) and head.message_id == turn.message_id
+            assert [m.message_id for m in result.view.user_messages] == [turn.message_id]
+        assert not {id(u) for u in first_result.updates} & {id(u) for u in second_result.updates}
+        assert client.violations == []
+
+
+async def test_a_prompt_sent_without_the_turn_api_still_takes_its_turn() -> None:
+    agent = _GatedAgent()
+    async with MockClient(agent) as client:
+        session = await client.new_session()
+        params = {"sessionId": session.id, "prompt": [{"type": "text", "text": "wait"}]}
+        await client.request("session/prompt", params)
+        await agent.started.wait()
+        turn = await session.start_prompt("mine")
+        agent.release.set()
+        result = await turn.wait()
+        assert result.text == "answer mine"
+        assert session.view.stop_reasons == ["end_turn", "end_turn"]
+
+
+async def test_cancel_ends_the_queued_turns_and_later_prompts_get_their_own() -> None:
+    agent = _GatedAgent()
+    async with MockClient(agent) as client:
+        session = await client.new_session()
+        first = await session.start_prompt("wait shielded")
+        await agent.started.wait()
+        queued = [await session.start_prompt("second"), await session.start_prompt("third")]
+        await session.cancel()
+        # Sent after the cancel: echoed before the cancelled turn reports idle, runs after it.
+        later = await session.start_prompt("later")
+        await session.wait_for(lambda: len(session.view.user_messages) == 4, what="four echoes")
+        agent.release.set()
+
+        later_result = await later.wait()
+        assert (later_result.stop_reason, later_result.text) == ("end_turn", "answer later")
+        assert (await first.wait()).stop_reason == "cancelled"
+        for turn in queued:
+            result = await turn.wait()  # discarded by the cancel: ended by the cancelled idle
+            assert result.stop_reason == "cancelled"
+            assert result.text == ""
+            assert [m.message_id for m in result.view.user_messages] == [turn.message_id]
+        assert agent.calls == ["wait shielded", "later"]
+        assert session.view.stop_reasons == ["cancelled", "end_turn"]
+        assert client.violations == []
+
+
+async def test_resume_after_a_cancel_and_after_close_passes_the_checker() -> None:
+    agent = _GatedAgent()
+    async with MockClient(agent) as client:  # strict: any violation fails the test
+        session = await client.new_session()
+        turn = await session.start_prompt("wait")
+        await agent.started.wait()
+        await session.cancel()
+        assert (await turn.wait()).stop_reason == "cancelled"
+        # The replay repeats the cancelled turn's output: history, not work after the cancel.
+        replayed = await session.resume(replay=True)
+        assert [m.text for m in session.view.agent_messages] == ["working"]
+        assert isinstance(replayed[-1], schema.IdleStateUpdate)
+
+        await session.close()
+        await session.resume(replay=True)  # re-activates the closed session
+        assert not session.closed
+        result = await session.prompt("again")
+        assert result.text == "answer again"
+        assert client.conformance_report().ok
+        assert client.violations == []
+
+
 async def test_sessions_list_close_and_errors_from_the_agent(tmp_path: Path) -> None:
     async with MockClient(EchoAgent(), cwd=tmp_path) as client:
         session = await client.new_session()
@@ -135,13 +249,16 @@ async def test_resume_with_and_without_replay() -> None:
         replayed = await session.resume(replay=True)
         assert isinstance(replayed[0], schema.UserMessage)
         assert session.replayed == replayed
+        # Every resume ends with a snapshot of the current state: idle, not a new end of work.
+        snapshot = replayed[-1]
+        assert isinstance(snapshot, schema.IdleStateUpdate)
+        assert snapshot.stop_reason in (msgspec.UNSET, None, "end_turn")
         # The view was rebuilt from the replay alone: the conversation appears once.
         assert [m.text for m in session.view.messages] == ["remember me", "remember me"]
-        # Without replay no conversation comes back (a state snapshot may) and the view stays.
+        assert session.view.stop_reasons == []  # a snapshot is not a completion
+        # Without replay no conversation comes back, only the snapshot; the view stays.
         unreplayed = await session.resume(replay=False)
-        assert not [
-            u for u in unreplayed if isinstance(u, schema.UserMessage | schema.AgentMessage)
-        ]
+        assert [type(u) for u in unreplayed] == [schema.IdleStateUpdate]
         assert [m.text for m in session.view.messages] == ["remember me", "remember me"]
 
     # A new connection (same store) resumes the session by id, with its history.

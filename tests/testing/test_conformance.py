@@ -1266,6 +1266,139 @@ def test_nothing_after_close() -> None:
     assert "after session/close" in violation.message
 
 
+def resume(wire: Wire, request_id: int, *, replay: bool = False) -> None:
+    params: dict[str, Any] = {"sessionId": SESSION, "cwd": CWD, "mcpServers": []}
+    if replay:
+        params["replayFrom"] = {"type": "start"}
+    wire.client(request(request_id, "session/resume", params))
+
+
+def test_a_queued_prompt_is_echoed_before_its_own_work_ends() -> None:
+    # Accepted while the first turn runs: its echo may follow that turn's idle, since its own
+    # work (running, then idle) only comes after it.
+    wire = running()
+    queued = wire.prompt()
+    wire.agent(result(queued, {"messageId": "u2"}))
+    wire.state("idle", stopReason="end_turn")
+    wire.update(sessionUpdate="user_message", messageId="u2", content=[text("hi")])
+    wire.state("running")
+    wire.state("idle", stopReason="end_turn")
+    clean(wire)
+
+
+def test_a_queued_prompt_never_echoed_is_reported() -> None:
+    wire = running()
+    queued = wire.prompt()
+    wire.agent(result(queued, {"messageId": "u2"}))
+    wire.state("idle", stopReason="end_turn")
+    wire.state("running")
+    wire.state("idle", stopReason="end_turn")
+    (violation,) = only(wire, "prompt-message-id", final=False)
+    assert "'u2'" in violation.message
+
+
+def test_resume_reactivates_a_closed_session() -> None:
+    wire = started()
+    wire.prompt(message_id="u1")
+    wire.state("running")
+    wire.state("idle", stopReason="end_turn")
+    wire.client(request(9, "session/close", {"sessionId": SESSION}))
+    wire.agent(result(9, {}))
+    resume(wire, 10, replay=True)
+    wire.update(sessionUpdate="user_message", messageId="u1", content=[text("hi")])
+    wire.state("idle")  # the current-state snapshot every resume sends before its response
+    wire.agent(result(10, {}))
+    wire.prompt(message_id="u2")
+    wire.state("running")
+    wire.update(sessionUpdate="agent_message", messageId="a2", content=[text("back")])
+    wire.state("idle", stopReason="end_turn")
+    clean(wire)
+
+
+def test_closed_until_a_resume_succeeds() -> None:
+    wire = started()
+    wire.client(request(9, "session/close", {"sessionId": SESSION}))
+    wire.agent(result(9, {}))
+    wire.update(sessionUpdate="session_info_update", title="before the resume was sent")
+    resume(wire, 10)
+    wire.agent(error(10, -32603, "cannot resume"))
+    wire.update(sessionUpdate="session_info_update", title="after the resume failed")
+    first, second = only(wire, "session-close")
+    assert "before the resume" in first.raw and "after the resume failed" in second.raw
+
+
+def cancelled_after_output() -> Wire:
+    """Work that streamed a message and ran a tool, then was cancelled and reported idle."""
+    wire = running()
+    wire.update(sessionUpdate="agent_message", messageId="a1", content=[text("working")])
+    wire.tool_call("c1", title="Run", status="in_progress")
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.tool_call("c1", status="cancelled")
+    wire.state("idle", stopReason="cancelled")
+    return wire
+
+
+def replay_history(wire: Wire) -> None:
+    wire.update(sessionUpdate="user_message", messageId="u1", content=[text("hi")])
+    wire.update(sessionUpdate="agent_message", messageId="a1", content=[text("working")])
+    wire.tool_call("c1", title="Run", status="cancelled")
+
+
+def test_replay_after_a_cancel_is_not_work_of_the_cancelled_turn() -> None:
+    wire = cancelled_after_output()
+    resume(wire, 10, replay=True)
+    replay_history(wire)
+    wire.state("idle", stopReason="cancelled")  # a snapshot may repeat the last stop reason
+    wire.agent(result(10, {}))
+    clean(wire)
+
+
+def test_cancelled_work_stays_silent_after_a_resume() -> None:
+    wire = cancelled_after_output()
+    resume(wire, 10, replay=True)
+    replay_history(wire)
+    wire.state("idle")
+    wire.agent(result(10, {}))
+    wire.tool_call("c1", status="failed")  # live again, after the resume was answered
+    (violation,) = only(wire, "cancel-silence")
+    assert "after the cancelled work reported idle" in violation.message
+
+
+def test_resume_snapshot_is_not_an_end_of_work() -> None:
+    # A prompt sent while idle, then a resume: the snapshot (with the last stop reason) and
+    # history unknown to this client come before the prompt's work reports running.
+    wire = started()
+    wire.prompt(message_id="u1")
+    wire.state("running")
+    wire.state("idle", stopReason="end_turn")
+    prompt_id = wire.prompt()
+    resume(wire, 10, replay=True)
+    wire.agent(result(prompt_id, {"messageId": "u2"}))
+    wire.update(sessionUpdate="agent_message", messageId="a0", content=[text("older")])
+    wire.state("idle", stopReason="end_turn")
+    wire.agent(result(10, {}))
+    wire.update(sessionUpdate="user_message", messageId="u2", content=[text("hi")])
+    wire.client(notification("session/cancel", {"sessionId": SESSION}))
+    wire.state("running")
+    wire.client(request(11, "_x/status", {"sessionId": SESSION}))
+    wire.agent(result(11, {}))  # proves the cancel was read: the work must end cancelled
+    wire.state("idle", stopReason="end_turn")
+    (violation,) = only(wire, "cancel-silence")
+    assert "'end_turn', not 'cancelled'" in violation.message
+
+
+def test_resume_snapshot_keeps_the_last_stop_reason() -> None:
+    wire = started()
+    wire.prompt(message_id="u1")
+    wire.state("running")
+    wire.state("idle", stopReason="end_turn")
+    resume(wire, 10)
+    wire.state("idle", stopReason="cancelled")
+    wire.agent(result(10, {}))
+    (violation,) = only(wire, "turn-lifecycle")
+    assert "changes the stop reason" in violation.message
+
+
 # -- background-work -----------------------------------------------------------------------------
 
 

@@ -555,7 +555,7 @@ class MockClient:
 
     async def wait_for(
         self,
-        predicate: Callable[[], T],
+        predicate: Callable[[], T | None],
         *,
         timeout: float | None = None,
         what: str | None = None,
@@ -564,7 +564,9 @@ class MockClient:
 
         The predicate is re-checked after every update, permission request
         and answer, so it may read any session's ``view``. Never sleep in a
-        test: wait for what you expect.
+        test: wait for what you expect. A predicate returning ``X | None``
+        gives an ``X`` (the wait never returns ``None``), so strictly typed
+        tests need no assert.
 
         :raises AgentTimeoutError: after ``timeout`` seconds (default: the client's).
         :raises AgentExitedError: when the agent went away first.

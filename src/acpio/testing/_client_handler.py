@@ -6,9 +6,12 @@ handled: it is recorded in the :class:`Transcript`, fed to the
 :class:`ConformanceChecker` (a violation fails the test in strict mode), and
 correlated: the response to a request a :class:`Probe` watches notes how many
 session updates preceded it, and the agent's ``$/cancel_request`` for a
-pending permission request marks it withdrawn. Every line also wakes the
-client's waiters, including lines the client writes itself (its answers), so a
-test waiting for them needs no polling.
+pending permission request marks it withdrawn. The prompts, cancels, closes
+and deletes the client writes for a known session, and the answers to those
+prompts, are reported to that :class:`ClientSession` in wire order (its turns
+are found from them). Every line also wakes the client's waiters, including
+lines the client writes itself (its answers), so a test waiting for them
+needs no polling.
 
 ``session/update`` notifications are decoded and folded into their session in
 arrival order; ``session/request_permission`` is answered by the client's
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import msgspec
@@ -42,19 +45,29 @@ _decode_json = msgspec.json.Decoder().decode
 
 
 class _Peek(msgspec.Struct):
-    """The fields of an incoming line the client correlates (the rest stays raw)."""
+    """The fields of a line the client correlates (the rest stays raw)."""
 
     id: object = None
     method: object = None
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
 
 
 class _CancelParams(msgspec.Struct, rename="camel"):
     request_id: object = None
 
 
+class _SessionParams(msgspec.Struct, rename="camel"):
+    session_id: object = None
+
+
 _decode_peek = msgspec.json.Decoder(_Peek).decode
 _decode_cancel = msgspec.json.Decoder(_CancelParams).decode
+_decode_session = msgspec.json.Decoder(_SessionParams).decode
+# Client lines that shape a session's turns: a prompt, and what cancels its work.
+_TURN_METHODS: Final = frozenset(
+    {"session/prompt", "session/cancel", "session/close", "session/delete"}
+)
 
 
 class Probe:
@@ -71,8 +84,11 @@ class Probe:
         self.session = session
         self.position: int | None = None
         """The number of the session's updates when the response arrived."""
+        self.request_id: int | None = None
+        """The id of the request, once it was sent."""
 
     def __call__(self, request_id: int) -> None:
+        self.request_id = request_id
         self.handler.probes[request_id] = self
 
 
@@ -85,6 +101,8 @@ class ClientHandler:
         """Probes by the id of the request they watch, until its response arrives."""
         self.pending_permissions: dict[int | str, PermissionRequest] = {}
         """Permission requests the policy has not answered yet, by request id."""
+        self.prompts: dict[int, ClientSession] = {}
+        """The session of each ``session/prompt`` sent and not answered yet, by request id."""
         self._violations_seen = 0
 
     def unseen_violation(self) -> Violation | None:
@@ -112,6 +130,8 @@ class ClientHandler:
             client._fail(ConformanceError(violation))
         if wire == AGENT_TO_CLIENT:
             self._correlate(entry.data)
+        else:
+            self._track_sent(entry.data)
         # Also for the client's own lines: an answer is written after the change it
         # answers was announced, and a test may be waiting to see it.
         client._changed()
@@ -122,9 +142,14 @@ class ClientHandler:
         except (msgspec.DecodeError, RecursionError):
             return
         if peek.method is None:
-            probe = self.probes.pop(peek.id, None) if type(peek.id) is int else None
+            if type(peek.id) is not int:
+                return
+            probe = self.probes.pop(peek.id, None)
             if probe is not None:
                 probe.position = len(probe.session.updates)
+            session = self.prompts.pop(peek.id, None)
+            if session is not None:
+                session._prompt_answered(peek.id, accepted=peek.error is msgspec.UNSET)
         elif peek.method == "$/cancel_request" and isinstance(peek.params, msgspec.Raw):
             try:
                 request_id = _decode_cancel(peek.params).request_id
@@ -136,6 +161,25 @@ class ClientHandler:
                     # Seen before the connection cancels the handler, which then
                     # answers "cancelled" instead of -32800.
                     record.cancelled_by_agent = True
+
+    def _track_sent(self, data: bytes) -> None:
+        if b'"session/' not in data:
+            return  # most client lines are answers to the agent: skip decoding them
+        try:
+            peek = _decode_peek(data)
+            if peek.method not in _TURN_METHODS or not isinstance(peek.params, msgspec.Raw):
+                return
+            session_id = _decode_session(peek.params).session_id
+        except (msgspec.DecodeError, RecursionError):
+            return
+        session = self._client.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            return
+        if peek.method != "session/prompt":
+            session._cancel_sent()
+        elif type(peek.id) is int:
+            self.prompts[peek.id] = session
+            session._prompt_sent(peek.id)
 
     # ------------------------------------------------------------ agent calls
 

@@ -2,16 +2,26 @@
 
 How this works: the mock client folds every ``session/update`` of a session
 into its :class:`ClientSession` in arrival order (``updates``, and the
-editor's ``view``). A turn is found in that list without any bookkeeping in
-the agent's favour: it starts at the ``user_message`` echoing the prompt's
-``messageId`` and ends at the first ``idle`` state update after it. Requests
-and waits go through the client, so they share its deadlines and failures.
+editor's ``view``). Turns are found from the wire alone, with no bookkeeping
+in the agent's favour. The client's handler tells the session, in wire order,
+every ``session/prompt`` it sends (also raw ones), how each was answered, and
+every ``session/cancel``, ``session/close`` and ``session/delete``. Foreground
+work is a run: it starts with ``running`` (or ``requires_action``) while the
+session is idle and ends with the next ``idle``. Turns run in the order their
+prompts were sent, so each run belongs to the oldest prompt still waiting for
+one: a prompt sent while the session is busy is echoed at once but ends with
+the idle of its own run, not the first idle after its echo. A cancel ends the
+running turn and discards the prompts queued behind it (sent before the same
+cancel): when a run that a cancel applied to ends ``cancelled``, those end
+with it. Requests and waits go through the client, so they share its
+deadlines and failures.
 """
 
 from __future__ import annotations
 
 import bisect
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
@@ -45,10 +55,13 @@ PromptInput: TypeAlias = (
 class TurnResult:
     """How one prompt turn ended: the ``idle`` state update that closed it.
 
-    ``updates`` are the session updates of the turn, from the prompt up to
-    and including that idle update. ``stop_reason`` is ``None`` when the idle
-    update carried none; ``error`` is the error object of stop reason
-    ``error``.
+    ``updates`` are the session updates of the turn: its own user message,
+    then everything from the prompt (or the end of the turn before it) up to
+    and including that idle update, without the user messages of other
+    prompts. A queued prompt discarded by a cancel has only its user message
+    and the idle that ended the cancelled turn. ``stop_reason`` is ``None``
+    when the idle update carried none; ``error`` is the error object of stop
+    reason ``error``.
     """
 
     message_id: str
@@ -70,19 +83,35 @@ class TurnResult:
         return self.view.agent_text
 
 
+@dataclass(slots=True, eq=False)
+class SentPrompt:
+    """One ``session/prompt`` as the wire showed it: when it was sent, what ended it."""
+
+    sent_at: int
+    """How many updates the session had when the prompt was sent."""
+    cancel: int | None = None
+    """The number of the first cancel (or close) sent after it, if any."""
+    start: int | None = None
+    """Index of the update that started its own run (``None``: never ran)."""
+    end: int | None = None
+    """Index of the idle that ended it (its run's, or the cancelled run's)."""
+    result: TurnResult | None = None
+
+
 class Turn:
     """A prompt the agent accepted (``session/prompt`` answered with its ``messageId``).
 
     :meth:`wait` returns the :class:`TurnResult` once the turn's idle state
-    update arrived: the first ``idle`` after the ``user_message`` that echoes
-    ``message_id``.
+    update arrived: the ``idle`` ending the run that follows this turn's own
+    ``running`` (turns run in the order their prompts were sent), or, for a
+    queued prompt discarded by ``session/cancel``, the idle of the cancelled
+    turn.
     """
 
-    def __init__(self, session: ClientSession, message_id: str, sent_at: int, accepted_at: int):
+    def __init__(self, session: ClientSession, message_id: str, prompt: SentPrompt) -> None:
         self.session: Final = session
         self.message_id: Final = message_id
-        self._sent_at = sent_at
-        self._accepted_at = accepted_at
+        self._prompt = prompt
 
     def __repr__(self) -> str:
         return f"<Turn {self.message_id} of session {self.session.id}>"
@@ -139,7 +168,13 @@ class ClientSession:
         self.replayed: list[schema.SessionUpdate] = []
         self.closed = False
         self._user_messages: dict[str, int] = {}
-        self._idles: list[int] = []
+        # Turn tracking (see the module docstring), fed by the client's handler.
+        self._prompts: dict[object, SentPrompt] = {}  # by request id, until a Turn takes it
+        self._waiting: deque[SentPrompt] = deque()  # sent, not refused, no run yet; wire order
+        self._current: SentPrompt | None = None  # the prompt whose run is active
+        self._in_run = False
+        self._run_ends: list[int] = []
+        self._cancels = 0
 
     def __repr__(self) -> str:
         return f"<ClientSession {self.id} cwd={self.cwd!r} state={self.view.state!r}>"
@@ -150,29 +185,81 @@ class ClientSession:
         self.view.apply(update)
         if isinstance(update, schema.UserMessage | schema.UserMessageChunk):
             self._user_messages.setdefault(update.message_id, index)
-        elif isinstance(update, schema.IdleStateUpdate):
-            self._idles.append(index)
+        elif isinstance(update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate):
+            # A repeat (or a resume snapshot) while work runs starts nothing.
+            if not self._in_run:
+                self._in_run = True
+                current = self._waiting.popleft() if self._waiting else None
+                if current is not None:
+                    current.start = index
+                self._current = current
+        elif isinstance(update, schema.IdleStateUpdate) and self._in_run:
+            self._end_run(index, update)
+
+    def _end_run(self, index: int, idle: schema.IdleStateUpdate) -> None:
+        self._in_run = False
+        self._run_ends.append(index)
+        current, self._current = self._current, None
+        if current is None:
+            return  # work the agent started on its own
+        current.end = index
+        cancel = current.cancel
+        if idle.stop_reason == "cancelled" and cancel is not None:
+            # The cancel that ended this turn discarded the prompts queued behind it.
+            for prompt in self._waiting:
+                if prompt.cancel == cancel:
+                    prompt.end = index
+            self._waiting = deque(p for p in self._waiting if p.cancel != cancel)
+
+    def _prompt_sent(self, request_id: object) -> None:
+        """The client wrote a ``session/prompt`` for this session (called in wire order)."""
+        prompt = SentPrompt(len(self.updates))
+        self._prompts[request_id] = prompt
+        self._waiting.append(prompt)
+
+    def _prompt_answered(self, request_id: object, accepted: bool) -> None:
+        """The response to a ``session/prompt`` arrived; a refused prompt never runs."""
+        prompt = self._prompts.get(request_id)
+        if prompt is not None and not accepted:
+            del self._prompts[request_id]
+            if prompt in self._waiting:
+                self._waiting.remove(prompt)
+
+    def _cancel_sent(self) -> None:
+        """The client wrote ``session/cancel`` (or a close): it applies to every prompt sent
+        so far whose turn has not ended."""
+        self._cancels += 1
+        for prompt in (self._current, *self._waiting):
+            if prompt is not None and prompt.cancel is None:
+                prompt.cancel = self._cancels
 
     def _turn_result(self, turn: Turn) -> TurnResult | None:
-        start = self._user_messages.get(turn.message_id)
-        if start is None:
-            # The agent never echoed the prompt (the checker reports that); the
-            # next idle after acceptance is the best guess at the turn's end.
-            start = turn._accepted_at - 1
-        position = bisect.bisect_right(self._idles, start)
-        if position == len(self._idles):
-            return None
-        end = self._idles[position]
-        # Updates since the prompt was sent, minus those of an earlier turn.
-        begin = turn._sent_at
-        earlier = bisect.bisect_left(self._idles, begin)
-        if earlier < position:
-            begin = max(begin, self._idles[position - 1] + 1)
+        prompt = turn._prompt
+        if prompt.result is not None or prompt.end is None:
+            return prompt.result
+        end = prompt.end
+        own = self._user_messages.get(turn.message_id)
+        if prompt.start is None:
+            # Discarded while queued: nothing of the cancelled turn is this one's.
+            begin = end
+        else:
+            # From the prompt, or from the end of the run before this one.
+            position = bisect.bisect_left(self._run_ends, prompt.start)
+            previous = self._run_ends[position - 1] if position else -1
+            begin = max(prompt.sent_at, previous + 1)
+        updates = [self.updates[own]] if own is not None and own < begin else []
+        updates += [
+            update
+            for update in self.updates[begin : end + 1]
+            if not isinstance(update, schema.UserMessage | schema.UserMessageChunk)
+            or update.message_id == turn.message_id
+        ]
         idle = self.updates[end]
         assert isinstance(idle, schema.IdleStateUpdate)
         stop_reason = idle.stop_reason if isinstance(idle.stop_reason, str) else None
         error = idle.error if isinstance(idle.error, schema.Error) else None
-        return TurnResult(turn.message_id, stop_reason, error, self.updates[begin : end + 1])
+        prompt.result = TurnResult(turn.message_id, stop_reason, error, updates)
+        return prompt.result
 
     # ---------------------------------------------------------------- prompts
 
@@ -183,7 +270,6 @@ class ClientSession:
         :meth:`Turn.wait` then gives the result.
         """
         params = {"sessionId": self.id, "prompt": _blocks(content)}
-        sent_at = len(self.updates)
         client = self.client
         probe = client._probe(self)
         response = await client._request(
@@ -193,8 +279,11 @@ class ClientSession:
             timeout=timeout,
             on_sent=probe,
         )
-        accepted_at = probe.position if probe.position is not None else len(self.updates)
-        return Turn(self, response.message_id, sent_at, accepted_at)
+        # The handler registered the prompt when it went over the wire.
+        prompt = self._prompts.pop(probe.request_id, None)
+        if prompt is None:
+            raise RuntimeError(f"session/prompt for session {self.id} was not seen on the wire")
+        return Turn(self, response.message_id, prompt)
 
     async def prompt(self, content: PromptInput, *, timeout: float | None = None) -> TurnResult:
         """Send a prompt and wait until its turn reached idle; returns how it ended.
@@ -300,12 +389,15 @@ class ClientSession:
 
     async def wait_for(
         self,
-        predicate: Callable[[], T],
+        predicate: Callable[[], T | None],
         *,
         timeout: float | None = None,
         what: str | None = None,
     ) -> T:
-        """Wait until ``predicate()`` is truthy (re-checked after every change); return it."""
+        """Wait until ``predicate()`` is truthy (re-checked after every change); return it.
+
+        A predicate returning ``X | None`` gives an ``X``: the wait never returns ``None``.
+        """
         return await self.client.wait_for(predicate, timeout=timeout, what=what)
 
     async def wait_for_tool_call(

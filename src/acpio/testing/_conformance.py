@@ -452,6 +452,8 @@ class ConformanceChecker(SessionRules):
             state.cancel.proven = True  # the agent read the cancel before answering this
         if request.method == "session/prompt":
             self._prompt_answered(state, request, message, raw, validated)
+        elif request.method == "session/resume":
+            self._resume_answered(state, has_result)
         elif request.method == "session/close" and has_result:
             self._exercise("session-close")
             if state.span:

@@ -17,6 +17,12 @@ judged only when the wire proves the agent read the cancel before ending the wor
 arrived or after it, answering a client request sent after it, withdrawing a request with
 ``$/cancel_request``, or reporting a tool call cancelled. Otherwise an idle may simply have
 crossed the cancel in flight.
+
+While a ``session/resume`` of a session is pending (sent, not yet answered), its updates may be
+replayed history and the current-state snapshot the agent must send before the response: they
+are not work output, so they neither break the silence of cancelled work nor open new work, and
+a state update repeating the current state changes nothing (a snapshot may repeat the last stop
+reason; it is not a new end of work). A successful resume re-activates a closed session.
 """
 
 from __future__ import annotations
@@ -85,6 +91,7 @@ class SessionState:
     last_stop_reason: str | None = None
     span_start: tuple[str, int] = ("", 0)  # the state update that started the work
     closed: bool = False
+    resumes: int = 0  # session/resume requests sent and not answered yet: replay may arrive
 
 
 _WORK_UPDATES: Final = frozenset(
@@ -107,6 +114,11 @@ _MESSAGE_ROLES: Final[Mapping[str, str]] = {
     "agent_thought_chunk": "thought",
 }
 _FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+
+
+def _live_span(state: SessionState) -> bool:
+    """Whether an update now belongs to the foreground work (not to a resume's replay)."""
+    return state.span and not state.resumes
 
 
 def get(obj: object, *keys: str | int) -> object:
@@ -159,7 +171,9 @@ class SessionRules:
         return state
 
     def _check_closed(self, state: SessionState, session: str, raw: str) -> None:
-        if state.closed:
+        # While a resume is pending the message may belong to it (replay, snapshot, work after
+        # the re-activation): the wire cannot tell, so only messages outside resumes count.
+        if state.closed and not state.resumes:
             self._exercise("session-close")
             self._violate(
                 "session-close",
@@ -191,6 +205,13 @@ class SessionRules:
         elif request.method == "session/close" and state.span and state.cancel is None:
             # Closing cancels active work as session/cancel would, and must wait for its idle.
             state.cancel = Cancel(request.index, True, set())
+        elif request.method == "session/resume":
+            state.resumes += 1
+
+    def _resume_answered(self, state: SessionState, succeeded: bool) -> None:
+        state.resumes = max(state.resumes - 1, 0)
+        if succeeded:
+            state.closed = False  # a resume re-activates a session closed earlier
 
     def _client_cancel(self, state: SessionState, session: str) -> None:
         # A prompt sent (or accepted) whose work has not reported running yet is cancelled too:
@@ -249,7 +270,8 @@ class SessionRules:
         state = self._session(session)
         kind = update.get("sessionUpdate")
         self._check_closed(state, session, raw)
-        if kind in _WORK_UPDATES and state.silenced is not None:
+        if kind in _WORK_UPDATES and state.silenced is not None and not state.resumes:
+            # Replayed history of the cancelled work is not work sent after its idle.
             self._check_silence(state, update, kind, raw)
         if kind == "tool_call_update":
             self._tool_call_update(state, update, raw)
@@ -279,7 +301,8 @@ class SessionRules:
 
     def _new_work(self, state: SessionState, what: str, raw: str) -> None:
         self._exercise("turn-lifecycle")
-        if state.prompt_window is not None:
+        # Replayed history is not output of the prompt waiting for its running.
+        if state.prompt_window is not None and not state.resumes:
             self._violate(
                 "turn-lifecycle",
                 f"{what} after session/prompt but before state_update running",
@@ -334,7 +357,7 @@ class SessionRules:
             state.tool_status[tool_call_id] = status if isinstance(status, str) else "pending"
             if status == "cancelled" and state.cancel is not None:
                 state.cancel.proven = True
-        if state.span:
+        if _live_span(state):
             state.span_work.add(f"tool:{tool_call_id}")
         content = update.get("content")
         if "content" in update:
@@ -360,7 +383,7 @@ class SessionRules:
             )
             state.tool_status[tool_call_id] = "pending"
             self._new_work(state, f"tool call {tool_call_id!r}", raw)
-        if state.span:
+        if _live_span(state):
             state.span_work.add(f"tool:{tool_call_id}")
         self._tool_content(state, tool_call_id, update.get("content"), raw)
 
@@ -371,7 +394,7 @@ class SessionRules:
             if isinstance(terminal_id, str):
                 state.terminals.setdefault(terminal_id, False)
                 state.tool_terminals.setdefault(tool_call_id, set()).add(terminal_id)
-                if state.span:
+                if _live_span(state):
                     state.span_work.add(f"term:{terminal_id}")
         elif item_type == "diff":
             for rule, problem in check_diff(item):
@@ -389,7 +412,7 @@ class SessionRules:
         if terminal_id not in state.terminals:
             state.terminals[terminal_id] = False
             self._new_work(state, f"terminal {terminal_id!r}", raw)
-        if state.span:
+        if _live_span(state):
             state.span_work.add(f"term:{terminal_id}")
         data = (
             update.get("data") if kind == "terminal_output_chunk" else get(update, "output", "data")
@@ -422,7 +445,7 @@ class SessionRules:
             state.terminals[terminal_id] = isinstance(update["exitStatus"], dict)
 
     def _check_resumed(self, state: SessionState, entity: str, what: str, raw: str) -> None:
-        if state.state != "requires_action" or state.cancel is not None:
+        if state.state != "requires_action" or state.cancel is not None or state.resumes:
             return
         if entity in state.answered_subjects and not self._blocked_on(state, entity):
             self._violate(
@@ -442,6 +465,9 @@ class SessionRules:
             return
         self._exercise("turn-lifecycle")
         self._check_background(state, update, raw)
+        if state.resumes and new == state.state:
+            self._snapshot(state, update, raw)
+            return
         if state.unbacked is not None:
             unbacked_raw, unbacked_index = state.unbacked
             state.unbacked = None
@@ -474,6 +500,19 @@ class SessionRules:
         state.answered_since_state = False
         state.answered_subjects.clear()
 
+    def _snapshot(self, state: SessionState, update: JsonObject, raw: str) -> None:
+        """A state update repeating the current state while a resume is pending: the resume's
+        current-state snapshot (or a repeat). It starts and ends nothing."""
+        stop = update.get("stopReason")
+        last = state.last_stop_reason
+        if update.get("state") == "idle" and isinstance(stop, str) and last not in (None, stop):
+            self._violate(
+                "turn-lifecycle",
+                f"a repeated idle changes the stop reason from {last!r} to {stop!r}: a resume "
+                "snapshot may only repeat the last one",
+                raw,
+            )
+
     def _idle(self, state: SessionState, session: str, update: JsonObject, raw: str) -> None:
         stop = update.get("stopReason")
         stop_reason = stop if isinstance(stop, str) else None
@@ -484,7 +523,8 @@ class SessionRules:
                 )
             if state.cancel is not None:
                 self._cancelled_idle(state, session, stop_reason, update, raw)
-            self._missing_user_messages(state)
+            # A prompt accepted while this work ran is queued: its own work comes later.
+            self._missing_user_messages(state, before=state.span_start[1])
             state.span = False
         elif stop_reason is not None:
             if state.prompt_window is not None or state.accepted_unstarted:
@@ -542,8 +582,12 @@ class SessionRules:
         }
         state.silenced = state.span_work - background
 
-    def _missing_user_messages(self, state: SessionState) -> None:
+    def _missing_user_messages(self, state: SessionState, before: int | None = None) -> None:
+        """Report the prompts (answered before index `before`, if given) never echoed."""
         for message_id, (response_raw, index) in list(state.awaiting_user_message.items()):
+            if before is not None and index > before:
+                continue
+            del state.awaiting_user_message[message_id]
             self._violate(
                 "prompt-message-id",
                 f"no user_message with messageId {message_id!r} (from the session/prompt "
@@ -551,7 +595,6 @@ class SessionRules:
                 response_raw,
                 index,
             )
-        state.awaiting_user_message.clear()
 
     def _check_background(self, state: SessionState, update: JsonObject, raw: str) -> None:
         background = update.get("background")
