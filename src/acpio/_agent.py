@@ -1,19 +1,19 @@
-"""The Agent base class and the server that speaks ACP for it.
+"""The Agent base class and the entry points that serve it: :func:`serve` and :func:`run`.
 
 How this works: :func:`serve` wires an :class:`Agent` to a
-:class:`~acpio._connection.Connection`. :class:`_AgentServer` is the
-connection's message handler: it decodes each method's params into the
-generated types (a mismatch is ``-32602`` naming the field), keeps the
-active sessions, and implements initialize, the session methods, cancellation
-and the tool-call/terminal cancel methods, so an agent author only writes
-:meth:`Agent.prompt`. Foreground work runs in a task group that outlives
-individual requests; when the client goes away every session is cancelled,
-processes are killed, and :func:`serve` returns.
+:class:`~acpio._connection.Connection` whose message handler is the
+agent's server (:mod:`acpio._agent_server`: decoding params, sessions, the
+ACP methods), so an agent author only writes :meth:`Agent.prompt`.
+Foreground work runs in a task group that outlives individual requests;
+when the client goes away every session is cancelled, processes are killed,
+and :func:`serve` returns. :func:`run` does the same over stdin and stdout
+and also stops on SIGTERM or SIGINT, exiting even when work ignores
+cancellation.
 
-Protocol versions: ``initialize`` negotiates the version (the highest
-supported one at or below the client's); the sessions of the connection are
-created with it, and :class:`~acpio.Session` is the single place where
-updates are encoded for the wire. Agent code never sees the version.
+Protocol versions: ``initialize`` negotiates the version; the sessions of
+the connection are created with it, and :class:`~acpio.Session` is the
+single place where updates are encoded for the wire. Agent code never sees
+the version.
 """
 
 from __future__ import annotations
@@ -23,20 +23,17 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
-from typing import ClassVar, Final, TypeVar
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Final
 
 import anyio
-import anyio.abc
 import msgspec
-from msgspec import UNSET, UnsetType
 
 from . import schema
-from ._connection import Connection, RequestContext
+from ._agent_server import _AgentServer
+from ._connection import Connection
 from ._errors import RequestError
-from ._history import InMemorySessionStore, SessionRecord, SessionStore
-from ._ids import new_id
-from ._paths import is_absolute
+from ._history import InMemorySessionStore, SessionStore
 from ._session import Session, SessionLimits
 from ._terminal import kill_all_processes
 from ._transport import StreamPair, stdio_streams
@@ -45,12 +42,8 @@ __all__ = ["Agent", "AgentLimits", "run", "serve"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_PROTOCOL_VERSIONS: Final = (2,)
-MAX_PROTOCOL_VERSION: Final = 65535  # ProtocolVersion is a uint16
-LIST_PAGE_SIZE: Final = 100
 #: After shutdown, how long work that ignores cancellation may keep run() from returning.
 EXIT_GRACE: Final = 3.0
-T = TypeVar("T")
 
 
 class AgentLimits(msgspec.Struct, kw_only=True):
@@ -145,428 +138,6 @@ class Agent:
 
     async def ext_notification(self, method: str, params: msgspec.Raw | None) -> None:
         """Handle a ``_``-prefixed extension notification; ignored by default."""
-
-
-class _VersionProbe(msgspec.Struct, rename="camel"):
-    """The one field of ``initialize`` that must be understood before the rest."""
-
-    protocol_version: object = UNSET
-
-
-class _InitializeParams(msgspec.Struct, rename="camel"):
-    """``initialize`` with the client capabilities kept raw (they default when malformed)."""
-
-    protocol_version: int
-    info: schema.Implementation
-    capabilities: msgspec.Raw | UnsetType = UNSET
-
-
-_decode_probe = msgspec.json.Decoder(_VersionProbe).decode
-
-
-def _decode(raw: msgspec.Raw | None, type_: type[T]) -> T:
-    try:
-        return schema.decode(raw if raw is not None else b"{}", type_)
-    except msgspec.ValidationError as exc:
-        raise RequestError.invalid_params(str(exc)) from None
-    except msgspec.DecodeError as exc:  # pragma: no cover - the envelope already parsed
-        raise RequestError.invalid_params(str(exc)) from None
-
-
-def _require_absolute_param(path: str, field_name: str) -> None:
-    if not is_absolute(path):
-        raise RequestError.invalid_params(f"`{field_name}` must be an absolute path, got {path!r}")
-
-
-def _same_path(a: str, b: str) -> bool:
-    return os.path.normpath(a) == os.path.normpath(b)
-
-
-class _AgentServer:
-    """The connection's message handler for one agent (see the module docstring)."""
-
-    def __init__(
-        self,
-        agent: Agent,
-        work_group: anyio.abc.TaskGroup,
-        store: SessionStore,
-        limits: AgentLimits,
-    ) -> None:
-        self.agent = agent
-        self.work_group = work_group
-        self.store = store
-        self.limits = limits
-        self.sessions: dict[str, Session] = {}
-        self.protocol_version: int = SUPPORTED_PROTOCOL_VERSIONS[-1]
-        self._connection: Connection | None = None
-        self._requests: dict[str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]]
-        self._requests = {
-            "initialize": self._initialize,
-            "auth/login": self._login,
-            "auth/logout": self._logout,
-            "session/new": self._new_session,
-            "session/list": self._list_sessions,
-            "session/resume": self._resume_session,
-            "session/close": self._close_session,
-            "session/delete": self._delete_session,
-            "session/prompt": self._prompt,
-            "tool_call/cancel": self._cancel_tool_call,
-            "terminal/cancel": self._cancel_terminal,
-        }
-
-    @property
-    def connection(self) -> Connection:
-        assert self._connection is not None
-        return self._connection
-
-    def bind(self, connection: Connection) -> None:
-        self._connection = connection
-
-    # ------------------------------------------------------------ dispatching
-
-    async def on_request(
-        self, method: str, params: msgspec.Raw | None, context: RequestContext
-    ) -> object:
-        handler = self._requests.get(method)
-        if handler is not None:
-            return await handler(params, context)
-        if method.startswith("_"):
-            return await self.agent.ext_method(method, params)
-        raise RequestError.method_not_found(method)
-
-    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method == "session/cancel":
-            try:
-                request = _decode(params, schema.CancelSessionNotification)
-            except RequestError as exc:
-                logger.warning("ignoring malformed session/cancel: %s", exc.message)
-                return
-            session = self.sessions.get(request.session_id)
-            if session is None:
-                logger.warning("session/cancel for unknown session %s", request.session_id)
-                return
-            # Prompts received before this cancel are cancelled too, even those whose
-            # request handler has not run yet (requests run in tasks, notifications inline).
-            session._cancelled_through = self.connection.received
-            await session.cancel()
-        elif method.startswith("_"):
-            await self.agent.ext_notification(method, params)
-        else:
-            logger.debug("ignoring unknown notification %s", method)
-
-    # ---------------------------------------------------------------- methods
-
-    async def _initialize(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        raw = params if params is not None else msgspec.Raw(b"{}")
-        # The version decides everything else (an older client's params look
-        # different), so it is checked first and on its own.
-        try:
-            requested = _decode_probe(raw).protocol_version
-        except msgspec.DecodeError as exc:
-            raise RequestError.invalid_params(str(exc)) from None
-        if requested is UNSET:
-            raise RequestError.invalid_params("Object missing required field `protocolVersion`")
-        if type(requested) is not int or not 0 <= requested <= MAX_PROTOCOL_VERSION:
-            raise RequestError.invalid_params(
-                "`protocolVersion` must be an integer from 0 to 65535, "
-                f"got {schema.encode(requested).decode()}"
-            )
-        supported = [v for v in SUPPORTED_PROTOCOL_VERSIONS if v <= requested]
-        if not supported:
-            raise RequestError.unsupported_protocol_version(
-                requested, list(SUPPORTED_PROTOCOL_VERSIONS)
-            )
-        parsed = _decode(raw, _InitializeParams)
-        capabilities = schema.ClientCapabilities()
-        if isinstance(parsed.capabilities, msgspec.Raw):
-            try:
-                capabilities = schema.decode(parsed.capabilities, schema.ClientCapabilities)
-            except msgspec.ValidationError as exc:
-                # The schema says malformed capabilities count as none advertised.
-                logger.warning("ignoring malformed client capabilities: %s", exc)
-        request = schema.InitializeRequest(
-            protocol_version=requested, info=parsed.info, capabilities=capabilities
-        )
-        self.protocol_version = max(supported)
-        agent = self.agent
-        agent.client_info = request.info
-        agent.client_capabilities = capabilities
-        await agent.on_initialize(request)
-        return schema.InitializeResponse(
-            protocol_version=self.protocol_version,
-            info=agent.info,
-            capabilities=self._capabilities(),
-            auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
-        )
-
-    def _capabilities(self) -> schema.AgentCapabilities:
-        prompt = self.agent.prompt_capabilities
-        return schema.AgentCapabilities(
-            session=schema.SessionCapabilities(
-                prompt=prompt if prompt is not None else UNSET,
-                delete=schema.SessionDeleteCapabilities(),
-                additional_directories=schema.SessionAdditionalDirectoriesCapabilities(),
-            )
-        )
-
-    def _check_auth_method(self, method: str) -> None:
-        if not self.agent.auth_methods:
-            # Without advertised methods the client must not call auth/*.
-            raise RequestError.method_not_found(method)
-
-    async def _login(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        self._check_auth_method("auth/login")
-        request = _decode(params, schema.LoginAuthRequest)
-        offered = [m.method_id for m in self.agent.auth_methods or () if hasattr(m, "method_id")]
-        if request.method_id not in offered:
-            raise RequestError.invalid_params(
-                f"unknown auth method {request.method_id!r}; offered: {offered}"
-            )
-        await self.agent.login(request.method_id)
-        return schema.LoginAuthResponse()
-
-    async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        self._check_auth_method("auth/logout")
-        _decode(params, schema.LogoutAuthRequest)
-        await self.agent.logout()
-        return schema.LogoutAuthResponse()
-
-    def _make_session(self, record: SessionRecord, mcp_servers: list[schema.McpServer]) -> Session:
-        if len(self.sessions) >= self.limits.max_sessions:
-            raise RequestError.internal_error(
-                f"Too many active sessions (limit {self.limits.max_sessions}); close one first"
-            )
-        session = Session(
-            record.session_id,
-            record.cwd,
-            connection=self.connection,
-            task_group=self.work_group,
-            history=record.history,
-            prompt_handler=self.agent.prompt,
-            additional_directories=record.additional_directories,
-            mcp_servers=mcp_servers,
-            limits=self.limits.session,
-            protocol_version=self.protocol_version,
-        )
-        self.sessions[session.id] = session
-        record.active = True
-        return session
-
-    async def _new_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.NewSessionRequest)
-        _require_absolute_param(request.cwd, "cwd")
-        directories = _directories(request.additional_directories)
-        mcp_servers = _mcp_servers(request.mcp_servers)
-        session_id = new_id("sess")
-        record = self.store.create(session_id, request.cwd, directories)
-        try:
-            session = self._make_session(record, mcp_servers)
-        except BaseException:
-            self.store.delete(session_id)
-            raise
-        try:
-            await self.agent.on_new_session(session)
-        except BaseException:
-            self.sessions.pop(session_id, None)
-            self.store.delete(session_id)
-            raise
-        return schema.NewSessionResponse(session_id=session_id)
-
-    async def _list_sessions(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.ListSessionsRequest)
-        records = self.store.list()
-        if isinstance(request.cwd, str):
-            _require_absolute_param(request.cwd, "cwd")
-            cwd = request.cwd
-            records = [r for r in records if _same_path(r.cwd, cwd)]
-        start = 0
-        if isinstance(request.cursor, str):
-            if not request.cursor.isdigit():
-                raise RequestError.invalid_params(f"unknown cursor {request.cursor!r}")
-            start = int(request.cursor)
-        page = records[start : start + LIST_PAGE_SIZE]
-        more = start + LIST_PAGE_SIZE < len(records)
-        return schema.ListSessionsResponse(
-            sessions=[
-                schema.SessionInfo(
-                    session_id=r.session_id,
-                    cwd=r.cwd,
-                    additional_directories=r.additional_directories or UNSET,
-                    title=r.title if r.title is not None else UNSET,
-                    updated_at=r.updated_at,
-                )
-                for r in page
-            ],
-            next_cursor=str(start + LIST_PAGE_SIZE) if more else UNSET,
-        )
-
-    async def _resume_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.ResumeSessionRequest)
-        _require_absolute_param(request.cwd, "cwd")
-        directories = _directories(request.additional_directories)
-        mcp_servers = _mcp_servers(request.mcp_servers)
-        replay = request.replay_from
-        if (
-            replay is not UNSET
-            and replay is not None
-            and not isinstance(replay, schema.ReplayFromStart)
-        ):
-            raise RequestError.invalid_params(
-                f"unsupported replayFrom cursor {schema.to_builtins(replay)!r}; "
-                'this agent supports {"type": "start"}'
-            )
-        record = self.store.get(request.session_id)
-        if record is None:
-            raise RequestError.session_not_found(request.session_id)
-        if not _same_path(record.cwd, request.cwd):
-            raise RequestError.invalid_params(
-                f"`cwd` {request.cwd!r} differs from the session's working directory {record.cwd!r}"
-            )
-        session = self.sessions.get(request.session_id)
-        if session is not None and session.closed:
-            # Closing: the close (sent first) finishes first, then the session comes back.
-            with anyio.CancelScope(shield=True):
-                await session.close()
-            self._forget(session)
-            session = None
-        if session is None:
-            session = self._make_session(record, mcp_servers)
-        # The request's lists are complete: omitted or empty means none.
-        session.additional_directories = directories
-        session.mcp_servers = mcp_servers
-        record.additional_directories = list(directories)
-        await session._resume(replay=isinstance(replay, schema.ReplayFromStart))
-        await self.agent.on_resume_session(session)
-        return schema.ResumeSessionResponse()
-
-    async def _close_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.CloseSessionRequest)
-        session = self.sessions.get(request.session_id)
-        if session is None:
-            # Closing a session that does not exist or is not active succeeds.
-            return schema.CloseSessionResponse()
-        first = not session.closed
-        with anyio.CancelScope(shield=True):
-            # A second close of a closing session answers only once its work ended.
-            await session.close()
-        if first:
-            self._forget(session)
-            await self.agent.on_close_session(session)
-        return schema.CloseSessionResponse()
-
-    async def _delete_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.DeleteSessionRequest)
-        session = self.sessions.get(request.session_id)
-        if session is not None:
-            with anyio.CancelScope(shield=True):
-                await session.close()
-            self._forget(session)
-        if not self.store.delete(request.session_id) and session is None:
-            raise RequestError.session_not_found(request.session_id)
-        return schema.DeleteSessionResponse()
-
-    async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _decode(params, schema.PromptRequest)
-        session = self._active(request.session_id)
-        if not request.prompt:
-            raise RequestError.invalid_params("`prompt` must not be empty")
-        work = session._accept_prompt(list(request.prompt))
-        record = self.store.get(session.id)
-        if record is not None:
-            record.touch()
-        if context.sequence < session._cancelled_through:
-            # The client cancelled after sending this prompt, before it was accepted here.
-            await session.cancel()
-        # Nothing below may fail or wait: the prompt is inserted, its response goes next.
-        context.after_response(lambda: session._prompt_responded(work))
-        return schema.PromptResponse(message_id=work.message_id)
-
-    async def _cancel_tool_call(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.CancelToolCallRequest)
-        session = self._active(request.session_id)
-        handle = session.tool_call_handle(request.tool_call_id)
-        if handle is None:
-            raise RequestError.invalid_params(f"unknown tool call {request.tool_call_id!r}")
-        if handle.final:
-            raise RequestError.invalid_params(
-                f"tool call {request.tool_call_id!r} already ended ({handle.status})"
-            )
-        if not handle.cancellable:
-            raise RequestError.invalid_params(
-                f"tool call {request.tool_call_id!r} does not advertise cancellation"
-            )
-        handle.request_cancel()
-        return schema.CancelToolCallResponse()
-
-    async def _cancel_terminal(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode(params, schema.CancelTerminalRequest)
-        session = self._active(request.session_id)
-        terminal = session.terminal_handle(request.terminal_id)
-        if terminal is None:
-            raise RequestError.invalid_params(f"unknown terminal {request.terminal_id!r}")
-        if not terminal.cancellable or terminal.exit_status is not None:
-            raise RequestError.invalid_params(
-                f"terminal {request.terminal_id!r} is not cancellable"
-                + (" (it already exited)" if terminal.exit_status is not None else "")
-            )
-        if not terminal.request_cancel():
-            raise RequestError.invalid_params(
-                f"terminal {request.terminal_id!r} has no running process to cancel"
-            )
-        return schema.CancelTerminalResponse()
-
-    def _forget(self, session: Session) -> None:
-        # A resume during the close may already have put a fresh session in its place.
-        if self.sessions.get(session.id) is session:
-            del self.sessions[session.id]
-            record = self.store.get(session.id)
-            if record is not None:
-                record.active = False
-
-    def _active(self, session_id: str) -> Session:
-        session = self.sessions.get(session_id)
-        if session is None or session.closed:
-            raise RequestError.session_not_found(session_id)
-        return session
-
-    # --------------------------------------------------------------- shutdown
-
-    async def shutdown(self) -> None:
-        """Cancel every session's work; what has not unwound within the grace is abandoned.
-
-        Either way each running turn reports its ``idle`` with ``cancelled``
-        (while the client may still read it).
-        """
-        sessions = list(self.sessions.values())
-        for session in sessions:
-            await session.cancel()
-        with anyio.move_on_after(self.limits.shutdown_grace):
-            for session in sessions:
-                await session.wait_idle()
-        for session in sessions:
-            session._abandon()
-        with anyio.move_on_after(1.0):
-            for session in sessions:
-                await session.wait_idle()
-
-
-def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _directories(value: list[str] | UnsetType | None) -> list[str]:
-    directories = _list_or_empty(value)
-    for path in directories:
-        _require_absolute_param(path, "additionalDirectories")
-    return directories
-
-
-def _mcp_servers(value: list[schema.McpServer] | UnsetType | None) -> list[schema.McpServer]:
-    servers = _list_or_empty(value)
-    for server in servers:
-        if isinstance(server, schema.McpServerStdio):
-            _require_absolute_param(server.command, "mcpServers[].command")
-    return servers
 
 
 async def serve(

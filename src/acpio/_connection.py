@@ -1,36 +1,38 @@
 """JSON-RPC 2.0 over newline-delimited JSON, in both directions on one connection.
 
-How this works: one reader task turns lines into messages. Requests from the
-peer each run in their own task of the connection's task group (so a slow
-handler never delays the others) and are answered exactly once: a result, the
-handler's :class:`RequestError`, ``-32603`` for a bug, or ``-32800`` when
+How this works: one reader task turns lines into messages (the receiving
+half lives in :mod:`acpio._incoming`). Requests from the peer each run in
+their own task of the connection's task group (so a slow handler never
+delays the others) and are answered exactly once: a result, the handler's
+:class:`RequestError`, ``-32603`` for a bug, or ``-32800`` when
 ``$/cancel_request`` or shutdown cancelled them. Notifications are handled
 inline, in arrival order. Responses wake the task waiting in :meth:`request`.
 A batch is unpacked by the reader (its notifications inline, its invalid
 entries answered at once) and its requests run in one task of their own that
 sends every answer back as one array.
 
-Every outgoing message goes through one :class:`_OutgoingBuffer`: senders
-append encoded lines, a single writer task writes them in order, joining what
-accumulated into one write. The buffer holds at most ``write_buffer_size``
-bytes, so a peer that stops reading makes senders wait (in arrival order)
-rather than growing memory. This layer knows methods as strings and params as
-raw JSON; protocol types live above it.
+Every outgoing message goes through one bounded buffer
+(:mod:`acpio._outgoing`): senders append encoded lines, a single writer task
+writes them in order, joining what accumulated into one write. The buffer
+holds at most ``write_buffer_size`` bytes, so a peer that stops reading makes
+senders wait (in arrival order) rather than growing memory. This layer knows
+methods as strings and params as raw JSON (:mod:`acpio._wire`); protocol
+types live above it.
 
 Hostile input is refused before it can hurt: a line longer than
 ``max_message_size`` never reaches the decoder (see :class:`LineReader`), and
 a message nested deeper than ``max_nesting_depth`` arrays and objects is
 refused before decoding, since the JSON decoder recurses once per level (a
 RecursionError at Python's default limit, a crashed process where a program
-raised that limit). Either way a request is still answered once, with its
-``id`` when it can be read from the top level of the message.
+raised that limit; see :mod:`acpio._scan`). Either way a request is still
+answered once, with its ``id`` when it can be read from the top level of the
+message.
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
-import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -46,13 +48,26 @@ from ._errors import (
     RemoteProtocolError,
     RequestError,
 )
-from ._transport import OVERSIZED, LineReader, StreamPair
+from ._incoming import _Job, _Pending, _Receiver
+from ._outgoing import _OutgoingBuffer
+from ._transport import LineReader, StreamPair
+from ._wire import (
+    _DECODE_ERRORS,
+    RequestId,
+    _batch_line,
+    _describe,
+    _encode_plain,
+    _error_line,
+    _is_decoder_recursion,
+    _notification_prefix,
+    _request_error_in,
+    _short,
+)
 
 __all__ = ["Connection", "MessageHandler", "RequestContext", "RequestId"]
 
 logger = logging.getLogger(__name__)
 
-RequestId = int | str
 T = TypeVar("T")
 
 DEFAULT_MAX_MESSAGE_SIZE: Final = 32 * 1024 * 1024
@@ -60,35 +75,7 @@ DEFAULT_WRITE_BUFFER_SIZE: Final = 1024 * 1024
 DEFAULT_MAX_CONCURRENT_REQUESTS: Final = 1024
 #: Arrays and objects nested in one message, the top-level object included.
 DEFAULT_MAX_NESTING_DEPTH: Final = 256
-CANCEL_REQUEST: Final = "$/cancel_request"
-_MAX_ERROR_TEXT: Final = 300
-_MAX_CACHED_METHODS: Final = 256
-_LEADING_WHITESPACE: Final = frozenset(b" \t\r")
-_OPEN_BRACE: Final = ord("{")
-_OPEN_BRACKET: Final = ord("[")
-_NULL_ID_REPLY: Final = b'{"jsonrpc":"2.0","id":null,'
 
-
-class _Envelope(msgspec.Struct):
-    """The fields of a JSON-RPC message; params stay raw until a handler decodes them."""
-
-    jsonrpc: object = msgspec.UNSET
-    id: object = msgspec.UNSET
-    method: object = msgspec.UNSET
-    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
-    error: object = msgspec.UNSET
-
-
-class _CancelParams(msgspec.Struct, rename="camel"):
-    request_id: object = None
-
-
-_decode_envelope = msgspec.json.Decoder(_Envelope).decode
-_decode_batch = msgspec.json.Decoder(list[msgspec.Raw]).decode
-_decode_cancel = msgspec.json.Decoder(_CancelParams).decode
-_encode_plain = msgspec.json.Encoder().encode
-_DECODE_ERRORS: Final = (msgspec.DecodeError, RecursionError)
 
 # The connection whose request handler the current task is running, if any;
 # ``aclose`` called from inside a handler must not wait for that handler.
@@ -146,124 +133,7 @@ class MessageHandler(Protocol):
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None: ...
 
 
-@dataclass(slots=True)
-class _Pending:
-    event: anyio.Event = field(default_factory=anyio.Event)
-    result: msgspec.Raw | None = None
-    error: BaseException | None = None
-
-
-# (request id, method, params, cancel scope) of an accepted incoming request.
-_Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope, int]
-
-
-class _OutgoingBuffer:
-    """Bounded, ordered queue of encoded lines with a single consumer.
-
-    At most ``limit`` bytes are queued (a single line larger than that is
-    accepted into an empty buffer). Senders that must wait for space are
-    served in arrival order, so a large message is never starved by a stream
-    of small ones.
-    """
-
-    __slots__ = (
-        "_blocked",
-        "_chunks",
-        "_closed",
-        "_data_ready",
-        "_limit",
-        "_lock",
-        "_size",
-        "_space",
-    )
-
-    def __init__(self, limit: int) -> None:
-        self._chunks: list[bytes] = []
-        self._size = 0
-        self._limit = limit
-        self._closed = False
-        self._blocked = 0
-        self._lock = anyio.Lock()
-        self._data_ready: anyio.Event | None = None
-        self._space: anyio.Event | None = None
-
-    @property
-    def buffered(self) -> int:
-        """Bytes accepted but not yet handed to the stream."""
-        return self._size
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called; nothing more is accepted."""
-        return self._closed
-
-    async def put(self, line: bytes) -> None:
-        """Queue ``line`` after everything queued before; wait while the buffer is full."""
-        if self._closed:
-            raise ConnectionClosed("the connection is closed")
-        if self._blocked or (self._size and self._size + len(line) > self._limit):
-            await self._put_when_room(line)
-            return
-        self._chunks.append(line)
-        self._size += len(line)
-        if self._data_ready is not None:
-            self._data_ready.set()
-            self._data_ready = None
-
-    def put_nowait(self, line: bytes) -> bool:
-        """Queue a small control message even if the buffer is full; False once closed."""
-        if self._closed:
-            return False
-        self._chunks.append(line)
-        self._size += len(line)
-        if self._data_ready is not None:
-            self._data_ready.set()
-            self._data_ready = None
-        return True
-
-    async def _put_when_room(self, line: bytes) -> None:
-        self._blocked += 1
-        try:
-            # The lock queues waiting senders first come, first served.
-            async with self._lock:
-                while self._size and self._size + len(line) > self._limit and not self._closed:
-                    space = self._space = anyio.Event()
-                    await space.wait()
-                if self._closed:
-                    raise ConnectionClosed("the connection is closed")
-                self.put_nowait(line)
-        finally:
-            self._blocked -= 1
-
-    async def take(self) -> bytes | None:
-        """Everything queued so far as one block; ``None`` once closed and drained."""
-        while not self._chunks:
-            if self._closed:
-                return None
-            event = self._data_ready = anyio.Event()
-            await event.wait()
-        chunks = self._chunks
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        chunks.clear()
-        self._size = 0
-        if self._space is not None:
-            self._space.set()
-            self._space = None
-        return data
-
-    def close(self, *, discard: bool = False) -> None:
-        """Accept nothing more; :meth:`take` still drains what was queued unless ``discard``."""
-        self._closed = True
-        if discard:
-            self._chunks.clear()
-            self._size = 0
-        for event in (self._data_ready, self._space):
-            if event is not None:
-                event.set()
-        self._data_ready = self._space = None
-
-
-class Connection:
+class Connection(_Receiver):
     """A JSON-RPC 2.0 connection over a :class:`StreamPair`, usable from either side.
 
     Use it as an async context manager: entering starts the reader and the
@@ -531,6 +401,7 @@ class Connection:
                 break
 
     # ---------------------------------------------------------------- receiving
+    # (what each line becomes: see the _Receiver base class)
 
     async def _read_loop(self, scope: anyio.CancelScope) -> None:
         reader = LineReader(self._streams.receive, self._max_message_size)
@@ -539,32 +410,6 @@ class Connection:
                 await self._read_all(reader)
         finally:
             self._mark_closed("the peer closed the connection")
-
-    async def _read_all(self, reader: LineReader) -> None:
-        while True:
-            lines = await reader.receive_lines()
-            if not lines:
-                break
-            for line in lines:
-                if line is OVERSIZED:
-                    logger.warning(
-                        "rejected an incoming message larger than %d bytes",
-                        self._max_message_size,
-                    )
-                    await self._reply(
-                        _error_line(
-                            None,
-                            RequestError.invalid_request(
-                                "Message rejected: larger than the limit of "
-                                f"{self._max_message_size} bytes"
-                            ),
-                        )
-                    )
-                    continue
-                assert isinstance(line, bytes)
-                if self._on_raw is not None:
-                    self._on_raw("in", line)
-                await self._handle_line(line)
 
     def _mark_closed(self, reason: str) -> None:
         """The connection can no longer be used: fail what waits, cancel what runs."""
@@ -579,253 +424,13 @@ class Connection:
             scope.cancel()
         self._closed.set()
 
-    async def _handle_line(self, line: bytes) -> None:
-        # msgspec leaves the inside of raw params unchecked, so check UTF-8 here.
-        if not line.isascii():
-            try:
-                line.decode()
-            except UnicodeDecodeError:
-                await self._reply(
-                    _error_line(
-                        None, RequestError.parse_error("Parse error: the message is not UTF-8")
-                    )
-                )
-                return
-        first = line[0]
-        if first in _LEADING_WHITESPACE:
-            first = line.lstrip()[0]
-        if len(line) > self._depth_check_above and _too_deep(line, self._max_depth):
-            logger.warning(
-                "refused an incoming message nested deeper than %d levels", self._max_depth
-            )
-            if first == _OPEN_BRACKET:
-                await self._handle_batch(line, deep=True)
-            else:
-                await self._refuse_deep(line)
-            return
-        if first == _OPEN_BRACKET:
-            await self._handle_batch(line)
-            return
-        reply: bytes | None
-        try:
-            envelope = _decode_envelope(line)
-        except msgspec.ValidationError as exc:
-            # Valid JSON: either no object at all, or a value the decoder cannot hold.
-            if _is_object(line):
-                reply = self._unreadable(line, _parse_error(exc), valid_json=True)
-            else:
-                reply = _error_line(
-                    None, RequestError.invalid_request("The message is not a JSON object")
-                )
-        except RecursionError:
-            # Only when the depth limit was set beyond what the decoder can take.
-            await self._refuse_deep(line)
-            return
-        except msgspec.DecodeError as exc:
-            reply = self._unreadable(line, _parse_error(exc), valid_json=False)
-        else:
-            reply = await self._dispatch(envelope, None)
-        if reply is not None:
-            await self._reply(reply)
-
-    def _deep_error(self) -> RequestError:
-        return RequestError.parse_error(
-            f"Parse error: the message is nested deeper than the limit of {self._max_depth} levels"
-        )
-
-    async def _refuse_deep(self, line: bytes) -> None:
-        """Answer a message nested too deeply without decoding it (see the module doc)."""
-        reply = self._unreadable(line, self._deep_error(), valid_json=True)
-        if reply is not None:
-            await self._reply(reply)
-
-    def _unreadable(self, line: bytes, error: RequestError, *, valid_json: bool) -> bytes | None:
-        """What to do with a message the decoder refused; returns the reply, if any.
-
-        Its top level is read without decoding: a request is answered with its
-        id, a response fails the request it answers (never answered itself),
-        a notification that is valid JSON is dropped. What cannot be read (or
-        is not valid JSON) is answered with ``id: null``, as JSON-RPC says.
-        """
-        scanned = _top_level_members(line)
-        if scanned is None:
-            return _error_line(None, error)
-        members, complete = scanned
-        if not complete and not valid_json:
-            return _error_line(None, error)  # truncated or garbled: nothing in it counts
-        request_id = _scalar(members.get("id"))
-        if "method" not in members and ("result" in members or "error" in members):
-            pending = self._pending.pop(request_id, None) if type(request_id) is int else None
-            if pending is not None:
-                pending.error = RequestError(
-                    INTERNAL_ERROR, _short(f"malformed response from the peer: {error.message}")
-                )
-                pending.event.set()
-            return None
-        if valid_json and complete and "method" in members and "id" not in members:
-            logger.warning("dropped a notification: %s", error.message)
-            return None
-        return _error_line(_valid_id_or_none(request_id), error)
-
-    async def _handle_batch(self, line: bytes, *, deep: bool = False) -> None:
-        """Unpack a batch; one that is too deep is split without decoding its entries."""
-        entries: list[msgspec.Raw] | list[bytes] | None
-        try:
-            entries = _top_level_items(line) if deep else _decode_batch(line)
-        except RecursionError:
-            entries = _top_level_items(line)
-            deep = True
-        except msgspec.DecodeError as exc:
-            await self._reply(_error_line(None, _parse_error(exc)))
-            return
-        if entries is None:
-            await self._reply(_error_line(None, self._deep_error()))
-            return
-        if not entries:
-            await self._reply(_error_line(None, RequestError.invalid_request("Empty batch")))
-            return
-        replies: list[bytes] = []
-        jobs: list[_Job] = []
-        for raw in entries:
-            reply: bytes | None
-            if deep and _too_deep(bytes(raw), self._max_depth):
-                reply = self._unreadable(bytes(raw), self._deep_error(), valid_json=True)
-                if reply is not None:
-                    replies.append(reply)
-                continue
-            try:
-                envelope = _decode_envelope(raw)
-            except _DECODE_ERRORS as exc:
-                entry = bytes(raw)
-                reply = (
-                    self._unreadable(entry, _parse_error(exc), valid_json=True)
-                    if _is_object(entry)
-                    else _error_line(
-                        None, RequestError.invalid_request("Batch entry is not an object")
-                    )
-                )
-            else:
-                reply = await self._dispatch(envelope, jobs)
-            if reply is not None:
-                replies.append(reply)
-        if deep and not jobs and replies and all(r.startswith(_NULL_ID_REPLY) for r in replies):
-            # Nothing in it could be read: the batch is refused as a whole.
-            replies = [_error_line(None, self._deep_error())]
-            await self._reply(replies[0])
-            return
-        if jobs:
-            assert self._task_group is not None
-            self._active += 1
-            self._task_group.start_soon(self._run_batch, jobs, replies)
-        elif replies:
-            await self._reply(_batch_line(replies))
-
-    async def _dispatch(self, envelope: _Envelope, jobs: list[_Job] | None) -> bytes | None:
-        """Handle one message; return the error line to answer at once, if any.
-
-        A valid request is registered (so duplicates, the concurrency limit
-        and ``$/cancel_request`` see it immediately) and either started in its
-        own task or, inside a batch, appended to ``jobs``.
-        """
-        method = envelope.method
-        request_id = envelope.id
-        self.received += 1
-        if method is msgspec.UNSET:
-            if envelope.result is not msgspec.UNSET or envelope.error is not msgspec.UNSET:
-                self._handle_response(envelope)
-                return None
-            if type(request_id) is int and request_id in self._pending:
-                self._handle_response(envelope)
-                return None
-            return _error_line(
-                _valid_id_or_none(request_id),
-                RequestError.invalid_request('"method" is missing'),
-            )
-        if envelope.jsonrpc != "2.0":
-            return _error_line(
-                _valid_id_or_none(request_id),
-                RequestError.invalid_request('"jsonrpc" must be exactly "2.0"'),
-            )
-        if not isinstance(method, str):
-            return _error_line(
-                _valid_id_or_none(request_id),
-                RequestError.invalid_request('"method" must be a string'),
-            )
-        params = envelope.params
-        raw_params: msgspec.Raw | None = None
-        if params is not msgspec.UNSET:
-            if memoryview(params)[0] not in (_OPEN_BRACE, _OPEN_BRACKET):
-                return _error_line(
-                    _valid_id_or_none(request_id),
-                    RequestError.invalid_request('"params" must be an object or an array'),
-                )
-            raw_params = params
-        if request_id is msgspec.UNSET:
-            await self._run_notification(method, raw_params)
-            return None
-        if not _is_valid_id(request_id):
-            return _error_line(
-                None, RequestError.invalid_request('"id" must be an integer or a string')
-            )
-        assert isinstance(request_id, int | str)
-        if request_id in self._incoming:
-            return _error_line(
-                request_id,
-                RequestError.invalid_request(f"Duplicate request id {request_id!r} still in use"),
-            )
-        if len(self._incoming) >= self._max_concurrent:
-            return _error_line(
-                request_id,
-                RequestError.internal_error(
-                    f"Too many concurrent requests (limit {self._max_concurrent}); retry later"
-                ),
-            )
-        scope = anyio.CancelScope()
-        if not self._open:
-            # Shutting down: the request is accepted but answered as cancelled.
-            scope.cancel()
-        self._incoming[request_id] = scope
-        job = (request_id, method, raw_params, scope, self.received)
-        if jobs is None:
-            assert self._task_group is not None
-            self._active += 1
-            self._task_group.start_soon(self._run_single, job)
-        else:
-            jobs.append(job)
-        return None
+    # ---------------------------------------------------------- answering requests
 
     def _task_done(self) -> None:
         self._active -= 1
         if not self._active and self._idle is not None:
             self._idle.set()
             self._idle = None
-
-    async def _run_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if method == CANCEL_REQUEST:
-            self._cancel_incoming(params)
-            return
-        try:
-            await self._handler.on_notification(method, params)
-        except Exception as exc:
-            if _is_decoder_recursion(exc):
-                logger.warning("ignoring %s: its params are nested too deeply", method)
-            else:
-                logger.exception("notification handler for %s failed", method)
-
-    def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
-        try:
-            request_id = _decode_cancel(params).request_id if params is not None else None
-        except _DECODE_ERRORS:
-            request_id = None
-        if not _is_valid_id(request_id):
-            logger.warning("ignoring malformed $/cancel_request: %r", bytes(params or b"")[:200])
-            return
-        assert isinstance(request_id, int | str)
-        scope = self._incoming.get(request_id)
-        if scope is not None:
-            scope.cancel()
-        else:
-            logger.debug("ignoring $/cancel_request for unknown request %r", request_id)
 
     async def _run_single(self, job: _Job) -> None:
         _serving.set(self)
@@ -881,244 +486,3 @@ class Connection:
                 RequestError(INTERNAL_ERROR, _short(f"Could not encode result: {_describe(exc)}")),
             )
         return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_encode_plain(request_id), encoded)
-
-    async def _reply(self, line: bytes) -> None:
-        if self._on_raw is not None:
-            self._on_raw("out", line[:-1])
-        try:
-            await self._outgoing.put(line)
-        except ConnectionClosed:
-            logger.debug("connection closed before a response could be sent")
-
-    def _handle_response(self, envelope: _Envelope) -> None:
-        request_id = envelope.id
-        # ``type() is int`` so that ``true`` never matches request 1.
-        pending = self._pending.pop(request_id, None) if type(request_id) is int else None
-        if pending is None:
-            if request_id is None and envelope.error is not msgspec.UNSET:
-                logger.warning("the peer reported an error: %r", envelope.error)
-            else:
-                logger.debug("ignoring a response to unknown or abandoned request %r", request_id)
-            return
-        if envelope.error is not msgspec.UNSET:
-            pending.error = _error_from_wire(envelope.error)
-        elif envelope.result is not msgspec.UNSET:
-            pending.result = envelope.result
-        else:
-            pending.error = RequestError(
-                INTERNAL_ERROR, "malformed response from the peer: neither result nor error"
-            )
-        pending.event.set()
-
-
-_prefixes: dict[str, bytes] = {}
-
-
-def _notification_prefix(method: str) -> bytes:
-    """``{"jsonrpc":"2.0","method":<method>,"params":`` (cached: methods are few)."""
-    prefix = _prefixes.get(method)
-    if prefix is None:
-        prefix = b'{"jsonrpc":"2.0","method":' + _encode_plain(method) + b',"params":'
-        if len(_prefixes) < _MAX_CACHED_METHODS:
-            _prefixes[method] = prefix
-    return prefix
-
-
-def _is_valid_id(value: object) -> bool:
-    # bool is an int subclass, and floats are not ids: check the exact type.
-    return type(value) is int or type(value) is str
-
-
-def _valid_id_or_none(value: object) -> RequestId | None:
-    return value if type(value) is int or type(value) is str else None
-
-
-def _request_error_in(exc: Exception) -> RequestError | None:
-    """The handler's RequestError, also when a task group wrapped it (alone) in a group."""
-    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc if isinstance(exc, RequestError) else None
-
-
-def _describe(exc: BaseException) -> str:
-    # Only the type and the first line of the message reach the peer.
-    text = str(exc).strip().partition("\n")[0]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _parse_error(exc: BaseException) -> RequestError:
-    return RequestError.parse_error(_short(f"Parse error: {exc}"))
-
-
-def _is_decoder_recursion(exc: BaseException) -> bool:
-    """True for msgspec giving up on nesting (also alone inside an exception group)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return isinstance(exc, RecursionError) and "deserializ" in str(exc)
-
-
-# Strings (escapes included) and every byte that is not a bracket: what the
-# depth check skips.
-_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[]{}")
-_TO_SQUARE: Final = bytes.maketrans(b"{}", b"[]")
-
-
-def _too_deep(line: bytes, limit: int) -> bool:
-    """True when arrays and objects nest more than ``limit`` levels in ``line``.
-
-    Cheap for ordinary messages: only a line with more than ``limit`` opening
-    brackets is looked at closely, with C-speed passes (strings removed, every
-    innermost pair removed per round), never a byte-by-byte Python loop.
-    """
-    if line.count(b"[") + line.count(b"{") <= limit:
-        return False
-    brackets = _JSON_STRING.sub(b"", line).translate(_TO_SQUARE, _NOT_BRACKETS)
-    if b"[" * (limit + 1) in brackets:
-        return True
-    for _ in range(limit):
-        shorter = brackets.replace(b"[]", b"")
-        if len(shorter) == len(brackets):
-            # Unbalanced: not JSON, which the decoder reports (shallowly) itself.
-            return False
-        brackets = shorter
-        if not brackets:
-            return False
-    return bool(brackets)
-
-
-# Top-level tokens of a message that is too deep to decode: strings, runs of
-# brackets (one token for any depth), separators, and scalars.
-_TOKEN: Final = re.compile(
-    rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([\[{]+)|([\]}]+)|([:,])|([^\s\[\]{}",:]+))'
-)
-_TOKEN_BUDGET: Final = 1_000_000
-
-
-def _top_level_members(line: bytes) -> tuple[dict[str, bytes | None], bool] | None:
-    """The members of a JSON object line without decoding its nested values.
-
-    Each key maps to the raw token of a scalar value, or ``None`` for an array
-    or object; the flag says whether the whole object was read (the scan
-    stops after a bounded number of tokens). ``None`` when the line is not
-    an object.
-    """
-    members: dict[str, bytes | None] = {}
-    depth = 0
-    key: str | None = None
-    expect_value = False
-    position = 0
-    for _ in range(_TOKEN_BUDGET):
-        match = _TOKEN.match(line, position)
-        if match is None or match.end() == position:
-            return (members, False) if depth else None
-        position = match.end()
-        string, opening, closing, separator, scalar = match.groups()
-        if depth == 0:
-            if opening != b"{":
-                return None  # an array (a batch) or no object at all
-            depth = 1
-        elif opening is not None:
-            if depth == 1 and expect_value and key is not None:
-                members[key] = None
-            expect_value = False
-            depth += len(opening)
-        elif closing is not None:
-            depth -= len(closing)
-            if depth <= 0:
-                # Anything after the object makes it something else than one message.
-                return members, depth == 0 and not line[position:].strip()
-        elif depth == 1:
-            if separator is not None:
-                expect_value = separator == b":" and key is not None
-            elif expect_value:
-                if key is not None:
-                    members[key] = string if string is not None else scalar
-                key = None
-                expect_value = False
-            elif string is not None:
-                decoded = _scalar(string)
-                key = decoded if isinstance(decoded, str) else None
-    return members, False
-
-
-def _top_level_items(line: bytes) -> list[bytes] | None:
-    """The entries of a JSON array line, as bytes, without decoding them.
-
-    ``None`` when the line is not one array or cannot be split within a
-    bounded number of tokens.
-    """
-    items: list[bytes] = []
-    depth = 0
-    start = 0
-    position = 0
-    for _ in range(_TOKEN_BUDGET):
-        match = _TOKEN.match(line, position)
-        if match is None or match.end() == position:
-            return None
-        position = match.end()
-        _, opening, closing, separator, _ = match.groups()
-        if depth == 0:
-            if opening is None or opening[0] != _OPEN_BRACKET:
-                return None
-            start = match.start(2) + 1
-        if opening is not None:
-            depth += len(opening)
-        elif closing is not None:
-            if len(closing) >= depth:
-                # The bracket that closes the array ends the last entry.
-                end = match.start(3) + depth - 1
-                if line[start:end].strip():
-                    items.append(line[start:end])
-                if len(closing) > depth or line[end + 1 :].strip():
-                    return None
-                return items
-            depth -= len(closing)
-        elif separator == b"," and depth == 1:
-            items.append(line[start : match.start(4)])
-            start = match.end()
-    return None
-
-
-def _is_object(data: bytes) -> bool:
-    return data.lstrip()[:1] == b"{"
-
-
-def _scalar(token: bytes | None) -> object:
-    """Decode a scalar token; ``None`` for anything that is not a valid one."""
-    if token is None:
-        return None
-    try:
-        return msgspec.json.decode(token)
-    except msgspec.DecodeError:
-        return None
-
-
-def _short(text: str) -> str:
-    return text if len(text) <= _MAX_ERROR_TEXT else text[: _MAX_ERROR_TEXT - 3] + "..."
-
-
-def _error_line(request_id: RequestId | None, error: RequestError) -> bytes:
-    body: dict[str, object] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
-    try:
-        encoded = _encode_plain(body)
-    except (TypeError, ValueError, msgspec.EncodeError):
-        encoded = _encode_plain({"code": error.code, "message": error.message})
-    return b'{"jsonrpc":"2.0","id":%b,"error":%b}\n' % (_encode_plain(request_id), encoded)
-
-
-def _batch_line(replies: list[bytes]) -> bytes:
-    return b"[" + b",".join([reply[:-1] for reply in replies]) + b"]\n"
-
-
-def _error_from_wire(error: object) -> RequestError:
-    if isinstance(error, dict):
-        code = error.get("code")
-        message = error.get("message")
-        if type(code) is int and isinstance(message, str):
-            return RequestError(code, message, error.get("data"))
-    return RequestError(
-        INTERNAL_ERROR, _short(f"malformed error object from the peer: {error!r}"), error
-    )

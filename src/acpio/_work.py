@@ -5,7 +5,7 @@ runs (and tasks it starts) know which turn they belong to: once the turn was
 reported idle, nothing of it may reach the client any more.
 
 A work item moves through these steps, each owned by the session's runner
-(see :mod:`acpio._session`): accepted (the prompt response is being sent),
+(see :mod:`acpio._lifecycle`): accepted (the prompt response is being sent),
 ``responded`` (the response was queued), ``announced`` (its ``user_message``
 was sent), ``started`` (``running`` was sent and the handler runs), an
 ``outcome`` (the handler returned or failed, or it was abandoned after

@@ -1,0 +1,265 @@
+"""``acpio check``'s first run: the scenario through the testing kit's mock client.
+
+How this works: the agent is driven the way an editor would drive it, by
+the testing kit's :class:`~acpio.testing.MockClient` in lenient mode (the
+conformance checker collects violations instead of raising): initialize, two
+sessions, a prompt, a prompt cancelled while it runs, session/close, then
+end of input, timing how long the agent takes to exit. Permission requests
+are answered as ``--allow`` says during the prompt, and never while the
+cancelled turn runs, so the agent must withdraw them itself. Each step
+records the verdict of its scenario rule; a step that cannot be reached
+skips the rules after it, with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import Mapping
+from typing import Final
+
+import anyio
+
+from .. import schema
+from .._errors import AcpError, RemoteProtocolError, RequestError
+from ..testing import (
+    AgentExitedError,
+    AgentTimeoutError,
+    ClientSession,
+    MockClient,
+    PermissionPolicy,
+    PermissionRequest,
+)
+from ._check_rules import CheckOptions, _Run, _short, _shutdown_verdict, _stderr_note
+
+__all__ = ["_client_run"]
+
+
+class _Permissions:
+    """Answers permission requests: allow or reject during the prompt, never while cancelling
+    (the agent must withdraw the request when the turn is cancelled)."""
+
+    def __init__(self, allow: bool) -> None:
+        self.allow = allow
+        self.hold = False
+
+    async def __call__(self, request: PermissionRequest) -> Mapping[str, object]:
+        if self.hold:
+            await anyio.sleep_forever()
+        kinds = ("allow_once", "allow_always") if self.allow else ("reject_once", "reject_always")
+        option = request.option_of_kind(*kinds)
+        if option is None:
+            return {"outcome": "cancelled"}
+        return {"outcome": "selected", "optionId": option}
+
+
+_SESSION_RULES: Final = ["sessions", "prompt", "cancel", "close"]
+
+
+async def _client_run(
+    run: _Run, command: list[str], options: CheckOptions, cwd: str
+) -> tuple[MockClient, schema.InitializeResponse | None]:
+    permissions = _Permissions(options.allow)
+    client = MockClient(
+        command,
+        policy=PermissionPolicy.call(permissions),
+        strict=False,
+        initialize=False,
+        timeout=options.timeout,
+        cwd=cwd,
+        exit_timeout=options.exit_timeout,
+        client_info=schema.Implementation(name="acpio-check", version="0.1.0", title="acpio check"),
+    )
+    response: schema.InitializeResponse | None = None
+    closing_at: float | None = None
+    try:
+        async with client:
+            run.output.status("initialize")
+            response = await _start(run, client)
+            if response is not None:
+                await _sessions(run, client, response, options, permissions)
+            closing_at = anyio.current_time()
+            run.output.status("closing stdin, waiting for the agent to exit")
+    except AcpError as exc:
+        # Raised when the agent could not even be started.
+        if "start" not in run.verdicts:
+            run.verdict("start", False, _start_failure(command, client, exc))
+    if closing_at is not None and response is not None:
+        _shutdown_verdict(run, client.returncode, anyio.current_time() - closing_at, options)
+    return client, response
+
+
+def _start_failure(command: list[str], client: MockClient, exc: BaseException) -> str:
+    cause = exc.__cause__
+    if isinstance(cause, OSError):
+        return f"could not start `{shlex.join(command)}`: {cause.strerror or cause}"
+    return f"the agent failed at start: {_short(str(exc).split(chr(10))[0])}"
+
+
+async def _start(run: _Run, client: MockClient) -> schema.InitializeResponse | None:
+    detail: str
+    try:
+        response = await client.initialize()
+    except AgentExitedError:
+        detail = (
+            f"the agent exited (exit code {client.returncode}) before answering initialize"
+            + _stderr_note(client.stderr)
+        )
+    except AgentTimeoutError:
+        detail = f"no answer to initialize within {client.timeout:g}s" + _stderr_note(client.stderr)
+    except RequestError as exc:
+        detail = f"initialize was answered with error {exc.code}: {_short(exc.message)}"
+    except RemoteProtocolError as exc:
+        detail = f"the initialize result is invalid: {_short(str(exc))}"
+    else:
+        info = response.info
+        if response.protocol_version != schema.PROTOCOL_VERSION:
+            run.verdict(
+                "start",
+                False,
+                f"asked for protocol {schema.PROTOCOL_VERSION}, the agent answered "
+                f"{response.protocol_version}",
+            )
+            return None
+        run.verdict(
+            "start",
+            True,
+            f"{info.name} {info.version} answered initialize with protocol "
+            f"{response.protocol_version}",
+        )
+        return response
+    garbage = next((v.raw for v in client.checker.violations if v.rule == "stdout"), None)
+    if garbage is not None:
+        detail += f"; it wrote text that is not a protocol message to stdout: {_short(garbage)!r}"
+    run.verdict("start", False, detail)
+    return None
+
+
+async def _sessions(
+    run: _Run,
+    client: MockClient,
+    response: schema.InitializeResponse,
+    options: CheckOptions,
+    permissions: _Permissions,
+) -> None:
+    capabilities = response.capabilities
+    session = capabilities.session if isinstance(capabilities, schema.AgentCapabilities) else None
+    if not isinstance(session, schema.SessionCapabilities):
+        run.skip_rest(_SESSION_RULES, "the agent advertises no session capability")
+        return
+    try:
+        run.output.status("session/new")
+        first = await client.new_session()
+        second = await client.new_session()
+        run.verdict(
+            "sessions",
+            first.id != second.id,
+            "two sessions with distinct ids"
+            if first.id != second.id
+            else f"both session/new calls answered sessionId {first.id!r}",
+        )
+        run.output.status("prompt")
+        await _prompt(run, first, options)
+        run.output.status("cancelled prompt")
+        await _cancel(run, client, first, options, permissions)
+        run.output.status("session/close")
+        try:
+            await second.close()
+        except RequestError as exc:
+            run.verdict(
+                "close",
+                False,
+                f"session/close was answered with error {exc.code}: {_short(exc.message)}",
+            )
+        else:
+            run.verdict("close", True, f"session {second.id} closed")
+    except AgentExitedError:
+        run.skip_rest(
+            _SESSION_RULES,
+            f"the agent exited (exit code {client.returncode})" + _stderr_note(client.stderr),
+        )
+    except AgentTimeoutError as exc:
+        first_line = str(exc).split("\n", 1)[0]
+        run.skip_rest(_SESSION_RULES, f"not reached: {first_line}")
+    except (RequestError, RemoteProtocolError) as exc:
+        run.skip_rest(_SESSION_RULES, f"not reached: session/new failed: {_short(str(exc))}")
+
+
+async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> None:
+    try:
+        result = await session.prompt(options.prompt)
+    except AgentTimeoutError:
+        run.verdict(
+            "prompt",
+            False,
+            f"the turn did not end with an idle state_update within {options.timeout:g}s",
+        )
+        return
+    except RequestError as exc:
+        run.verdict(
+            "prompt",
+            False,
+            f"session/prompt was answered with error {exc.code}: {_short(exc.message)}",
+        )
+        return
+    if result.stop_reason is None:
+        run.verdict("prompt", False, "the turn ended with an idle state_update without stopReason")
+        return
+    answer = result.text.strip()
+    run.verdict(
+        "prompt",
+        True,
+        f"stopReason {result.stop_reason}"
+        + (f"; the agent answered {_short(answer, 80)!r}" if answer else ""),
+    )
+
+
+async def _cancel(
+    run: _Run,
+    client: MockClient,
+    session: ClientSession,
+    options: CheckOptions,
+    permissions: _Permissions,
+) -> None:
+    permissions.hold = True
+    try:
+        turn = await session.start_prompt(options.cancel_prompt or options.prompt)
+        # Cancel once the work is seen running, as a user would (and so that the
+        # conformance checker ties the cancel to that work).
+        await session.wait_for(
+            lambda: turn.done or session.view.state != "idle", what="the turn to start"
+        )
+        ended_first = turn.done
+        await session.cancel()
+        # A request sent after the cancel and answered before the turn ended proves the
+        # agent read the cancel while its work still ran (it reads in order).
+        with contextlib.suppress(RequestError):
+            await client.request("_acpio/check/sync", {})
+        unread = turn.done
+        try:
+            result = await turn.wait()
+        except AgentTimeoutError:
+            run.verdict(
+                "cancel",
+                False,
+                f"the turn did not end within {options.timeout:g}s after session/cancel",
+            )
+            return
+    finally:
+        permissions.hold = False
+    if result.stop_reason == "cancelled":
+        run.verdict("cancel", True, "the turn ended with stopReason cancelled")
+    elif ended_first or unread:
+        run.verdict(
+            "cancel",
+            None,
+            f"the turn ended (stopReason {result.stop_reason}) before the agent read "
+            "session/cancel; pass a longer task with --cancel-prompt to exercise cancellation",
+        )
+    else:
+        run.verdict(
+            "cancel",
+            False,
+            f"the agent read session/cancel (it answered a later request first) but ended the "
+            f"turn with stopReason {result.stop_reason}",
+        )

@@ -1,0 +1,255 @@
+"""``acpio check``'s second run: raw lines a well-behaved client never sends.
+
+How this works: a fresh agent process is spoken to line by line
+(:class:`~acpio._cli._probe.RawAgent`), every line it writes judged by a
+conformance checker of its own: protocol version probes (an older and a
+newer version than 2), a line that is not JSON, unknown methods and
+notifications, an empty and a mixed batch, then end of input. Each probe
+remembers the position of its line in the agent's output, so its answer is
+looked for only after it; a notification that is never answered is proven
+by a request sent after it being answered first.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+import anyio
+
+from .. import schema
+from ..testing import ConformanceChecker
+from ._check_rules import CheckOptions, _error_of, _Run, _short, _shutdown_verdict, _stderr_note
+from ._probe import RawAgent, parse
+
+__all__ = ["_raw_run"]
+
+CLIENT_INFO: Final[dict[str, object]] = {
+    "name": "acpio-check",
+    "version": "0.1.0",
+    "title": "acpio check",
+}
+OLDER_VERSION: Final = 1
+NEWER_VERSION: Final = 65535
+
+_RAW_RULES: Final = [
+    "version-older",
+    "version-newer",
+    "parse-error",
+    "unknown-method",
+    "unknown-extension",
+    "unknown-notification",
+    "batch-empty",
+    "batch-mixed",
+]
+
+
+def _initialize(version: int) -> dict[str, object]:
+    return {"protocolVersion": version, "info": CLIENT_INFO, "capabilities": {}}
+
+
+async def _raw_run(
+    run: _Run, command: list[str], options: CheckOptions, cwd: str, checker: ConformanceChecker
+) -> RawAgent | None:
+    agent = RawAgent(command, checker, timeout=options.timeout, cwd=None)
+    try:
+        async with agent:
+            run.output.status("protocol version probes")
+            await _versions(run, agent)
+            run.output.status("malformed and unknown messages")
+            await _malformed(run, agent)
+            run.output.status("batches")
+            await _batches(run, agent)
+            run.output.status("closing stdin, waiting for the agent to exit")
+            code, elapsed = await agent.close_stdin(options.exit_timeout)
+            _shutdown_verdict(run, code, elapsed, options, what=" (after the raw probes)")
+    except OSError as exc:
+        run.skip_rest(_RAW_RULES, f"could not start the agent again: {exc.strerror or exc}")
+        return None
+    except anyio.BrokenResourceError:
+        pass
+    run.skip_rest(
+        _RAW_RULES,
+        f"not reached: the agent stopped reading (exit code {agent.returncode})"
+        + _stderr_note(bytes(agent.stderr)),
+    )
+    return agent
+
+
+async def _versions(run: _Run, agent: RawAgent) -> None:
+    answer = await agent.request("check-v1", "initialize", _initialize(OLDER_VERSION))
+    code, message = _error_of(answer)
+    result = answer.get("result") if isinstance(answer, dict) else None
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    if answer is None:
+        run.verdict("version-older", False, f"no answer within {agent.timeout:g}s")
+    elif code == schema.UNSUPPORTED_PROTOCOL_VERSION:
+        data = answer.get("error", {}).get("data") if isinstance(answer, dict) else None
+        supported = data.get("supported") if isinstance(data, dict) else None
+        run.verdict(
+            "version-older",
+            True,
+            f"error -32022 (supported: {supported})"
+            if supported is not None
+            else "error -32022 (its data should list {requested, supported})",
+        )
+    elif isinstance(version, int) and version <= OLDER_VERSION:
+        run.verdict("version-older", True, f"the agent speaks protocol {version}")
+    elif isinstance(version, int):
+        run.verdict(
+            "version-older",
+            False,
+            f"asked for protocol {OLDER_VERSION}, the agent answered {version}: with no "
+            "supported version at or below the requested one, initialization fails with "
+            "-32022 {requested, supported}",
+        )
+    else:
+        run.verdict(
+            "version-older",
+            False,
+            f"answered with error {code}: {_short(message)}"
+            if code is not None
+            else f"unexpected answer {_short(str(answer))}",
+        )
+    answer = await agent.request("check-v65535", "initialize", _initialize(NEWER_VERSION))
+    result = answer.get("result") if isinstance(answer, dict) else None
+    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    if answer is None:
+        run.verdict("version-newer", False, f"no answer within {agent.timeout:g}s")
+    elif isinstance(version, int) and schema.PROTOCOL_VERSION <= version <= NEWER_VERSION:
+        run.verdict("version-newer", True, f"protocolVersion {version}")
+    else:
+        code, message = _error_of(answer)
+        run.verdict(
+            "version-newer",
+            False,
+            f"answered error {code}: {_short(message)}"
+            if code is not None
+            else f"answered protocolVersion {version!r}",
+        )
+
+
+def _is_error_reply(line: bytes, request_id: object) -> bool:
+    message = parse(line)
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and message.get("id", "missing") == request_id
+    )
+
+
+async def _expect_error(
+    run: _Run, agent: RawAgent, rule: str, *, mark: int, request_id: object, code: int
+) -> None:
+    line = await agent.wait_line(lambda data: _is_error_reply(data, request_id), mark)
+    if line is None:
+        run.verdict(
+            rule, False, f"no answer with id {json.dumps(request_id)} within {agent.timeout:g}s"
+        )
+        return
+    got, message = _error_of(parse(line))
+    if got == code:
+        run.verdict(rule, True, f"error {code}: {_short(message, 80)}")
+    else:
+        run.verdict(
+            rule, False, f"expected error {code}, got {_short(line.decode(errors='replace'))}"
+        )
+
+
+async def _malformed(run: _Run, agent: RawAgent) -> None:
+    mark = await agent.send(b'{"jsonrpc": "2.0", "id": 7, "method": "initialize", ')
+    await _expect_error(run, agent, "parse-error", mark=mark, request_id=None, code=-32700)
+    mark = await agent.send_json(
+        {"jsonrpc": "2.0", "id": "check-unknown", "method": "acpio/checkUnknownMethod"}
+    )
+    await _expect_error(
+        run, agent, "unknown-method", mark=mark, request_id="check-unknown", code=-32601
+    )
+    mark = await agent.send_json(
+        {"jsonrpc": "2.0", "id": "check-ext", "method": "_acpio/check/unknown", "params": {}}
+    )
+    await _expect_error(
+        run, agent, "unknown-extension", mark=mark, request_id="check-ext", code=-32601
+    )
+    mark = await agent.send_json(
+        {"jsonrpc": "2.0", "method": "acpio/checkUnknownNotification", "params": {}}
+    )
+    await agent.send_json({"jsonrpc": "2.0", "method": "_acpio/check/notification", "params": {}})
+    synced = await agent.request("check-sync", "_acpio/check/sync", {})
+    replies = [
+        line
+        for line in agent.lines[mark:]
+        if isinstance(message := parse(line), dict)
+        and "method" not in message
+        and message.get("id") != "check-sync"
+    ]
+    if replies:
+        run.verdict(
+            "unknown-notification",
+            False,
+            f"the agent answered a notification: {_short(replies[0].decode(errors='replace'))}",
+        )
+    elif synced is None:
+        run.verdict(
+            "unknown-notification",
+            False,
+            "after two unknown notifications the agent no longer answered requests",
+        )
+    else:
+        run.verdict("unknown-notification", True, "both ignored")
+
+
+def _batch_reply(line: bytes) -> bool:
+    message = parse(line)
+    if isinstance(message, list):
+        return True
+    if not isinstance(message, dict) or "method" in message:
+        return False
+    # A stray error for the batch's notification is judged by no-reply-to-notification.
+    return message.get("id") == "check-b1" or (
+        message.get("id") is None and _error_of(message)[0] == -32600
+    )
+
+
+async def _batches(run: _Run, agent: RawAgent) -> None:
+    mark = await agent.send(b"[]")
+    line = await agent.wait_line(_batch_reply, mark)
+    message = parse(line) if line is not None else None
+    code, _ = _error_of(message)
+    if line is None:
+        run.verdict("batch-empty", False, f"no answer within {agent.timeout:g}s")
+    elif code == -32600 and isinstance(message, dict) and message.get("id") is None:
+        run.verdict("batch-empty", True, "one -32600 error")
+    else:
+        run.verdict(
+            "batch-empty",
+            False,
+            f"expected one -32600 error object, got {_short(line.decode(errors='replace'))}",
+        )
+    batch = [
+        {"jsonrpc": "2.0", "id": "check-b1", "method": "_acpio/check/batch", "params": {}},
+        {"jsonrpc": "2.0", "method": "_acpio/check/batchNotification", "params": {}},
+        1,
+    ]
+    mark = await agent.send(json.dumps(batch, separators=(",", ":")).encode())
+    line = await agent.wait_line(_batch_reply, mark)
+    run.verdict("batch-mixed", *_judge_mixed(line))
+
+
+def _judge_mixed(line: bytes | None) -> tuple[bool, str]:
+    if line is None:
+        return False, "no answer to the batch"
+    message = parse(line)
+    shown = _short(line.decode(errors="replace"))
+    if isinstance(message, dict):
+        code, _ = _error_of(message)
+        if code == -32600 and message.get("id") is None:
+            return True, "batches unsupported: one -32600 for the whole batch"
+        return False, f"answered the batch entries one by one, not as an array: {shown}"
+    if not isinstance(message, list):
+        return False, f"unexpected answer {shown}"
+    ids = [entry.get("id", "missing") for entry in message if isinstance(entry, dict)]
+    codes = [_error_of(entry)[0] for entry in message]
+    if sorted(map(str, ids)) == ["None", "check-b1"] and -32600 in codes:
+        return True, "one array: the request's answer and a -32600 for the invalid entry"
+    return False, f"the array should hold the request's answer and one -32600, got {shown}"
