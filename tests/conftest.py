@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 
@@ -9,3 +12,7 @@ import pytest
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Run each ``@pytest.mark.anyio`` test once per anyio backend."""
     return str(request.param)
+
+
+# Test modules in sub-directories import the shared helpers of tests/support.py.
+sys.path.insert(0, str(Path(__file__).parent))

@@ -8,17 +8,15 @@ agent with exit code 0 and no child process left.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import select
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 
 import anyio
 import anyio.to_thread
 import pytest
+from support import EXAMPLES, gone, load_example
 
 import acpio
 from acpio import schema
@@ -32,43 +30,10 @@ from acpio.testing import (
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[1]
-EXAMPLES = REPO / "examples"
-
-
-def _example(name: str) -> ModuleType:
-    """Import ``examples/<name>.py`` (examples/ is not a package)."""
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-ShellAgent: type[acpio.Agent] = _example("shell_agent").ShellAgent
-EditAgent: type[acpio.Agent] = _example("edit_agent").EditAgent
-SHELL_USAGE: str = _example("shell_agent").USAGE
-EDIT_USAGE: str = _example("edit_agent").USAGE
-
-
-def _wait_gone(pid: int, timeout: float) -> bool:
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        readable, _, _ = select.select([fd], [], [], timeout)
-        return bool(readable)
-    finally:
-        os.close(fd)
-
-
-async def gone(pid: int, limit: float = 5.0) -> bool:
-    """True once process ``pid`` has terminated (waits at most ``limit`` seconds)."""
-    return await anyio.to_thread.run_sync(_wait_gone, pid, limit)
+ShellAgent: type[acpio.Agent] = load_example("shell_agent").ShellAgent
+EditAgent: type[acpio.Agent] = load_example("edit_agent").EditAgent
+SHELL_USAGE: str = load_example("shell_agent").USAGE
+EDIT_USAGE: str = load_example("edit_agent").USAGE
 
 
 async def wait_for_pids(session: ClientSession, count: int) -> tuple[TerminalView, list[int]]:

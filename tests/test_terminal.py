@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import base64
 import os
-import select
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 import pytest
+from support import gone, wait_gone
 
 import acpio
 from acpio import schema
@@ -72,26 +72,8 @@ def short(updates: list[JsonObject]) -> list[str]:
     return trace
 
 
-def _wait_gone(pid: int, timeout: float) -> bool:
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        # A pidfd becomes readable when the process has terminated.
-        readable, _, _ = select.select([fd], [], [], timeout)
-        return bool(readable)
-    finally:
-        os.close(fd)
-
-
-async def gone(pid: int, limit: float = 5.0) -> bool:
-    """True once process ``pid`` has terminated (waits at most ``limit`` seconds)."""
-    return await anyio.to_thread.run_sync(_wait_gone, pid, limit)
-
-
 def alive(pid: int) -> bool:
-    return not _wait_gone(pid, 0)
+    return not wait_gone(pid, 0)
 
 
 def pids_in(view: TerminalView) -> list[int]:

@@ -7,20 +7,19 @@ the agent's stderr), so these are also end-to-end tests of the agent framework.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import anyio
 import anyio.abc
 import msgspec
 import pytest
+from support import EXAMPLES, load_example
 
 import acpio
 from acpio import schema
@@ -37,25 +36,9 @@ from acpio.testing import (
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parents[2]
-EXAMPLES = REPO / "examples"
-
-
-def _example(name: str) -> ModuleType:
-    """Import ``examples/<name>.py`` (examples/ is not a package)."""
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return module
-
-
-EchoAgent = _example("echo_agent").EchoAgent
-ShellAgent = _example("shell_agent").ShellAgent
-EditAgent = _example("edit_agent").EditAgent
+EchoAgent = load_example("echo_agent").EchoAgent
+ShellAgent = load_example("shell_agent").ShellAgent
+EditAgent = load_example("edit_agent").EditAgent
 
 
 def _python(code: str) -> list[str]:
