@@ -175,11 +175,15 @@ class TerminalHandle:
         Small writes are coalesced (see the class docstring); everything
         written is sent before any later update of the session.
         """
+        buffer = self._buffer
+        if buffer and self._flush_scheduled and len(buffer) + len(data) < self.max_chunk:
+            # Bytes are already waiting, and a timed flush is armed: just add these.
+            buffer += data
+            return
         if not data:
             return
         if not self._announced:
             await self.announce()
-        buffer = self._buffer
         if not buffer and len(data) >= self.max_chunk:
             await self._send_chunks(data)
             return
@@ -198,6 +202,8 @@ class TerminalHandle:
     async def _flush_later(self) -> None:
         try:
             await anyio.sleep(self.flush_delay)
+            # Disarmed before flushing: a write during the flush arms a new timer.
+            self._flush_scheduled = False
             await self.flush()
         except Exception:
             logger.debug("delayed flush of terminal %s failed", self.id, exc_info=True)
