@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
+from acpio import StreamPair, memory_stream_pair
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -16,3 +19,18 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 # Test modules in sub-directories import the shared helpers of tests/support.py.
 sys.path.insert(0, str(Path(__file__).parent))
+
+
+@pytest.fixture
+async def make_pair() -> AsyncIterator[Callable[..., tuple[StreamPair, StreamPair]]]:
+    """``memory_stream_pair`` whose four streams are all closed after the test."""
+    made: list[StreamPair] = []
+
+    def make(max_buffered_chunks: int = 16) -> tuple[StreamPair, StreamPair]:
+        pair = memory_stream_pair(max_buffered_chunks)
+        made.extend(pair)
+        return pair
+
+    yield make
+    for side in made:
+        await side.aclose()

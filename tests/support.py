@@ -6,13 +6,19 @@ import importlib.util
 import os
 import select
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 import anyio.to_thread
 
+from acpio import StreamPair
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
+
+PairMaker = Callable[..., tuple[StreamPair, StreamPair]]
+"""The ``make_pair`` fixture (tests/conftest.py): builds connected in-memory stream pairs."""
 
 
 def load_example(name: str) -> ModuleType:

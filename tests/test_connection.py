@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
+from support import PairMaker
 
 from acpio._connection import (
     DEFAULT_MAX_MESSAGE_SIZE,
@@ -145,24 +146,6 @@ async def serving(
             yield connection, RawPeer(theirs), handler
     finally:
         await theirs.aclose()
-
-
-PairMaker = Callable[..., tuple[StreamPair, StreamPair]]
-
-
-@pytest.fixture
-async def make_pair() -> AsyncIterator[PairMaker]:
-    """``memory_stream_pair`` whose four streams are all closed after the test."""
-    made: list[StreamPair] = []
-
-    def make(max_buffered_chunks: int = 16) -> tuple[StreamPair, StreamPair]:
-        pair = memory_stream_pair(max_buffered_chunks)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for side in made:
-        await side.aclose()
 
 
 def error_of(response: Json) -> tuple[object, int]:

@@ -11,7 +11,6 @@ import itertools
 import os
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable
 
 import anyio
 import anyio.abc
@@ -19,6 +18,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import PairMaker
 
 from acpio._connection import Connection, RequestContext
 from acpio._errors import RequestError
@@ -53,24 +53,6 @@ async def _lines_from(
     finally:
         await ours.aclose()
         await theirs.aclose()
-
-
-PairMaker = Callable[..., tuple[StreamPair, StreamPair]]
-
-
-@pytest.fixture
-async def make_pair() -> AsyncIterator[PairMaker]:
-    """``memory_stream_pair`` whose four streams are all closed after the test."""
-    made: list[StreamPair] = []
-
-    def make(max_buffered_chunks: int = 16) -> tuple[StreamPair, StreamPair]:
-        pair = memory_stream_pair(max_buffered_chunks)
-        made.extend(pair)
-        return pair
-
-    yield make
-    for side in made:
-        await side.aclose()
 
 
 # ------------------------------------------------------------------ LineReader
