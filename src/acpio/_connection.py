@@ -13,7 +13,9 @@ sends every answer back as one array.
 
 Every outgoing message goes through one bounded buffer
 (:mod:`acpio._outgoing`): senders append encoded lines, a single writer task
-writes them in order, joining what accumulated into one write. The buffer
+writes them in order, joining what accumulated into one write (a request
+over a file descriptor is written by the requesting task itself when the
+writer holds nothing, since the round trip waits on it). The buffer
 holds at most ``write_buffer_size`` bytes, so a peer that stops reading makes
 senders wait (in arrival order) rather than growing memory. This layer knows
 methods as strings and params as raw JSON (:mod:`acpio._wire`); protocol
@@ -50,7 +52,7 @@ from ._errors import (
 )
 from ._incoming import _Job, _Pending, _Receiver
 from ._outgoing import _OutgoingBuffer
-from ._transport import LineReader, StreamPair
+from ._transport import LineReader, StreamPair, _FdSendStream
 from ._wire import (
     _DECODE_ERRORS,
     RequestId,
@@ -196,6 +198,10 @@ class Connection(_Receiver):
         self._writer_done = anyio.Event()
         self._active = 0
         self._idle: anyio.Event | None = None
+        # True while the writer task holds a block it took from the buffer.
+        self._writing = False
+        send = streams.send
+        self._send_nowait = send.send_nowait if isinstance(send, _FdSendStream) else None
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -347,6 +353,8 @@ class Connection(_Receiver):
         except BaseException:
             self._pending.pop(request_id, None)
             raise
+        if self._send_nowait is not None and not self._writing:
+            self._write_inline(self._send_nowait)
         try:
             if on_sent is not None:
                 on_sent(request_id)
@@ -376,6 +384,19 @@ class Connection(_Receiver):
         # A cancellation must go out promptly, so it does not queue for space.
         self._outgoing.put_nowait(line)
 
+    def _write_inline(self, send_nowait: Callable[[bytes], int]) -> None:
+        """Write the queue from the requesting task: the peer sees the request one loop turn sooner.
+
+        Only done while the writer task holds nothing, so one writer at a time
+        keeps the order; what does not fit goes back to the front of the queue.
+        """
+        outgoing = self._outgoing
+        data = outgoing.take_nowait()
+        if data:
+            written = send_nowait(data)
+            if written < len(data):
+                outgoing.unwrite(data[written:])
+
     async def _write_loop(self, scope: anyio.CancelScope) -> None:
         try:
             with scope:
@@ -390,6 +411,7 @@ class Connection(_Receiver):
             data = await take()
             if data is None:
                 break
+            self._writing = True
             try:
                 await send.send(data)
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
@@ -399,6 +421,8 @@ class Connection(_Receiver):
                     self._reader_scope.cancel()
                 self._mark_closed("the peer stopped reading")
                 break
+            finally:
+                self._writing = False
 
     # ---------------------------------------------------------------- receiving
     # (what each line becomes: see the _Receiver base class)

@@ -116,6 +116,31 @@ class _OutgoingBuffer:
             self._space = None
         return data
 
+    def take_nowait(self) -> bytes:
+        """Everything queued so far as one block (empty if nothing is), without waiting.
+
+        For a sender that writes in place of the idle writer task; whatever it
+        cannot write goes back with :meth:`unwrite` before anything else runs.
+        """
+        chunks = self._chunks
+        if not chunks:
+            return b""
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        self._size = 0
+        if self._space is not None:
+            self._space.set()
+            self._space = None
+        return data
+
+    def unwrite(self, data: bytes) -> None:
+        """Put back, ahead of everything, the unwritten tail of a :meth:`take_nowait` block."""
+        self._chunks.insert(0, data)
+        self._size += len(data)
+        if self._data_ready is not None:
+            self._data_ready.set()
+            self._data_ready = None
+
     def close(self, *, discard: bool = False) -> None:
         """Accept nothing more; :meth:`take` still drains what was queued unless ``discard``."""
         self._closed = True

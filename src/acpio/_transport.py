@@ -7,12 +7,16 @@ bytes; a line that grows past the limit is reported as :data:`OVERSIZED` and
 skipped up to its newline, so the connection recovers at the next message.
 
 Standard input and output are driven with non-blocking file descriptors and
-the event loop's readiness notifications (``anyio.wait_readable``), not with
-threads, so the agent runs unchanged on asyncio and trio.
+the event loop's readiness notifications, not with threads, so the agent runs
+unchanged on asyncio and trio (on asyncio the input is read by a callback that
+stays registered with the loop, saving a loop turn and two ``epoll_ctl`` calls
+per wait; elsewhere by ``anyio.wait_readable``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import os
 import stat
@@ -166,14 +170,38 @@ class LineReader:
 
 
 class _FdReceiveStream(ByteReceiveStream):
-    """Reads a file descriptor without blocking the event loop."""
+    """Reads a file descriptor without blocking the event loop.
+
+    On asyncio a pollable descriptor is read by a callback registered once
+    with the loop (``add_reader``), which reads eagerly into a small buffer:
+    waiting for input then costs no ``epoll_ctl`` calls and no extra loop
+    iteration. The buffer holds at most about two reads; past one read the
+    callback is removed until the buffer is drained, so the peer still feels
+    backpressure. Elsewhere (trio, regular files) the descriptor is read on
+    demand after ``anyio.wait_readable``.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
         self._pollable = _make_nonblocking(fd)
         self._closed = False
+        # Filled in by the first receive on asyncio; None means "not decided yet".
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._use_loop_reader: bool | None = None
+        self._registered = False
+        self._read_size = DEFAULT_READ_SIZE
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self._buffered = 0
+        self._eof = False
+        self._error: OSError | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
+        if self._use_loop_reader is None:
+            self._read_size = max(max_bytes, 1)
+            self._use_loop_reader = self._start_loop_reader()
+        if self._use_loop_reader:
+            return await self._receive_buffered(max_bytes)
         while True:
             # Once closed the descriptor is blocking again: reading it could stall the loop.
             if self._closed:
@@ -191,9 +219,107 @@ class _FdReceiveStream(ByteReceiveStream):
             await anyio.lowlevel.checkpoint()
             return data
 
+    def _start_loop_reader(self) -> bool:
+        if self._closed or not self._pollable:
+            return False
+        try:
+            # Only an asyncio task has a current asyncio task (not trio, nor trio-asyncio's
+            # trio side); anyio no longer ships sniffio, so ask asyncio itself.
+            if asyncio.current_task() is None:
+                return False
+            loop = asyncio.get_running_loop()
+            loop.add_reader(self._fd, self._on_readable)
+        except (NotImplementedError, RuntimeError):
+            # No running asyncio loop, or a Proactor loop on Windows without
+            # add_reader: anyio's path copes.
+            return False
+        self._loop = loop
+        self._registered = True
+        # Input that is already waiting is taken now, as a direct read would.
+        self._on_readable()
+        return True
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, self._read_size)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._error = exc
+            self._pause()
+        else:
+            if data:
+                self._chunks.append(data)
+                self._buffered += len(data)
+                if self._buffered >= self._read_size:
+                    self._pause()
+            else:
+                self._eof = True
+                self._pause()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _pause(self) -> None:
+        # The selector is level-triggered: unread input would call us back forever.
+        if self._registered and self._loop is not None:
+            self._registered = False
+            self._loop.remove_reader(self._fd)
+
+    async def _receive_buffered(self, max_bytes: int) -> bytes:
+        self._read_size = max(max_bytes, 1)
+        waited = False
+        while not self._chunks:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._error is not None:
+                raise anyio.BrokenResourceError from self._error
+            if self._eof:
+                raise anyio.EndOfStream
+            if self._waiter is not None:
+                raise anyio.BusyResourceError("reading from")
+            assert self._loop is not None
+            waiter = self._waiter = self._loop.create_future()
+            try:
+                # Cancelling the wait loses nothing: the data stays buffered.
+                await waiter
+            finally:
+                self._waiter = None
+            waited = True
+        if self._closed:
+            raise anyio.ClosedResourceError
+        chunks = self._chunks
+        data = chunks.popleft()
+        if len(data) > max_bytes:
+            chunks.appendleft(data[max_bytes:])
+            data = data[:max_bytes]
+        else:
+            while chunks and len(data) + len(chunks[0]) <= max_bytes:
+                data += chunks.popleft()
+        self._buffered -= len(data)
+        if (
+            not self._registered
+            and not self._eof
+            and self._error is None
+            and self._buffered < self._read_size
+        ):
+            assert self._loop is not None
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._registered = True
+        if not waited:
+            # A flood of input must not starve the other tasks of the loop.
+            await anyio.lowlevel.checkpoint()
+        return data
+
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
+            self._pause()
+            self._chunks.clear()
+            self._buffered = 0
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
             _restore_blocking(self._fd, self._pollable)
 
 
@@ -218,6 +344,19 @@ class _FdSendStream(ByteSendStream):
             except OSError as exc:
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
+
+    def send_nowait(self, data: bytes) -> int:
+        """Write what fits right now; return how many bytes were written.
+
+        Returns 0 when the descriptor is full, closed or broken (the caller
+        then hands the data to :meth:`send`, which waits or reports the error).
+        """
+        if self._closed or not self._pollable:
+            return 0
+        try:
+            return os.write(self._fd, data)
+        except OSError:
+            return 0
 
     async def aclose(self) -> None:
         if not self._closed:
