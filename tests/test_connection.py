@@ -997,3 +997,29 @@ async def test_requests_and_peer_close_over_a_real_pipe() -> None:
                     fds[1] = os.open(os.devnull, os.O_RDONLY)
                 await connection.wait_closed()
             assert len(failures) == 1
+
+
+async def test_a_request_larger_than_the_pipe_arrives_whole_and_in_order() -> None:
+    # The requesting task writes inline what fits in the pipe; the writer task sends the rest.
+    big = "r" * (3 * 1024 * 1024)
+    async with pipe_pair() as (ours, theirs, _fds):
+        peer = RawPeer(theirs)
+        with anyio.fail_after(20):
+            async with Connection(ours, Handler()) as connection:
+                await connection.notify("before", {"n": 1})
+                async with anyio.create_task_group() as group:
+                    results: list[object] = []
+
+                    async def ask() -> None:
+                        results.append(
+                            await connection.request("big", {"x": big}, msgspec.json.decode)
+                        )
+
+                    group.start_soon(ask)
+                    first = await peer.receive()
+                    request = await peer.receive()
+                    assert first == {"jsonrpc": "2.0", "method": "before", "params": {"n": 1}}
+                    assert request["method"] == "big"
+                    assert request["params"] == {"x": big}
+                    await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": "ok"})
+                assert results == ["ok"]

@@ -453,3 +453,24 @@ async def test_process_streams_needs_pipes() -> None:
         with pytest.raises(ValueError, match="pipes"):
             process_streams(process)
         await process.wait()
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_pipe_receive_loses_nothing() -> None:
+    read_fd, write_fd = os.pipe()
+    receive = _FdReceiveStream(read_fd)
+    try:
+        with anyio.fail_after(5):
+            # A receive that is cancelled while waiting ...
+            with anyio.move_on_after(0.05):
+                await receive.receive()
+            # ... must not swallow bytes that arrive afterwards (or were buffered meanwhile).
+            os.write(write_fd, b"first ")
+            os.write(write_fd, b"second")
+            data = b""
+            while len(data) < len(b"first second"):
+                data += await receive.receive()
+        assert data == b"first second"
+    finally:
+        await receive.aclose()
+        os.close(write_fd)
