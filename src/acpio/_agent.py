@@ -94,7 +94,10 @@ class Agent:
     auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
 
     client_info: schema.Implementation | None = None
+    """The client's ``info`` from its ``initialize`` request (the latest one, if one agent
+    object serves several connections; use :meth:`on_initialize` to keep one per client)."""
     client_capabilities: schema.ClientCapabilities | None = None
+    """The client's capabilities from ``initialize`` (``None`` if absent or malformed)."""
 
     async def prompt(self, session: Session, prompt: list[schema.ContentBlock]) -> str | None:
         """Do the work for one user prompt; return a stop reason (``end_turn`` if ``None``).
