@@ -107,14 +107,7 @@ class _OutgoingBuffer:
                 return None
             event = self._data_ready = anyio.Event()
             await event.wait()
-        chunks = self._chunks
-        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        chunks.clear()
-        self._size = 0
-        if self._space is not None:
-            self._space.set()
-            self._space = None
-        return data
+        return self.take_nowait()
 
     def take_nowait(self) -> bytes:
         """Everything queued so far as one block (empty if nothing is), without waiting.
