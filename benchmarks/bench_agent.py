@@ -13,12 +13,13 @@ import acpio
 PATTERN = bytes(range(256))
 
 
-def _pattern(total: int, chunk: int) -> Iterator[bytes]:
+def _pattern(total: int, chunk: int) -> Iterator[memoryview]:
     """The writes of ``terminal BYTES CHUNK``: ``bytes(range(256))`` repeated, CHUNK at a time.
 
-    Generated one write at a time, so the agent's memory does not grow with BYTES.
+    Views into one block (no copy, like ``Buffer.subarray`` in the TypeScript
+    agent), so the agent's memory does not grow with BYTES.
     """
-    block = PATTERN * (chunk // len(PATTERN) + 2)
+    block = memoryview(PATTERN * (chunk // len(PATTERN) + 2))
     offset = 0
     while offset < total:
         size = min(chunk, total - offset)

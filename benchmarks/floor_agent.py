@@ -118,7 +118,7 @@ def terminal(out: Out, pre: bytes, total: int, size: int) -> None:
     out.add(pre + b'{"sessionUpdate":"terminal_update","terminalId":"t1","command":"bench"}}}\n')
     head = pre + b'{"sessionUpdate":"terminal_output_chunk","terminalId":"t1","data":"'
     tail = b'"}}}\n'
-    rep = PATTERN * (size // 256 + 2)
+    rep = memoryview(PATTERN * (size // 256 + 2))  # slices are views, as in the other agents
     b64 = binascii.b2a_base64
     off = 0
     while off < total:

@@ -94,7 +94,7 @@ class BenchAgent(Agent):
             await conn.session_update(session_id, update_tool_call("bench", status="completed"))
         elif kind == "terminal":
             total, size = nums
-            rep = PATTERN * (size // 256 + 2)
+            rep = memoryview(PATTERN * (size // 256 + 2))  # views, as in the other agents
             await conn.session_update(session_id, start_tool_call("bench", "bench", kind="execute"))
             for off in range(0, total, size):
                 start = off & 255

@@ -1023,3 +1023,136 @@ async def test_a_request_larger_than_the_pipe_arrives_whole_and_in_order() -> No
                     assert request["params"] == {"x": big}
                     await peer.send({"jsonrpc": "2.0", "id": request["id"], "result": "ok"})
                 assert results == ["ok"]
+
+
+class SequenceHandler(Handler):
+    """Also records the position of each notification and answers ``seq`` with its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connection: Connection | None = None
+        self.positions: list[int] = []
+
+    async def on_request(
+        self, method: str, params: msgspec.Raw | None, context: RequestContext
+    ) -> object:
+        if method == "seq":
+            return context.sequence
+        return await super().on_request(method, params, context)
+
+    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        assert self.connection is not None
+        self.positions.append(self.connection.received)
+        await super().on_notification(method, params)
+
+
+async def test_responses_in_one_read_with_other_messages_keep_the_order(
+    monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    # On asyncio, responses at the start of a read are handled by the read
+    # callback; from the first other message on, the reader task takes over.
+    taken: list[bytes] = []
+    original = Connection._take_responses
+
+    def spy(self: Connection, reader: LineReader, data: bytes) -> bytes:
+        rest = original(self, reader, data)
+        taken.append(data[: len(data) - len(rest)])
+        return rest
+
+    monkeypatch.setattr(Connection, "_take_responses", spy)
+    handler = SequenceHandler()
+    async with pipe_pair() as (ours, theirs, _fds):
+        peer = RawPeer(theirs)
+        with anyio.fail_after(10):
+            async with Connection(ours, handler) as connection:
+                handler.connection = connection
+                outcomes: dict[str, object] = {}
+
+                async def ask(name: str) -> None:
+                    try:
+                        outcomes[name] = await connection.request(name, None, msgspec.json.decode)
+                    except RequestError as exc:
+                        outcomes[name] = exc.code
+
+                async with anyio.create_task_group() as group:
+                    for name in ("r1", "r2", "r3"):
+                        group.start_soon(ask, name)
+                    ids = {}
+                    for _ in range(3):
+                        request = await peer.receive()
+                        ids[request["method"]] = request["id"]
+                    lines = [
+                        {"jsonrpc": "2.0", "id": ids["r1"], "result": "one"},
+                        {"jsonrpc": "2.0", "method": "n", "params": {"k": 1}},
+                        {"jsonrpc": "2.0", "id": ids["r2"], "result": "two \u2713"},
+                        {
+                            "jsonrpc": "2.0",
+                            "id": ids["r3"],
+                            "error": {"code": -32000, "message": "no"},
+                        },
+                        {"jsonrpc": "2.0", "id": 7, "method": "seq"},
+                    ]
+                    await peer.send(b"".join(msgspec.json.encode(m) + b"\n" for m in lines))
+                    answer = await peer.receive()
+    assert outcomes == {"r1": "one", "r2": "two \u2713", "r3": -32000}
+    assert handler.notifications == [("n", {"k": 1})]
+    assert handler.positions == [2]  # the response before it was counted first
+    assert answer == {"jsonrpc": "2.0", "id": 7, "result": 5}
+    if anyio_backend == "asyncio":
+        # Only the first response was taken by the callback: the notification stops it.
+        assert taken == [b'{"jsonrpc":"2.0","id":%d,"result":"one"}\n' % ids["r1"]]
+    else:
+        assert taken == []
+
+
+async def test_split_and_malformed_responses_over_a_real_pipe() -> None:
+    async with pipe_pair() as (ours, theirs, _fds):
+        peer = RawPeer(theirs)
+        with anyio.fail_after(10):
+            async with Connection(ours, Handler()) as connection:
+                outcomes: dict[str, object] = {}
+
+                async def ask(name: str) -> None:
+                    try:
+                        outcomes[name] = await connection.request(name, None, msgspec.json.decode)
+                    except RequestError as exc:
+                        outcomes[name] = (exc.code, exc.message)
+
+                async with anyio.create_task_group() as group:
+                    group.start_soon(ask, "split")
+                    split_id = (await peer.receive())["id"]
+                    line = msgspec.json.encode({"jsonrpc": "2.0", "id": split_id, "result": [1, 2]})
+                    await peer.send(line[:9])
+                    await anyio.wait_all_tasks_blocked()
+                    assert outcomes == {}
+                    await peer.send(line[9:] + b"\n")
+                    await anyio.wait_all_tasks_blocked()
+                    group.start_soon(ask, "malformed")
+                    bad_id = (await peer.receive())["id"]
+                    # Neither result nor error, then a blank line: both for the reader task.
+                    await peer.send(b'{"jsonrpc":"2.0","id":%d}\n   \n' % bad_id)
+    assert outcomes["split"] == [1, 2]
+    code, message = outcomes["malformed"]  # type: ignore[misc]
+    assert code == -32603 and "neither result nor error" in message
+
+
+async def test_many_responses_in_one_read_each_reach_their_request() -> None:
+    async with pipe_pair() as (ours, theirs, _fds):
+        peer = RawPeer(theirs)
+        with anyio.fail_after(20):
+            async with Connection(ours, Handler()) as connection:
+                results: dict[int, object] = {}
+
+                async def ask(n: int) -> None:
+                    results[n] = await connection.request("double", {"n": n}, msgspec.json.decode)
+
+                async with anyio.create_task_group() as group:
+                    for n in range(200):
+                        group.start_soon(ask, n)
+                    requests = [await peer.receive() for _ in range(200)]
+                    answers = [
+                        {"jsonrpc": "2.0", "id": r["id"], "result": 2 * r["params"]["n"]}
+                        for r in reversed(requests)
+                    ]
+                    await peer.send(b"".join(msgspec.json.encode(a) + b"\n" for a in answers))
+    assert results == {n: 2 * n for n in range(200)}

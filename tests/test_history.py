@@ -215,6 +215,19 @@ def test_terminal_bytes_are_recorded_exactly() -> None:
     assert base64.b64decode(update.output.data) == b"\x1b[31mred\x1b[0m \xf0\x9f\x98\x80\n"
 
 
+def test_terminal_output_replays_the_newest_bytes_across_trims() -> None:
+    history = acpio.InMemoryHistory(acpio.HistoryLimits(terminal_bytes=10))
+    written = bytearray()
+    for i in range(57):  # crosses the trim point (twice the limit) several times
+        piece = bytes([i]) * (i % 4 + 1)
+        history.record_terminal_output("t", piece)
+        written += piece
+        (update,) = history.replay()
+        assert isinstance(update, schema.TerminalUpdate)
+        assert isinstance(update.output, schema.TerminalOutput)
+        assert base64.b64decode(update.output.data) == bytes(written[-10:])
+
+
 def test_limits_keep_the_newest() -> None:
     limits = acpio.HistoryLimits(terminal_bytes=8, tool_call_items=2, records=3)
     history = acpio.InMemoryHistory(limits)

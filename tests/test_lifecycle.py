@@ -573,6 +573,10 @@ class WireRecorder:
     async def send_line(self, line: bytes) -> None:
         self.updates.append(json.loads(line)["params"]["update"])
 
+    def try_send_line(self, line: bytes) -> bool:
+        self.updates.append(json.loads(line)["params"]["update"])
+        return True
+
 
 async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> None:
     # Over a real connection this window is too short to hit on purpose: the

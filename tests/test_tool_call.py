@@ -290,6 +290,83 @@ async def test_chunks_append_and_a_later_content_update_replaces_them() -> None:
     assert session.view.tool_calls["c"].meta == {}
 
 
+TRICKY_TEXTS = [
+    "plain",
+    "",
+    'quote " backslash \\ slash /',
+    "line\nbreak\ttab\r\x00\x1f",
+    "\u00e9\u4e2d\U0001f600",
+    "\u2028\u2029",
+]
+
+
+async def test_append_text_sends_the_same_bytes_as_append_of_a_text_item() -> None:
+    # append_text pre-encodes its line; it must match the general encoder byte for byte.
+    async def body(session: acpio.Session) -> None:
+        call = await session.tool_call("t", tool_call_id='odd "id" \u00e9')
+        for text in TRICKY_TEXTS:
+            await call.append_text(text)
+            await call.append(text_item(text))
+        await call.complete()
+
+    async with MockClient(Scripted(body)) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+        lines = [
+            entry.data
+            for entry in client.transcript
+            if entry.direction == "agent->client" and b"tool_call_content_chunk" in entry.data
+        ]
+        texts = [item.content.text for item in session.view.tool_calls['odd "id" \u00e9'].content]  # type: ignore[union-attr]
+
+    assert len(lines) == 2 * len(TRICKY_TEXTS)
+    for fast, general in zip(lines[::2], lines[1::2], strict=True):
+        assert fast == general
+    assert texts == [t for text in TRICKY_TEXTS for t in (text, text)]
+
+
+async def test_append_text_is_recorded_for_replay_by_any_history() -> None:
+    recorded: list[schema.SessionUpdate] = []
+
+    class RecordingHistory(acpio.InMemoryHistory):
+        # A subclass: the session must not take the default history's shortcut.
+        def record(self, update: schema.SessionUpdate) -> None:
+            recorded.append(update)
+            super().record(update)
+
+    class Store(acpio.InMemorySessionStore):
+        def __init__(self, history_class: type[acpio.InMemoryHistory]) -> None:
+            super().__init__()
+            self.history_class = history_class
+
+        def create(
+            self, session_id: str, cwd: str, additional_directories: list[str]
+        ) -> acpio.SessionRecord:
+            record = super().create(session_id, cwd, additional_directories)
+            record.history = self.history_class()
+            return record
+
+    async def body(session: acpio.Session) -> None:
+        call = await session.tool_call("t", tool_call_id="c")
+        await call.append_text("one")
+        await call.append(text_item("two"))
+        await call.append_text("three")
+        await call.complete()
+
+    expected = [text_item("one"), text_item("two"), text_item("three")]
+    for history_class in (acpio.InMemoryHistory, RecordingHistory):
+        store = Store(history_class)
+        async with MockClient(Scripted(body), store=store) as client:
+            session = await client.new_session()
+            await session.prompt("go")
+            record = store.get(session.id)
+        assert record is not None and type(record.history) is history_class
+        (call,) = [u for u in record.history.replay() if isinstance(u, schema.ToolCallUpdate)]
+        assert call.content == expected
+    chunks = [u for u in recorded if isinstance(u, schema.ToolCallContentChunk)]
+    assert [c.content for c in chunks] == expected
+
+
 async def test_custom_values_pass_and_unknown_ones_are_refused_before_sending(
     tmp_path: Path,
 ) -> None:

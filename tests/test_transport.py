@@ -474,3 +474,54 @@ async def test_a_cancelled_pipe_receive_loses_nothing() -> None:
     finally:
         await receive.aclose()
         os.close(write_fd)
+
+
+@pytest.mark.anyio
+async def test_pipe_on_data_hook_sees_fresh_reads_only_while_the_reader_waits(
+    anyio_backend: str,
+) -> None:
+    read_fd, write_fd = os.pipe()
+    receive = _FdReceiveStream(read_fd)
+    seen: list[bytes] = []
+
+    called = anyio.Event()
+
+    def hook(data: bytes) -> bytes:
+        seen.append(data)
+        called.set()
+        return data[data.index(b"\n") + 1 :]  # consume the first line
+
+    receive.on_data = hook
+    try:
+        with anyio.fail_after(5):
+            got: list[bytes] = []
+            async with anyio.create_task_group() as group:
+
+                async def read() -> None:
+                    got.append(await receive.receive())
+
+                group.start_soon(read)
+                await anyio.wait_all_tasks_blocked()
+                os.write(write_fd, b"taken\n")
+                if anyio_backend == "asyncio":
+                    await called.wait()
+                    await anyio.sleep(0.01)
+                    # The hook consumed the whole read: the reader still waits.
+                    assert seen == [b"taken\n"] and got == []
+                    os.write(write_fd, b"taken\nleft\n")
+            if anyio_backend == "asyncio":
+                assert seen == [b"taken\n", b"taken\nleft\n"]
+                assert got == [b"left\n"]
+            else:
+                # Elsewhere the descriptor is read on demand and the hook is never used.
+                assert seen == [] and got == [b"taken\n"]
+            # Data that arrives while nobody waits is buffered, not given to the hook.
+            seen.clear()
+            os.write(write_fd, b"buffered\n")
+            await anyio.sleep(0.01)
+            assert await receive.receive() == b"buffered\n"
+            assert seen == []
+    finally:
+        await receive.aclose()
+        os.close(read_fd)
+        os.close(write_fd)

@@ -33,7 +33,9 @@ message.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -52,7 +54,7 @@ from ._errors import (
 )
 from ._incoming import _Job, _Pending, _Receiver
 from ._outgoing import _OutgoingBuffer
-from ._transport import LineReader, StreamPair, _FdSendStream
+from ._transport import LineReader, StreamPair, _FdReceiveStream, _FdSendStream
 from ._wire import (
     _DECODE_ERRORS,
     RequestId,
@@ -202,6 +204,8 @@ class Connection(_Receiver):
         self._writing = False
         send = streams.send
         self._send_nowait = send.send_nowait if isinstance(send, _FdSendStream) else None
+        self._flush_handle: asyncio.Handle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # set when entered, on asyncio
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -210,6 +214,7 @@ class Connection(_Receiver):
             raise RuntimeError("a Connection can be entered only once")
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
+        self._loop = _running_asyncio_loop()
         group = self._task_group = anyio.create_task_group()
         await group.__aenter__()
         group.start_soon(self._write_loop, self._writer_scope)
@@ -298,6 +303,14 @@ class Connection(_Receiver):
         """The fastest way to call :meth:`send_line` (skips a layer when nothing taps the wire)."""
         return self.send_line if self._on_raw is not None else self._outgoing.put
 
+    def try_send_line(self, line: bytes) -> bool:
+        """:meth:`send_line` if that needs no waiting; False (nothing sent) otherwise."""
+        if not self._outgoing.try_put(line):
+            return False
+        if self._on_raw is not None:
+            self._on_raw("out", line[:-1])
+        return True
+
     async def send_line(self, line: bytes) -> None:
         """Send one complete, already encoded JSON-RPC message ending in ``\n`` (hot paths).
 
@@ -343,7 +356,7 @@ class Connection(_Receiver):
             parts += (b',"params":', self._encode(params))
         parts.append(b"}\n")
         line = b"".join(parts)
-        pending = _Pending()
+        pending = _Pending(anyio.Event() if self._loop is None else self._loop.create_future())
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
         try:
@@ -358,7 +371,7 @@ class Connection(_Receiver):
         try:
             if on_sent is not None:
                 on_sent(request_id)
-            await pending.event.wait()
+            await pending.wait()
         except BaseException:
             if self._pending.pop(request_id, None) is not None:
                 self._send_cancel(request_id)
@@ -396,13 +409,36 @@ class Connection(_Receiver):
             written = send_nowait(data)
             if written < len(data):
                 outgoing.unwrite(data[written:])
+            elif self._flush_handle is not None:
+                # Everything is out: the scheduled flush would find nothing to do.
+                self._flush_handle.cancel()
+                self._flush_handle = None
 
     async def _write_loop(self, scope: anyio.CancelScope) -> None:
+        if self._send_nowait is not None and self._loop is not None:
+            self._outgoing.on_data = self._schedule_flush
         try:
             with scope:
                 await self._write_all()
         finally:
+            self._outgoing.on_data = None
             self._writer_done.set()
+
+    def _schedule_flush(self) -> None:
+        """Arrange for what was just queued to be written from a loop callback.
+
+        The callback runs after the current task yields, so a burst of sends
+        is still one write, and it costs no task switch: the writer task is
+        woken only when the descriptor is full.
+        """
+        if self._flush_handle is None and self._loop is not None:
+            self._flush_handle = self._loop.call_soon(self._flush_soon)
+
+    def _flush_soon(self) -> None:
+        self._flush_handle = None
+        # While the writer task holds a block, it takes the rest itself when done.
+        if not self._writing and self._send_nowait is not None:
+            self._write_inline(self._send_nowait)
 
     async def _write_all(self) -> None:
         send = self._streams.send
@@ -428,11 +464,16 @@ class Connection(_Receiver):
     # (what each line becomes: see the _Receiver base class)
 
     async def _read_loop(self, scope: anyio.CancelScope) -> None:
-        reader = LineReader(self._streams.receive, self._max_message_size)
+        receive = self._streams.receive
+        reader = LineReader(receive, self._max_message_size)
+        if isinstance(receive, _FdReceiveStream):
+            receive.on_data = functools.partial(self._take_responses, reader)
         try:
             with scope:
                 await self._read_all(reader)
         finally:
+            if isinstance(receive, _FdReceiveStream):
+                receive.on_data = None
             self._mark_closed("the peer closed the connection")
 
     def _mark_closed(self, reason: str) -> None:
@@ -443,7 +484,7 @@ class Connection(_Receiver):
         pending, self._pending = self._pending, {}
         for entry in pending.values():
             entry.error = ConnectionClosed(reason)
-            entry.event.set()
+            entry.wake()
         for scope in self._incoming.values():
             scope.cancel()
         self._closed.set()
@@ -510,3 +551,13 @@ class Connection(_Receiver):
                 RequestError(INTERNAL_ERROR, _short(f"Could not encode result: {_describe(exc)}")),
             )
         return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_encode_plain(request_id), encoded)
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The running asyncio loop when the current task runs on asyncio, else None (trio)."""
+    try:
+        if asyncio.current_task() is None:  # anyio no longer ships sniffio: ask asyncio
+            return None
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

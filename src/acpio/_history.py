@@ -61,7 +61,11 @@ class History(Protocol):
 
 @dataclass(frozen=True)
 class HistoryLimits:
-    """Bounds on what replay keeps: the newest bytes and items win."""
+    """Bounds on what replay keeps: the newest bytes and items win.
+
+    ``terminal_bytes`` is what replay sends of each terminal's output (a
+    terminal holds at most that plus the chunk that arrived last).
+    """
 
     terminal_bytes: int = 1024 * 1024
     tool_call_items: int = 1000
@@ -88,6 +92,13 @@ def _patch_meta(stored: _Meta, patch: _Meta) -> _Meta:
     return merged or _UNSET
 
 
+def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
+    """A recorded tool call content item as sent (a str is a text item)."""
+    if isinstance(recorded, str):
+        return schema.Content(content=schema.TextContent(text=recorded))
+    return recorded
+
+
 @dataclass(eq=False)
 class _Message:
     cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
@@ -99,14 +110,51 @@ class _Message:
 @dataclass(eq=False)
 class _ToolCall:
     state: schema.ToolCallUpdate
-    content: deque[schema.ToolCallContent]
+    # A plain str is a text item recorded by record_text_chunk, built on replay.
+    content: deque[schema.ToolCallContent | str]
     has_content: bool = False
+
+
+class _Output:
+    """A terminal's newest recorded bytes, kept as the chunks they came in (never copied).
+
+    Whole chunks older than the newest ``limit`` bytes are dropped, so at most
+    ``limit`` bytes plus one chunk are held.
+    """
+
+    __slots__ = ("chunks", "limit", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.limit = limit
+
+    def append(self, data: bytes) -> None:
+        chunks = self.chunks
+        chunks.append(data)
+        self.size += len(data)
+        while len(chunks) > 1 and self.size - len(chunks[0]) >= self.limit:
+            self.size -= len(chunks.popleft())
+
+    def replace(self, data: bytes) -> None:
+        self.clear()
+        if data:
+            self.append(data)
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.size = 0
+
+    def newest(self) -> bytes:
+        """The newest ``limit`` bytes."""
+        data = b"".join(self.chunks)
+        return data[len(data) - self.limit :] if len(data) > self.limit else data
 
 
 @dataclass(eq=False)
 class _Terminal:
     state: schema.TerminalUpdate
-    output: bytearray = field(default_factory=bytearray)
+    output: _Output
 
 
 # Patch fields copied as they come (content, output and _meta have rules of their own).
@@ -204,6 +252,17 @@ class InMemoryHistory:
         call = self._records.get(("call", update.tool_call_id))
         if isinstance(call, _ToolCall):
             call.content.append(update.content)
+            call.has_content = True
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """Record a ``tool_call_content_chunk`` of one text item, given just its text.
+
+        The same as :meth:`record` of that chunk, without building it: the
+        streaming path of :meth:`acpio.ToolCallHandle.append_text`.
+        """
+        call = self._records.get(("call", tool_call_id))
+        if isinstance(call, _ToolCall):
+            call.content.append(text)
             call.has_content = True
 
     def _message(self, update: schema.ContentChunk | _MessageUpdate) -> _Message:
@@ -305,10 +364,9 @@ class InMemoryHistory:
                 setattr(state, name, value)
         if isinstance(patch.output, schema.TerminalOutput):
             try:
-                current.output = bytearray(base64.b64decode(patch.output.data, validate=True))
+                current.output.replace(base64.b64decode(patch.output.data, validate=True))
             except ValueError:
-                current.output = bytearray()  # what a client keeps of an invalid snapshot
-            self._trim(current)
+                current.output.clear()  # what a client keeps of an invalid snapshot
         elif patch.output is None:
             current.output.clear()
         if patch.meta is not _UNSET:
@@ -318,7 +376,9 @@ class InMemoryHistory:
         key = ("terminal", terminal_id)
         current = self._records.get(key)
         if current is None:
-            current = _Terminal(schema.TerminalUpdate(terminal_id=terminal_id))
+            current = _Terminal(
+                schema.TerminalUpdate(terminal_id=terminal_id), _Output(self.limits.terminal_bytes)
+            )
             self._add(key, current)
         assert isinstance(current, _Terminal)
         return current
@@ -332,15 +392,11 @@ class InMemoryHistory:
         self.record_terminal_output(update.terminal_id, data)
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
-        """Append streamed terminal bytes, keeping the newest ``terminal_bytes``."""
-        current = self._terminal(terminal_id)
-        current.output += data
-        self._trim(current)
+        """Append streamed terminal bytes, keeping the newest ``terminal_bytes``.
 
-    def _trim(self, terminal: _Terminal) -> None:
-        excess = len(terminal.output) - self.limits.terminal_bytes
-        if excess > 0:
-            del terminal.output[:excess]
+        ``data`` is kept as given, not copied: it must not change afterwards.
+        """
+        self._terminal(terminal_id).output.append(data)
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
         """One complete update per record, in first-seen order (copies: records keep changing)."""
@@ -353,11 +409,13 @@ class InMemoryHistory:
             elif isinstance(value, _Terminal):
                 yield replace(
                     value.state,
-                    output=schema.TerminalOutput(data=base64.b64encode(value.output).decode()),
+                    output=schema.TerminalOutput(
+                        data=base64.b64encode(value.output.newest()).decode()
+                    ),
                 )
             elif isinstance(value, _ToolCall):
                 if value.has_content:
-                    yield replace(value.state, content=list(value.content))
+                    yield replace(value.state, content=[_item(x) for x in value.content])
                 else:
                     yield replace(value.state)
             elif isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):

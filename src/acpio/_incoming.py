@@ -20,9 +20,10 @@ attributes declared below and runs the request tasks.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
@@ -55,6 +56,8 @@ from ._wire import (
     _valid_id_or_none,
 )
 
+_NEWLINE = ord("\n")
+
 if TYPE_CHECKING:
     from ._connection import MessageHandler
 
@@ -65,9 +68,31 @@ logger = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class _Pending:
-    event: anyio.Event = field(default_factory=anyio.Event)
+    """A sent request waiting for its response: ``wake`` once ``result`` or ``error`` is set.
+
+    ``waiter`` is a bare future on asyncio (the cheapest thing a task can wait
+    on there) and an anyio event elsewhere.
+    """
+
+    waiter: anyio.Event | asyncio.Future[None]
     result: msgspec.Raw | None = None
     error: BaseException | None = None
+
+    def wake(self) -> None:
+        """Let the requesting task go on (harmless if it stopped waiting)."""
+        waiter = self.waiter
+        if isinstance(waiter, anyio.Event):
+            waiter.set()
+        elif not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Wait for :meth:`wake`."""
+        waiter = self.waiter
+        if isinstance(waiter, anyio.Event):
+            await waiter.wait()
+        else:
+            await waiter
 
 
 # (request id, method, params, cancel scope, sequence) of an accepted incoming request.
@@ -123,6 +148,40 @@ class _Receiver:
                 if self._on_raw is not None:
                     self._on_raw("in", line)
                 await self._handle_line(line)
+
+    def _take_responses(self, reader: LineReader, data: bytes) -> bytes:
+        """Handle the responses at the start of a fresh read at once; return the rest.
+
+        Called from the loop's read callback while the reader task waits with
+        nothing buffered (see ``_FdReceiveStream.on_data``): a response then
+        wakes its request without first waking the reader task. Only plain
+        cases are taken (whole lines, short, ASCII, an object whose envelope
+        decodes as a response); from the first other line on, everything is
+        left to the reader task, in order.
+        """
+        if data[-1] != _NEWLINE or not reader.at_line_start:
+            return data
+        start = 0
+        limit = min(self._depth_check_above, self._max_message_size)
+        while start < len(data):
+            end = data.index(b"\n", start)
+            line = data[start:end]
+            if len(line) > limit or not line.isascii() or not line.startswith(b"{"):
+                break
+            try:
+                envelope = _decode_envelope(line)
+            except (msgspec.DecodeError, RecursionError):
+                break
+            if envelope.method is not msgspec.UNSET or (
+                envelope.result is msgspec.UNSET and envelope.error is msgspec.UNSET
+            ):
+                break
+            if self._on_raw is not None:
+                self._on_raw("in", line)
+            self.received += 1
+            self._handle_response(envelope)
+            start = end + 1
+        return data[start:] if start else data
 
     async def _handle_line(self, line: bytes) -> None:
         # msgspec leaves the inside of raw params unchecked, so check UTF-8 here.
@@ -205,7 +264,7 @@ class _Receiver:
                 pending.error = RequestError(
                     INTERNAL_ERROR, _short(f"malformed response from the peer: {error.message}")
                 )
-                pending.event.set()
+                pending.wake()
             return None
         if valid_json and complete and "method" in members and "id" not in members:
             logger.warning("dropped a notification: %s", error.message)
@@ -392,4 +451,4 @@ class _Receiver:
             pending.error = RequestError(
                 INTERNAL_ERROR, "malformed response from the peer: neither result nor error"
             )
-        pending.event.set()
+        pending.wake()

@@ -80,6 +80,8 @@ class _PromptLifecycle:
 
         async def send(self, update: schema.SessionUpdate) -> None: ...
 
+        def _try_send(self, update: schema.SessionUpdate) -> bool: ...
+
     def _accept_prompt(self, prompt: list[schema.ContentBlock]) -> _Work:
         """Insert a user prompt: it gets a ``messageId`` and runs after the work in front.
 
@@ -301,21 +303,30 @@ class _PromptLifecycle:
         work.pending_permissions -= 1
         # The task that asked resumes now: that is progress, and the protocol
         # wants running before it shows, even while other requests still wait.
-        if work is self._work and not work.finished and not work.cancel_requested:
+        if (
+            work is self._work
+            and not work.finished
+            and not work.cancel_requested
+            and not self._set_state_now("running")
+        ):
             with anyio.CancelScope(shield=True):
                 await self._set_state("running")
 
     async def _set_state(self, state: str) -> None:
-        if state == self._state:
+        if self._set_state_now(state):
             return
         self._state = state
-        update: schema.SessionUpdate
-        if state == "running":
-            update = schema.RunningStateUpdate()
-        else:
-            update = schema.RequiresActionStateUpdate()
-        await self.send(update)
+        await self.send(_state_update(state))
         self._reported_state = state
+
+    def _set_state_now(self, state: str) -> bool:
+        """Report ``state`` if that needs no waiting; False when :meth:`_set_state` must."""
+        if state == self._state:
+            return True
+        if not self._try_send(_state_update(state)):
+            return False
+        self._state = self._reported_state = state
+        return True
 
     def _state_snapshot(self) -> schema.SessionUpdate:
         """The state the client was last told, as ``session/resume`` repeats it.
@@ -327,6 +338,12 @@ class _PromptLifecycle:
         if self._reported_state == "requires_action":
             return schema.RequiresActionStateUpdate()
         return schema.IdleStateUpdate()
+
+
+def _state_update(state: str) -> schema.SessionUpdate:
+    if state == "running":
+        return schema.RunningStateUpdate()
+    return schema.RequiresActionStateUpdate()
 
 
 def _stop_reason(result: object) -> str:

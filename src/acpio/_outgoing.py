@@ -10,10 +10,16 @@ message is never starved by a stream of small ones. Control messages that
 must go out promptly (a ``$/cancel_request``) skip the limit.
 
 ``put`` is on the path of every message sent: its common case is an append
-and a counter, with no further call.
+and a counter, with no further call. Only a put into an empty buffer wakes
+the consumer, or, when a connection installed an ``on_data`` hook (asyncio
+with a descriptor it can write without blocking), calls that hook instead:
+the connection then writes from a loop callback and wakes its writer task
+only when the descriptor is full.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import anyio
 
@@ -40,6 +46,7 @@ class _OutgoingBuffer:
         "_lock",
         "_size",
         "_space",
+        "on_data",
     )
 
     def __init__(self, limit: int) -> None:
@@ -51,6 +58,8 @@ class _OutgoingBuffer:
         self._lock = anyio.Lock()
         self._data_ready: anyio.Event | None = None
         self._space: anyio.Event | None = None
+        self.on_data: Callable[[], None] | None = None
+        """Called, instead of waking :meth:`take`, when a put makes the buffer non-empty."""
 
     @property
     def buffered(self) -> int:
@@ -69,22 +78,47 @@ class _OutgoingBuffer:
         if self._blocked or (self._size and self._size + len(line) > self._limit):
             await self._put_when_room(line)
             return
-        self._chunks.append(line)
+        chunks = self._chunks
+        chunks.append(line)
         self._size += len(line)
-        if self._data_ready is not None:
-            self._data_ready.set()
-            self._data_ready = None
+        if len(chunks) == 1:
+            self._data_arrived()
+
+    def try_put(self, line: bytes) -> bool:
+        """Queue ``line`` if that needs no waiting; False (nothing queued) when full or closed."""
+        if self._closed or self._blocked or (self._size and self._size + len(line) > self._limit):
+            return False
+        chunks = self._chunks
+        chunks.append(line)
+        self._size += len(line)
+        if len(chunks) == 1:
+            self._data_arrived()
+        return True
 
     def put_nowait(self, line: bytes) -> bool:
         """Queue a small control message even if the buffer is full; False once closed."""
         if self._closed:
             return False
-        self._chunks.append(line)
+        chunks = self._chunks
+        chunks.append(line)
         self._size += len(line)
+        if len(chunks) == 1:
+            self._data_arrived()
+        return True
+
+    def _data_arrived(self) -> None:
+        # The consumer waits only while the buffer is empty, so only the first
+        # put into an empty buffer has anyone to wake.
+        if self.on_data is not None:
+            self.on_data()
+        else:
+            self.wake_consumer()
+
+    def wake_consumer(self) -> None:
+        """Wake :meth:`take` if it waits (it then returns whatever is queued)."""
         if self._data_ready is not None:
             self._data_ready.set()
             self._data_ready = None
-        return True
 
     async def _put_when_room(self, line: bytes) -> None:
         self._blocked += 1
@@ -130,9 +164,7 @@ class _OutgoingBuffer:
         """Put back, ahead of everything, the unwritten tail of a :meth:`take_nowait` block."""
         self._chunks.insert(0, data)
         self._size += len(data)
-        if self._data_ready is not None:
-            self._data_ready.set()
-            self._data_ready = None
+        self.wake_consumer()
 
     def close(self, *, discard: bool = False) -> None:
         """Accept nothing more; :meth:`take` still drains what was queued unless ``discard``."""

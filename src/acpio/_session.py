@@ -30,6 +30,7 @@ from msgspec import UNSET
 
 from . import schema
 from ._errors import LocalProtocolError
+from ._history import InMemoryHistory
 from ._ids import new_id
 from ._lifecycle import _PromptLifecycle
 from ._paths import require_absolute
@@ -48,6 +49,22 @@ logger = logging.getLogger(__name__)
 
 StopReason = str
 _encode = _encoder.encode  # the bound C method: one Python call less per update
+
+
+def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
+    """How a session records a text chunk: directly in the default history, else as an update."""
+    if type(history) is InMemoryHistory:
+        return history.record_text_chunk
+
+    def record(tool_call_id: str, text: str) -> None:
+        history.record(
+            schema.ToolCallContentChunk(
+                tool_call_id=tool_call_id,
+                content=schema.Content(content=schema.TextContent(text=text)),
+            )
+        )
+
+    return record
 
 
 PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
@@ -122,6 +139,7 @@ class Session(_PromptLifecycle):
         )
         self._send_line = connection.line_sender
         self._record = history.record
+        self._record_text_chunk = _text_chunk_recorder(history)
         self._accepted: deque[_Work] = deque()  # user_message not sent yet
         self._queue: deque[_Work] = deque()  # waiting behind the current work
         self._work: _Work | None = None
@@ -189,11 +207,45 @@ class Session(_PromptLifecycle):
         self._record(update)
         await self._send_line(self._prefix + _encode(update) + b"}}\n")
 
-    async def _send_encoded(self, encoded_update: bytes) -> None:
-        """Send an update that is already encoded (terminal bytes); no flush, no history."""
+    def _try_send(self, update: schema.SessionUpdate) -> bool:
+        """:meth:`send` when it would not wait (no terminal bytes buffered, no replay,
+        room in the buffer); False when nothing was sent and :meth:`send` is needed."""
+        if self._dirty_terminals or self._held:
+            return False
+        work = _current_work.get()
+        if work is not None and work.finished:
+            return True  # dropped, as send() drops it
+        if not self._connection.try_send_line(self._prefix + _encode(update) + b"}}\n"):
+            return False
+        self._record(update)
+        return True
+
+    async def _send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> None:
+        """:meth:`send` of a one-text-item ``tool_call_content_chunk`` (the streaming path).
+
+        ``line_prefix`` is the encoded line up to the text (see
+        :meth:`ToolCallHandle.append_text`); the same checks and history record
+        as :meth:`send`, without building the update.
+        """
+        if self._dirty_terminals:
+            await self._flush_terminals()
         if self._held and not await self._wait_held():
             return
-        await self._send_line(self._prefix + encoded_update + b"}}\n")
+        work = _current_work.get()
+        if work is not None and work.finished:
+            logger.debug("dropping an update of finished work in session %s", self.id)
+            return
+        self._record_text_chunk(tool_call_id, text)
+        await self._send_line(line_prefix + _encode(text) + b"}}}}}\n")
+
+    async def _send_encoded_line(self, line: bytes) -> None:
+        """Send a whole ``session/update`` line already encoded (terminal bytes).
+
+        No terminal flush and no history record: the caller records the bytes.
+        """
+        if self._held and not await self._wait_held():
+            return
+        await self._send_line(line)
 
     async def _emit(self, update: schema.SessionUpdate) -> None:
         """Send an update as is: not recorded, not held back (replay and state snapshots)."""

@@ -28,6 +28,7 @@ import os
 import shlex
 import signal as signal_module
 import subprocess
+from binascii import b2a_base64
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -55,6 +56,7 @@ DEFAULT_FLUSH_DELAY: Final = 0.01
 # ignores SIGTERM is killed and its exit reported before the turn goes idle.
 KILL_GRACE: Final = 1.0
 _UNSET: Final = UNSET
+_LINE_END: Final = b'"}}}\n'  # closes the data string, the update, params and the message
 
 #: Every process started by a TerminalHandle that has not been reaped yet,
 #: with the connection of the session that started it.
@@ -134,8 +136,10 @@ class TerminalHandle:
         self._announced = False
         self._work: _Work | None = _current_work.get()
         self._run_scope: anyio.CancelScope | None = None
-        self._prefix = (
-            b'{"sessionUpdate":"terminal_output_chunk","terminalId":'
+        # A terminal_output_chunk line is this prefix, the base64, and _LINE_END.
+        self._line_prefix = (
+            session._prefix
+            + b'{"sessionUpdate":"terminal_output_chunk","terminalId":'
             + schema.encode(terminal_id)
             + b',"data":"'
         )
@@ -226,18 +230,19 @@ class TerminalHandle:
             return
         step = self.max_chunk
         history = self.session.history
-        send = self.session._send_encoded
-        prefix = self._prefix
+        send = self.session._send_encoded_line
+        prefix = self._line_prefix
+        # One join per line: chunks are large, and every copy of them counts.
         if len(data) <= step:
             piece = bytes(data)
             history.record_terminal_output(self.id, piece)
-            await send(prefix + base64.b64encode(piece) + b'"}')
+            await send(b"".join((prefix, b2a_base64(piece, newline=False), _LINE_END)))
             return
         view = memoryview(data)
         for start in range(0, len(view), step):
             piece = bytes(view[start : start + step])
             history.record_terminal_output(self.id, piece)
-            await send(prefix + base64.b64encode(piece) + b'"}')
+            await send(b"".join((prefix, b2a_base64(piece, newline=False), _LINE_END)))
 
     async def snapshot(self, data: bytes) -> None:
         """Replace everything the client stores for this terminal with ``data``.

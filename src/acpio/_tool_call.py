@@ -133,6 +133,13 @@ class ToolCallHandle:
         self.status = status
         self.cancellable: Final = cancellable
         self.cancel_requested = False
+        # append_text's line up to the text: a tool_call_content_chunk of one text item.
+        self._text_chunk_prefix = (
+            session._prefix
+            + b'{"sessionUpdate":"tool_call_content_chunk","toolCallId":'
+            + schema.encode(tool_call_id)
+            + b',"content":{"type":"content","content":{"type":"text","text":'
+        )
         self._first = schema.ToolCallUpdate(
             tool_call_id=tool_call_id,
             title=title,
@@ -298,13 +305,9 @@ class ToolCallHandle:
         """Append a text content item (``tool_call_content_chunk``)."""
         if not self._announced:
             await self.announce()
-        # The common streaming case, kept to one call into the session (which
-        # flushes terminal bytes first, as for every update).
-        await self.session.send(
-            schema.ToolCallContentChunk(
-                tool_call_id=self.id, content=schema.Content(content=schema.TextContent(text=text))
-            )
-        )
+        # The common streaming case: the line is pre-encoded up to the text, and
+        # the session does for it what send() does for every update.
+        await self.session._send_text_chunk(self.id, self._text_chunk_prefix, text)
 
     # ---------------------------------------------------------------- statuses
 

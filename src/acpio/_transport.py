@@ -21,7 +21,7 @@ import contextlib
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -103,6 +103,11 @@ class LineReader:
     def buffered(self) -> int:
         """Bytes of an incomplete line currently held (at most ``max_line + read_size``)."""
         return len(self._buffer)
+
+    @property
+    def at_line_start(self) -> bool:
+        """True when the next byte read starts a new line (nothing partial is held)."""
+        return not self._buffer and not self._discarding
 
     async def receive_lines(self) -> list[bytes | _Oversized]:
         """Wait for at least one complete line (or the end of the stream).
@@ -195,6 +200,9 @@ class _FdReceiveStream(ByteReceiveStream):
         self._eof = False
         self._error: OSError | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self.on_data: Callable[[bytes], bytes] | None = None
+        """Given a read while the reader waits with nothing buffered (loop reader
+        only), handles what it can at once and returns the rest for the reader."""
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._use_loop_reader is None:
@@ -249,6 +257,13 @@ class _FdReceiveStream(ByteReceiveStream):
             self._pause()
         else:
             if data:
+                hook, waiter = self.on_data, self._waiter
+                # Only while the reader waits with nothing buffered: then no line
+                # read earlier is still unhandled, and the hook keeps the order.
+                if hook and waiter and not waiter.done() and not self._chunks:
+                    data = hook(data)
+                    if not data:
+                        return
                 self._chunks.append(data)
                 self._buffered += len(data)
                 if self._buffered >= self._read_size:
