@@ -573,6 +573,10 @@ class WireRecorder:
     async def send_line(self, line: bytes) -> None:
         self.updates.append(json.loads(line)["params"]["update"])
 
+    @property
+    def line_try_sender(self) -> Callable[[bytes], bool]:
+        return self.try_send_line
+
     def try_send_line(self, line: bytes) -> bool:
         self.updates.append(json.loads(line)["params"]["update"])
         return True

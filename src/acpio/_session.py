@@ -138,6 +138,7 @@ class Session(_PromptLifecycle):
             + b',"update":'
         )
         self._send_line = connection.line_sender
+        self._try_send_line = connection.line_try_sender
         self._record = history.record
         self._record_text_chunk = _text_chunk_recorder(history)
         self._accepted: deque[_Work] = deque()  # user_message not sent yet
@@ -215,9 +216,21 @@ class Session(_PromptLifecycle):
         work = _current_work.get()
         if work is not None and work.finished:
             return True  # dropped, as send() drops it
-        if not self._connection.try_send_line(self._prefix + _encode(update) + b"}}\n"):
+        if not self._try_send_line(self._prefix + _encode(update) + b"}}\n"):
             return False
         self._record(update)
+        return True
+
+    def _try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
+        """:meth:`_send_text_chunk` when it would not wait; False when nothing was done."""
+        if self._dirty_terminals or self._held:
+            return False
+        work = _current_work.get()
+        if work is not None and work.finished:
+            return True  # dropped, as send() drops it
+        if not self._try_send_line(line_prefix + _encode(text) + b"}}}}}\n"):
+            return False
+        self._record_text_chunk(tool_call_id, text)
         return True
 
     async def _send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> None:

@@ -303,11 +303,15 @@ class ToolCallHandle:
 
     async def append_text(self, text: str) -> None:
         """Append a text content item (``tool_call_content_chunk``)."""
+        # The common streaming case: the line is pre-encoded up to the text, and
+        # the session does for it what send() does for every update, without
+        # a further await when nothing has to be waited for.
+        session = self.session
+        if self._announced and session._try_send_text_chunk(self.id, self._text_chunk_prefix, text):
+            return
         if not self._announced:
             await self.announce()
-        # The common streaming case: the line is pre-encoded up to the text, and
-        # the session does for it what send() does for every update.
-        await self.session._send_text_chunk(self.id, self._text_chunk_prefix, text)
+        await session._send_text_chunk(self.id, self._text_chunk_prefix, text)
 
     # ---------------------------------------------------------------- statuses
 
