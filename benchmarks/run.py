@@ -103,7 +103,10 @@ def known_agents(python: str = sys.executable) -> dict[str, AgentDef]:
         py.missing = "run benchmarks/setup.sh (benchmarks/.venv-peers)"
 
     floor = AgentDef("floor", "floor (no SDK)", [python, str(HERE / "floor_agent.py")], 2)
-    return {a.key: a for a in (acpio, ts, py, floor)}
+    loop = AgentDef(
+        "loop", "asyncio floor (no SDK)", [python, str(HERE / "loop_floor_agent.py")], 2
+    )
+    return {a.key: a for a in (acpio, ts, py, floor, loop)}
 
 
 # -- units ------------------------------------------------------------------------------
@@ -371,7 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--agents", default="acpio,ts,py,floor", help="comma-separated: acpio,ts,py,floor"
+        "--agents",
+        default="acpio,ts,py,floor,loop",
+        help="comma-separated: acpio,ts,py,floor,loop",
     )
     parser.add_argument(
         "--scenarios",

@@ -355,19 +355,20 @@ class Connection(_Receiver):
         if not self._open:
             raise ConnectionClosed("the connection is closed")
         request_id = self._next_id = self._next_id + 1
-        parts = [b'{"jsonrpc":"2.0","id":', str(request_id).encode(), b',"method":']
-        parts.append(_encode_plain(method))
+        head = b'{"jsonrpc":"2.0","id":%d,"method":' % request_id + _encode_plain(method)
         if params is not None:
-            parts += (b',"params":', self._encode(params))
-        parts.append(b"}\n")
-        line = b"".join(parts)
-        pending = _Pending(anyio.Event() if self._loop is None else self._loop.create_future())
+            line = b"".join((head, b',"params":', self._encode(params), b"}\n"))
+        else:
+            line = head + b"}\n"
+        future = None if self._loop is None else self._loop.create_future()
+        pending = _Pending(anyio.Event() if future is None else future)
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
         try:
             if self._on_raw is not None:
                 self._on_raw("out", line[:-1])
-            await self._outgoing.put(line)
+            if not self._outgoing.try_put(line):
+                await self._outgoing.put(line)
         except BaseException:
             self._pending.pop(request_id, None)
             raise
@@ -376,7 +377,10 @@ class Connection(_Receiver):
         try:
             if on_sent is not None:
                 on_sent(request_id)
-            await pending.wait()
+            if future is None:
+                await pending.wait()
+            else:
+                await future  # the bare future: one coroutine less
         except BaseException:
             if self._pending.pop(request_id, None) is not None:
                 self._send_cancel(request_id)
@@ -427,6 +431,9 @@ class Connection(_Receiver):
                 await self._write_all()
         finally:
             self._outgoing.on_data = None
+            if self._flush_handle is not None:
+                self._flush_handle.cancel()
+                self._flush_handle = None
             self._writer_done.set()
 
     def _schedule_flush(self) -> None:

@@ -177,7 +177,10 @@ class _Receiver:
             ):
                 break
             if self._on_raw is not None:
-                self._on_raw("in", line)
+                try:
+                    self._on_raw("in", line)
+                except Exception:
+                    break  # the reader task taps this line again and meets the error as usual
             self.received += 1
             self._handle_response(envelope)
             start = end + 1
