@@ -2,15 +2,17 @@
 
 A few seconds in total: a short notify run and a short terminal run with 1 KiB
 writes, each against the acpio bench agent and the floor agent (pure Python, no
-SDK) in the same invocation, interleaved, best of ``--repeats``. Comparing with
-the floor measured on the same machine a moment earlier makes the check
+SDK), and a short permission run against the acpio bench agent and the asyncio
+floor agent (the least an event-loop agent costs per round trip), each pair in
+the same invocation, interleaved, best of ``--repeats``. Comparing with
+a floor measured on the same machine a moment earlier makes the check
 independent of how fast the CI machine is; taking the best run of each side
 keeps a noisy neighbour from failing it. The default ratios are generous on
 purpose: this catches a regression by a large factor (an accidental per-message
 flush, an O(n^2) buffer, a lost batching path), not a few percent.
 
     python benchmarks/guard.py                         # exit 1 when a check fails
-    python benchmarks/guard.py --notify-ratio 0.25 --terminal-ratio 0.4
+    python benchmarks/guard.py --notify-ratio 0.25 --terminal-ratio 0.4 --permission-ratio 0.4
 
 The last line is a summary ``N passed, N failed``.
 """
@@ -41,7 +43,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--terminal-ratio", type=float, default=0.3, help="minimum acpio/floor (default 0.3)"
     )
+    parser.add_argument(
+        "--permission-ratio",
+        type=float,
+        default=0.3,
+        help="minimum acpio/asyncio floor (default 0.3)",
+    )
     parser.add_argument("--notify-count", type=int, default=20000)
+    parser.add_argument("--permission-count", type=int, default=2000)
     parser.add_argument(
         "--terminal-bytes", type=int, default=2 << 20, help="total bytes, written 1 KiB at a time"
     )
@@ -54,19 +63,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     agents = known_agents()
-    floor = agents["floor"]
     if args.candidate:
         cand_argv, cand_missing = shlex.split(args.candidate), None
     else:
         cand_argv, cand_missing = agents["acpio"].argv, agents["acpio"].missing
 
     checks = [
-        (Scenario("notify", count=args.notify_count), args.notify_ratio),
-        (Scenario("terminal", total_bytes=args.terminal_bytes, chunk=1024), args.terminal_ratio),
+        (Scenario("notify", count=args.notify_count), args.notify_ratio, "floor"),
+        (
+            Scenario("terminal", total_bytes=args.terminal_bytes, chunk=1024),
+            args.terminal_ratio,
+            "floor",
+        ),
+        (Scenario("permission", count=args.permission_count), args.permission_ratio, "loop"),
     ]
     passed = failed = 0
-    for scenario, minimum in checks:
-        name = f"{scenario.label}: acpio >= {minimum:.2f}x floor"
+    for scenario, minimum, reference in checks:
+        floor = agents[reference]
+        name = f"{scenario.label}: acpio >= {minimum:.2f}x {floor.label}"
         if cand_missing is not None:
             print(f"FAIL {name}: acpio bench agent not available ({cand_missing})")
             failed += 1
@@ -91,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ratio = rate_a / rate_f
         detail = (
             f"acpio {rate_a * u.rate_scale:,.1f} {u.rate} = {ratio:.2f}x "
-            f"floor {rate_f * u.rate_scale:,.1f} {u.rate} (minimum {minimum:.2f}x)"
+            f"{floor.label} {rate_f * u.rate_scale:,.1f} {u.rate} (minimum {minimum:.2f}x)"
         )
         if bad:
             print(f"FAIL {name}: {len(bad)} acpio run(s) broke the contract: {bad[0].error}")
