@@ -21,7 +21,7 @@ from __future__ import annotations
 import binascii
 import os
 import sys
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import msgspec
 
@@ -55,6 +55,14 @@ class Msg(msgspec.Struct):
     params: Params | None = None
     result: Result | None = None
     error: object = None
+
+
+class Turn(NamedTuple):
+    """A prompt turn's update prefix and its work (``notify 100``: kind and numbers)."""
+
+    pre: bytes
+    kind: str
+    args: list[int]
 
 
 decode = msgspec.json.Decoder(Msg).decode
@@ -132,14 +140,25 @@ def terminal(out: Out, pre: bytes, total: int, size: int) -> None:
     )
 
 
-def permission(out: Out, stdin: BinaryIO, sid: str, n: int, next_id: int) -> int:
-    readline = stdin.readline
-    req = (
+def permission_request_tail(sid: str) -> bytes:
+    """A bench permission request after its id (the line is ``{"jsonrpc":"2.0","id":N`` + this)."""
+    return (
         b',"method":"session/request_permission","params":{"sessionId":'
         + encode(sid)
         + b',"title":"bench",'
         + b'"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"}]}}\n'
     )
+
+
+def granted(m: Msg) -> bool:
+    """Whether a permission answer selected the ``allow`` option."""
+    r = m.result
+    return r is not None and r.outcome is not None and r.outcome.optionId == "allow"
+
+
+def permission(out: Out, stdin: BinaryIO, sid: str, n: int, next_id: int) -> int:
+    readline = stdin.readline
+    req = permission_request_tail(sid)
     for _ in range(n):
         rid = next_id
         next_id += 1
@@ -152,17 +171,58 @@ def permission(out: Out, stdin: BinaryIO, sid: str, n: int, next_id: int) -> int
             m = decode(line)
             if m.method is None and m.id == rid:
                 break
-        r = m.result
-        if r is None or r.outcome is None or r.outcome.optionId != "allow":
+        if not granted(m):
             raise SystemExit(f"permission {rid} not granted: {line!r}")
     return next_id
+
+
+IDLE: bytes = b'{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}\n'
+
+
+def start_turn(out: Out, rid: object, sid: str, prompt: list[Block], turn: int) -> Turn:
+    """Accept a prompt: the ``{messageId}`` response, ``user_message`` and ``running``."""
+    mid = b'"m%d"' % turn
+    respond(out, rid, b'{"messageId":' + mid + b"}")
+    pre = update_prefix(sid)
+    out.add(
+        pre
+        + b'{"sessionUpdate":"user_message","messageId":'
+        + mid
+        + b',"content":'
+        + encode(prompt)
+        + b"}}}\n"
+    )
+    out.add(pre + b'{"sessionUpdate":"state_update","state":"running"}}}\n')
+    words = " ".join(b.text or "" for b in prompt).split()
+    kind, args = (words[0], [int(w) for w in words[1:]]) if words else ("", [])
+    return Turn(pre, kind, args)
+
+
+def answer(out: Out, method: str, rid: object, params: Params | None, sessions: int) -> None:
+    """Answer ``initialize``, ``session/new`` (as session ``s<sessions>``) or anything else."""
+    if method == "initialize":
+        version = min(2, params.protocolVersion or 2) if params else 2
+        respond(
+            out,
+            rid,
+            b'{"protocolVersion":%d,"capabilities":{"session":{}},'
+            b'"info":{"name":"acpio-bench-floor","version":"1"}}' % version,
+        )
+    elif method == "session/new":
+        respond(out, rid, b'{"sessionId":"s%d"}' % sessions)
+    else:
+        out.add(
+            b'{"jsonrpc":"2.0","id":'
+            + encode(rid)
+            + b',"error":{"code":-32601,"message":"Method not found"}}\n'
+        )
 
 
 def main() -> None:
     stdin = sys.stdin.buffer
     out = Out()
     sessions = 0
-    messages = 0
+    turns = 0
     next_id = 0
     for line in iter(stdin.readline, b""):
         if not line.strip():
@@ -171,49 +231,19 @@ def main() -> None:
         method, rid, params = m.method, m.id, m.params
         if method is None or rid is msgspec.UNSET:
             continue  # responses to nothing we sent, or notifications (session/cancel)
-        if method == "initialize":
-            version = min(2, params.protocolVersion or 2) if params else 2
-            respond(
-                out,
-                rid,
-                b'{"protocolVersion":%d,"capabilities":{"session":{}},'
-                b'"info":{"name":"acpio-bench-floor","version":"1"}}' % version,
-            )
-        elif method == "session/new":
-            sessions += 1
-            respond(out, rid, b'{"sessionId":"s%d"}' % sessions)
-        elif method == "session/prompt" and params and params.sessionId and params.prompt:
-            sid = params.sessionId
-            messages += 1
-            mid = b'"m%d"' % messages
-            respond(out, rid, b'{"messageId":' + mid + b"}")
-            pre = update_prefix(sid)
-            out.add(
-                pre
-                + b'{"sessionUpdate":"user_message","messageId":'
-                + mid
-                + b',"content":'
-                + encode(params.prompt)
-                + b"}}}\n"
-            )
-            out.add(pre + b'{"sessionUpdate":"state_update","state":"running"}}}\n')
-            words = " ".join(b.text or "" for b in params.prompt).split()
-            kind, args = (words[0], [int(w) for w in words[1:]]) if words else ("", [])
-            if kind == "notify":
-                notify(out, pre, args[0])
-            elif kind == "terminal":
-                terminal(out, pre, args[0], args[1])
-            elif kind == "permission":
-                next_id = permission(out, stdin, sid, args[0], next_id)
-            out.add(
-                pre + b'{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}\n'
-            )
+        if method == "session/prompt" and params and params.sessionId and params.prompt:
+            turns += 1
+            turn = start_turn(out, rid, params.sessionId, params.prompt, turns)
+            if turn.kind == "notify":
+                notify(out, turn.pre, turn.args[0])
+            elif turn.kind == "terminal":
+                terminal(out, turn.pre, turn.args[0], turn.args[1])
+            elif turn.kind == "permission":
+                next_id = permission(out, stdin, params.sessionId, turn.args[0], next_id)
+            out.add(turn.pre + IDLE)
         else:
-            out.add(
-                b'{"jsonrpc":"2.0","id":'
-                + encode(rid)
-                + b',"error":{"code":-32601,"message":"Method not found"}}\n'
-            )
+            sessions += method == "session/new"
+            answer(out, method, rid, params, sessions)
         out.flush()
 
 

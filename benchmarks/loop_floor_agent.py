@@ -26,12 +26,24 @@ import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from floor_agent import Msg, Out, encode, notify, terminal, update_prefix
+from floor_agent import (
+    IDLE,
+    Msg,
+    Out,
+    answer,
+    granted,
+    notify,
+    permission_request_tail,
+    start_turn,
+    terminal,
+)
 
 decode_lines = msgspec.json.Decoder(Msg).decode_lines
 
 
 class Agent:
+    """Reads standard input from a loop callback; each request is answered by a task."""
+
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.out = Out()
@@ -39,7 +51,7 @@ class Agent:
         self.answers: dict[int, asyncio.Future[Msg]] = {}
         self.done: asyncio.Future[None] = loop.create_future()
         self.sessions = 0
-        self.messages = 0
+        self.turns = 0
         self.next_id = 0
         self.turn: asyncio.Task[None] | None = None
 
@@ -64,81 +76,37 @@ class Agent:
                     answer.set_result(m)
             return
         if m.id is msgspec.UNSET:
-            return
+            return  # notifications (session/cancel)
         self.turn = self.loop.create_task(self.handle(m))
 
     async def handle(self, m: Msg) -> None:
         out, method, rid, params = self.out, m.method, m.id, m.params
-        if method == "initialize":
-            out.add(
-                b'{"jsonrpc":"2.0","id":'
-                + encode(rid)
-                + b',"result":{"protocolVersion":2,"capabilities":{"session":{}},'
-                b'"info":{"name":"acpio-bench-loop-floor","version":"1"}}}\n'
-            )
-        elif method == "session/new":
-            self.sessions += 1
-            out.add(
-                b'{"jsonrpc":"2.0","id":'
-                + encode(rid)
-                + b',"result":{"sessionId":"s%d"}}\n' % self.sessions
-            )
-        elif method == "session/prompt" and params and params.sessionId and params.prompt:
-            await self.prompt(rid, params.sessionId, params.prompt)
+        assert method is not None
+        if method == "session/prompt" and params and params.sessionId and params.prompt:
+            self.turns += 1
+            turn = start_turn(out, rid, params.sessionId, params.prompt, self.turns)
+            if turn.kind == "notify":
+                notify(out, turn.pre, turn.args[0])
+            elif turn.kind == "terminal":
+                terminal(out, turn.pre, turn.args[0], turn.args[1])
+            elif turn.kind == "permission":
+                await self.permission(params.sessionId, turn.args[0])
+            out.add(turn.pre + IDLE)
         else:
-            out.add(
-                b'{"jsonrpc":"2.0","id":'
-                + encode(rid)
-                + b',"error":{"code":-32601,"message":"Method not found"}}\n'
-            )
+            self.sessions += method == "session/new"
+            answer(out, method, rid, params, self.sessions)
         out.flush()
-
-    async def prompt(self, rid: object, sid: str, prompt: list) -> None:  # type: ignore[type-arg]
-        out = self.out
-        self.messages += 1
-        mid = b'"m%d"' % self.messages
-        out.add(
-            b'{"jsonrpc":"2.0","id":' + encode(rid) + b',"result":{"messageId":' + mid + b"}}\n"
-        )
-        pre = update_prefix(sid)
-        out.add(
-            pre
-            + b'{"sessionUpdate":"user_message","messageId":'
-            + mid
-            + b',"content":'
-            + encode(prompt)
-            + b"}}}\n"
-        )
-        out.add(pre + b'{"sessionUpdate":"state_update","state":"running"}}}\n')
-        words = " ".join(b.text or "" for b in prompt).split()
-        kind, args = (words[0], [int(w) for w in words[1:]]) if words else ("", [])
-        if kind == "notify":
-            notify(out, pre, args[0])
-        elif kind == "terminal":
-            terminal(out, pre, args[0], args[1])
-        elif kind == "permission":
-            await self.permission(sid, args[0])
-        out.add(
-            pre + b'{"sessionUpdate":"state_update","state":"idle","stopReason":"end_turn"}}}\n'
-        )
 
     async def permission(self, sid: str, n: int) -> None:
         out = self.out
-        req = (
-            b',"method":"session/request_permission","params":{"sessionId":'
-            + encode(sid)
-            + b',"title":"bench",'
-            + b'"options":[{"optionId":"allow","name":"Allow","kind":"allow_once"}]}}\n'
-        )
+        req = permission_request_tail(sid)
         for _ in range(n):
             rid = self.next_id
             self.next_id += 1
-            answer = self.answers[rid] = self.loop.create_future()
+            waiter = self.answers[rid] = self.loop.create_future()
             out.add(b'{"jsonrpc":"2.0","id":%d' % rid + req)
             out.flush()
-            m = await answer
-            r = m.result
-            if r is None or r.outcome is None or r.outcome.optionId != "allow":
+            if not granted(await waiter):
                 raise SystemExit(f"permission {rid} not granted")
 
 

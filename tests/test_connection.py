@@ -1046,6 +1046,14 @@ class SequenceHandler(Handler):
         await super().on_notification(method, params)
 
 
+async def ask_into(outcomes: dict[str, object], connection: Connection, name: str) -> None:
+    """Send request ``name``; record its result, or an error's ``(code, message)``."""
+    try:
+        outcomes[name] = await connection.request(name, None, msgspec.json.decode)
+    except RequestError as exc:
+        outcomes[name] = (exc.code, exc.message)
+
+
 async def test_responses_in_one_read_with_other_messages_keep_the_order(
     monkeypatch: pytest.MonkeyPatch, anyio_backend: str
 ) -> None:
@@ -1067,16 +1075,9 @@ async def test_responses_in_one_read_with_other_messages_keep_the_order(
             async with Connection(ours, handler) as connection:
                 handler.connection = connection
                 outcomes: dict[str, object] = {}
-
-                async def ask(name: str) -> None:
-                    try:
-                        outcomes[name] = await connection.request(name, None, msgspec.json.decode)
-                    except RequestError as exc:
-                        outcomes[name] = exc.code
-
                 async with anyio.create_task_group() as group:
                     for name in ("r1", "r2", "r3"):
-                        group.start_soon(ask, name)
+                        group.start_soon(ask_into, outcomes, connection, name)
                     ids = {}
                     for _ in range(3):
                         request = await peer.receive()
@@ -1094,7 +1095,7 @@ async def test_responses_in_one_read_with_other_messages_keep_the_order(
                     ]
                     await peer.send(b"".join(msgspec.json.encode(m) + b"\n" for m in lines))
                     answer = await peer.receive()
-    assert outcomes == {"r1": "one", "r2": "two \u2713", "r3": -32000}
+    assert outcomes == {"r1": "one", "r2": "two \u2713", "r3": (-32000, "no")}
     assert handler.notifications == [("n", {"k": 1})]
     assert handler.positions == [2]  # the response before it was counted first
     assert answer == {"jsonrpc": "2.0", "id": 7, "result": 5}
@@ -1111,15 +1112,8 @@ async def test_split_and_malformed_responses_over_a_real_pipe() -> None:
         with anyio.fail_after(10):
             async with Connection(ours, Handler()) as connection:
                 outcomes: dict[str, object] = {}
-
-                async def ask(name: str) -> None:
-                    try:
-                        outcomes[name] = await connection.request(name, None, msgspec.json.decode)
-                    except RequestError as exc:
-                        outcomes[name] = (exc.code, exc.message)
-
                 async with anyio.create_task_group() as group:
-                    group.start_soon(ask, "split")
+                    group.start_soon(ask_into, outcomes, connection, "split")
                     split_id = (await peer.receive())["id"]
                     line = msgspec.json.encode({"jsonrpc": "2.0", "id": split_id, "result": [1, 2]})
                     await peer.send(line[:9])
@@ -1127,7 +1121,7 @@ async def test_split_and_malformed_responses_over_a_real_pipe() -> None:
                     assert outcomes == {}
                     await peer.send(line[9:] + b"\n")
                     await anyio.wait_all_tasks_blocked()
-                    group.start_soon(ask, "malformed")
+                    group.start_soon(ask_into, outcomes, connection, "malformed")
                     bad_id = (await peer.receive())["id"]
                     # Neither result nor error, then a blank line: both for the reader task.
                     await peer.send(b'{"jsonrpc":"2.0","id":%d}\n   \n' % bad_id)

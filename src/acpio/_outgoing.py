@@ -75,14 +75,8 @@ class _OutgoingBuffer:
         """Queue ``line`` after everything queued before; wait while the buffer is full."""
         if self._closed:
             raise ConnectionClosed("the connection is closed")
-        if self._blocked or (self._size and self._size + len(line) > self._limit):
+        if not self.try_put(line):
             await self._put_when_room(line)
-            return
-        chunks = self._chunks
-        chunks.append(line)
-        self._size += len(line)
-        if len(chunks) == 1:
-            self._data_arrived()
 
     def try_put(self, line: bytes) -> bool:
         """Queue ``line`` if that needs no waiting; False (nothing queued) when full or closed."""
@@ -99,12 +93,15 @@ class _OutgoingBuffer:
         """Queue a small control message even if the buffer is full; False once closed."""
         if self._closed:
             return False
+        self._append(line)
+        return True
+
+    def _append(self, line: bytes) -> None:
         chunks = self._chunks
         chunks.append(line)
         self._size += len(line)
         if len(chunks) == 1:
             self._data_arrived()
-        return True
 
     def _data_arrived(self) -> None:
         # The consumer waits only while the buffer is empty, so only the first

@@ -197,36 +197,31 @@ class Session(_PromptLifecycle):
         ignored cancellation) are dropped, and so is everything sent after the
         session was closed.
         """
-        if self._dirty_terminals:
-            await self._flush_terminals()
-        if self._held and not await self._wait_held():
-            return
-        work = _current_work.get()
-        if work is not None and work.finished:
-            logger.debug("dropping an update of finished work in session %s", self.id)
-            return
-        self._record(update)
-        await self._send_line(self._prefix + _encode(update) + b"}}\n")
+        admitted = self._admit_now()
+        if admitted is None:
+            admitted = await self._admit()
+        if admitted:
+            self._record(update)
+            await self._send_line(self._prefix + _encode(update) + b"}}\n")
 
     def _try_send(self, update: schema.SessionUpdate) -> bool:
         """:meth:`send` when it would not wait (no terminal bytes buffered, no replay,
         room in the buffer); False when nothing was sent and :meth:`send` is needed."""
-        if self._dirty_terminals or self._held:
-            return False
-        work = _current_work.get()
-        if work is not None and work.finished:
-            return True  # dropped, as send() drops it
-        if not self._try_send_line(self._prefix + _encode(update) + b"}}\n"):
-            return False
-        self._record(update)
-        return True
+        admitted = self._admit_now()
+        if admitted:
+            if not self._try_send_line(self._prefix + _encode(update) + b"}}\n"):
+                return False
+            self._record(update)
+        return admitted is not None
 
     def _try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`_send_text_chunk` when it would not wait; False when nothing was done."""
+        # _admit_now() written out: this runs for every streamed text chunk.
         if self._dirty_terminals or self._held:
             return False
         work = _current_work.get()
         if work is not None and work.finished:
+            self._drop_finished()
             return True  # dropped, as send() drops it
         if not self._try_send_line(line_prefix + _encode(text) + b"}}}}}\n"):
             return False
@@ -240,16 +235,37 @@ class Session(_PromptLifecycle):
         :meth:`ToolCallHandle.append_text`); the same checks and history record
         as :meth:`send`, without building the update.
         """
+        admitted = self._admit_now()
+        if admitted is None:
+            admitted = await self._admit()
+        if admitted:
+            self._record_text_chunk(tool_call_id, text)
+            await self._send_line(line_prefix + _encode(text) + b"}}}}}\n")
+
+    def _admit_now(self) -> bool | None:
+        """Whether an update may be sent, if that is known without waiting.
+
+        None while terminal bytes are buffered or a replay holds updates back
+        (then :meth:`_admit` decides); False for an update of foreground work
+        already reported idle, which is dropped; True otherwise.
+        """
+        if self._dirty_terminals or self._held:
+            return None
+        work = _current_work.get()
+        return work is None or not work.finished or self._drop_finished()
+
+    async def _admit(self) -> bool:
+        """Flush buffered terminal bytes and wait out a replay; then as :meth:`_admit_now`."""
         if self._dirty_terminals:
             await self._flush_terminals()
         if self._held and not await self._wait_held():
-            return
+            return False
         work = _current_work.get()
-        if work is not None and work.finished:
-            logger.debug("dropping an update of finished work in session %s", self.id)
-            return
-        self._record_text_chunk(tool_call_id, text)
-        await self._send_line(line_prefix + _encode(text) + b"}}}}}\n")
+        return work is None or not work.finished or self._drop_finished()
+
+    def _drop_finished(self) -> bool:
+        logger.debug("dropping an update of finished work in session %s", self.id)
+        return False
 
     async def _send_encoded_line(self, line: bytes) -> None:
         """Send a whole ``session/update`` line already encoded (terminal bytes).
