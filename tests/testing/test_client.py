@@ -630,8 +630,29 @@ async def test_agent_ignoring_sigterm_is_killed() -> None:
     client = MockClient(command, initialize=False, exit_timeout=0.2)
     async with client:
         await client.wait_for(lambda: b"ready" in client.stderr, what="the agent to start")
-    # Rarely seen failing under a loaded full run: say what happened if it does again.
     assert client.returncode == -signal.SIGKILL, (client.returncode, bytes(client.stderr))
+
+
+async def test_stopping_an_agent_never_polls_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Popen.send_signal (behind process.terminate()/kill()) polls the child first; when
+    # that poll reaps a child that just died, asyncio's child watcher loses it and
+    # reports 255 instead of the real status. Stopping must signal by pid instead.
+    def no_polling_signal(self: subprocess.Popen[bytes], sig: int) -> None:
+        raise AssertionError(f"Popen.send_signal({sig}) used to stop the agent")
+
+    monkeypatch.setattr(subprocess.Popen, "send_signal", no_polling_signal)
+    command = _python(
+        """
+        import signal, sys
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.stderr.write('ready\\n'); sys.stderr.flush()
+        signal.pause()
+        """
+    )
+    client = MockClient(command, initialize=False, exit_timeout=0.2)
+    async with client:
+        await client.wait_for(lambda: b"ready" in client.stderr, what="the agent to start")
+    assert client.returncode == -signal.SIGKILL
 
 
 async def test_missing_command_is_a_clear_error() -> None:

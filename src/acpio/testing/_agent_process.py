@@ -127,17 +127,22 @@ class AgentProcess:
             return
         with anyio.move_on_after(self._exit_timeout):
             await process.wait()
+        # Signals go out with os.kill/os.killpg, never process.terminate()/kill(): those
+        # poll the child first (Popen.send_signal), and a poll that reaps a child which
+        # just died steals it from asyncio's child watcher, which then reports 255
+        # instead of the real exit status.
         if process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                process.terminate()
+                os.kill(process.pid, signal.SIGTERM)
             with anyio.move_on_after(self._exit_timeout):
                 await process.wait()
         if process.returncode is None:
-            # The agent's own children go too: it was started in its own group.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
+            try:
+                # The agent's own children go too: it was started in its own group.
                 os.killpg(process.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
+            except (ProcessLookupError, PermissionError):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(process.pid, signal.SIGKILL)
             await process.wait()
         # A grandchild may still hold stderr open; do not wait for it forever.
         if self._stderr_done is not None:
