@@ -360,8 +360,10 @@ class Connection(_Receiver):
             line = b"".join((head, b',"params":', self._encode(params), b"}\n"))
         else:
             line = head + b"}\n"
-        future = None if self._loop is None else self._loop.create_future()
-        pending = _Pending(anyio.Event() if future is None else future)
+        waiter: anyio.Event | asyncio.Future[None] = (
+            anyio.Event() if self._loop is None else self._loop.create_future()
+        )
+        pending = _Pending(waiter)
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
         try:
@@ -377,10 +379,10 @@ class Connection(_Receiver):
         try:
             if on_sent is not None:
                 on_sent(request_id)
-            if future is None:
-                await pending.wait()
+            if isinstance(waiter, anyio.Event):
+                await waiter.wait()
             else:
-                await future  # the bare future: one coroutine less
+                await waiter
         except BaseException:
             if self._pending.pop(request_id, None) is not None:
                 self._send_cancel(request_id)

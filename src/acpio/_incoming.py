@@ -70,8 +70,8 @@ logger = logging.getLogger(__name__)
 class _Pending:
     """A sent request waiting for its response: ``wake`` once ``result`` or ``error`` is set.
 
-    ``waiter`` is a bare future on asyncio (the cheapest thing a task can wait
-    on there) and an anyio event elsewhere.
+    The requesting task waits on ``waiter``: a bare future on asyncio (the
+    cheapest thing a task can wait on there), an anyio event elsewhere.
     """
 
     waiter: anyio.Event | asyncio.Future[None]
@@ -85,14 +85,6 @@ class _Pending:
             waiter.set()
         elif not waiter.done():
             waiter.set_result(None)
-
-    async def wait(self) -> None:
-        """Wait for :meth:`wake`."""
-        waiter = self.waiter
-        if isinstance(waiter, anyio.Event):
-            await waiter.wait()
-        else:
-            await waiter
 
 
 # (request id, method, params, cancel scope, sequence) of an accepted incoming request.

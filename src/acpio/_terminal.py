@@ -29,7 +29,7 @@ import shlex
 import signal as signal_module
 import subprocess
 from binascii import b2a_base64
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -232,16 +232,15 @@ class TerminalHandle:
         history = self.session.history
         send = self.session._send_encoded_line
         prefix = self._line_prefix
-        # One join per line: chunks are large, and every copy of them counts.
+        pieces: Iterable[bytes]
         if len(data) <= step:
-            piece = bytes(data)
+            pieces = (bytes(data),)  # no copy when data is already bytes
+        else:
+            view = memoryview(data)
+            pieces = (bytes(view[start : start + step]) for start in range(0, len(view), step))
+        for piece in pieces:
             history.record_terminal_output(self.id, piece)
-            await send(b"".join((prefix, b2a_base64(piece, newline=False), _LINE_END)))
-            return
-        view = memoryview(data)
-        for start in range(0, len(view), step):
-            piece = bytes(view[start : start + step])
-            history.record_terminal_output(self.id, piece)
+            # One join per line: chunks are large, and every copy of them counts.
             await send(b"".join((prefix, b2a_base64(piece, newline=False), _LINE_END)))
 
     async def snapshot(self, data: bytes) -> None:
