@@ -33,6 +33,7 @@ from ._errors import RequestError
 from ._history import SessionRecord, SessionStore
 from ._ids import new_id
 from ._paths import is_absolute
+from ._peer import Peer
 from ._session import Session
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class _AgentServer:
         self.limits = limits
         self.sessions: dict[str, Session] = {}
         self.protocol_version: int = SUPPORTED_PROTOCOL_VERSIONS[-1]
+        self.peer = Peer()
         self._connection: Connection | None = None
         self._requests: dict[str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]]
         self._requests = {
@@ -189,6 +191,7 @@ class _AgentServer:
             protocol_version=requested, info=parsed.info, capabilities=capabilities
         )
         self.protocol_version = max(supported)
+        self.peer = Peer.from_v2(self.protocol_version, capabilities)
         agent = self.agent
         agent.client_info = request.info
         agent.client_capabilities = capabilities
@@ -247,7 +250,7 @@ class _AgentServer:
             additional_directories=record.additional_directories,
             mcp_servers=mcp_servers,
             limits=self.limits.session,
-            protocol_version=self.protocol_version,
+            peer=self.peer,
         )
         self.sessions[session.id] = session
         record.active = True

@@ -34,6 +34,7 @@ from ._history import InMemoryHistory
 from ._ids import new_id
 from ._lifecycle import _PromptLifecycle
 from ._paths import require_absolute
+from ._peer import Peer
 from ._terminal import TerminalHandle
 from ._tool_call import ToolCallHandle
 from ._work import _current_work, _Work
@@ -119,14 +120,15 @@ class Session(_PromptLifecycle):
         additional_directories: Sequence[str] = (),
         mcp_servers: Sequence[schema.McpServer] = (),
         limits: SessionLimits | None = None,
-        protocol_version: int = schema.PROTOCOL_VERSION,
+        peer: Peer | None = None,
     ) -> None:
         self.id: Final = session_id
         self.cwd: Final = require_absolute(cwd, "cwd")
         self.additional_directories: list[str] = list(additional_directories)
         self.mcp_servers: list[schema.McpServer] = list(mcp_servers)
         self.limits = limits or SessionLimits()
-        self.protocol_version: Final = protocol_version
+        self._peer = peer if peer is not None else Peer()
+        self.protocol_version: Final = self._peer.protocol_version
         self._connection = connection
         self._task_group = task_group
         self._history = history
