@@ -22,6 +22,7 @@ from ._diff import diff_of as diff_of
 from ._diff import file_change as file_change
 from ._diff import file_diff as file_diff
 from ._errors import AcpError as AcpError
+from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ConnectionClosed as ConnectionClosed
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import RemoteProtocolError as RemoteProtocolError
@@ -36,7 +37,9 @@ from ._permission import Outcome as Outcome
 from ._session import MessageStream as MessageStream
 from ._session import Session as Session
 from ._session import SessionLimits as SessionLimits
+from ._terminal import CommandResult as CommandResult
 from ._terminal import ExitStatus as ExitStatus
+from ._terminal import RunningCommand as RunningCommand
 from ._terminal import TerminalHandle as TerminalHandle
 from ._tool_call import ToolCallHandle as ToolCallHandle
 from ._transport import StreamPair as StreamPair
@@ -51,6 +54,8 @@ __all__ = (
     "AcpError",
     "Agent",
     "AgentLimits",
+    "ClientCapabilityError",
+    "CommandResult",
     "Connection",
     "ConnectionClosed",
     "ContentBlock",
@@ -69,6 +74,7 @@ __all__ = (
     "RemoteProtocolError",
     "RequestContext",
     "RequestError",
+    "RunningCommand",
     "Session",
     "SessionLimits",
     "SessionRecord",

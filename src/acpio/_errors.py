@@ -33,6 +33,7 @@ __all__ = [
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "AcpError",
+    "ClientCapabilityError",
     "ConnectionClosed",
     "LocalProtocolError",
     "RemoteProtocolError",
@@ -146,4 +147,13 @@ class RemoteProtocolError(AcpError):
 
     The connection answers such input with the matching JSON-RPC error and
     keeps serving; this exception reaches code that asked for a typed value.
+    """
+
+
+class ClientCapabilityError(LocalProtocolError):
+    """Raised when agent code asks the client for a service it does not offer.
+
+    The client did not advertise it in ``initialize`` (``fs.readTextFile``,
+    ``fs.writeTextFile``), or the connection's protocol version has no such
+    client service (v2 has no client file system). Nothing is sent.
     """

@@ -28,7 +28,7 @@ import anyio
 import anyio.abc
 from msgspec import UNSET
 
-from . import schema
+from . import _client_services, schema
 from ._errors import LocalProtocolError
 from ._history import InMemoryHistory
 from ._ids import new_id
@@ -422,6 +422,30 @@ class Session(_PromptLifecycle):
             size=size,
             cancellable=cancellable,
         )
+
+    # ------------------------------------------------- the client's services
+
+    async def read_text_file(
+        self, path: str, line: int | None = None, limit: int | None = None
+    ) -> str:
+        """Read a text file through the editor (v1 ``fs/read_text_file``), unsaved changes included.
+
+        ``line`` (1-based) and ``limit`` (lines) select a part of the file.
+
+        :raises ClientCapabilityError: when the client did not advertise
+            ``fs.readTextFile``, and on v2 connections; nothing is sent.
+        :raises RequestError: when the client answers with an error.
+        """
+        return await _client_services.read_text_file(self, path, line, limit)
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        """Write a text file through the editor (v1 ``fs/write_text_file``).
+
+        :raises ClientCapabilityError: when the client did not advertise
+            ``fs.writeTextFile``, and on v2 connections; nothing is sent.
+        :raises RequestError: when the client answers with an error.
+        """
+        await _client_services.write_text_file(self, path, content)
 
     # ----------------------------------------------------- registry of handles
 

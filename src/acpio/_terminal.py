@@ -11,83 +11,59 @@ into ``max_chunk`` pieces so no message exceeds what clients accept; a write
 of at least ``max_chunk`` bytes into an empty buffer bypasses the buffer.
 
 :meth:`run` starts a process in its own process group, pumps its merged
-stdout and stderr into the terminal as it arrives, and reports the exit
-status. If the work is cancelled the whole group gets SIGTERM, then SIGKILL
-after a grace period, and the exit status is still reported. Every process
-is registered with the connection of its session until it is reaped, so
-:func:`kill_all_processes` can kill what a closed connection left behind
-without touching the processes of other connections in the same program.
+stdout and stderr into the terminal as it arrives, reports the exit status
+and returns it with a bounded copy of the output (:class:`CommandResult`);
+:meth:`start` is the same as a stream of chunks. The process itself, the
+shielded start and the stop on cancellation (SIGTERM, SIGKILL after a grace
+period, the exit status still reported) live in :mod:`acpio._process`; every
+process is registered with the connection of its session until it is
+reaped, so :func:`kill_all_processes` can kill what a closed connection left
+behind without touching the processes of other connections in the same
+program. On v1 connections whose client runs terminals the command runs
+there instead (:mod:`acpio._client_services`).
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import logging
-import os
+import math
 import shlex
-import signal as signal_module
-import subprocess
 from binascii import b2a_base64
 from collections.abc import Generator, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import anyio
-import anyio.abc
+import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
 from . import schema
+from ._client_services import _ClientCommand, client_runs_terminals
 from ._errors import LocalProtocolError
 from ._paths import require_absolute
+from ._process import (
+    DEFAULT_OUTPUT_LIMIT,
+    KILL_GRACE,
+    CommandResult,
+    ExitStatus,
+    RunningCommand,
+    _LocalCommand,
+    kill_all_processes,
+)
 from ._work import _current_work, _Work
 
 if TYPE_CHECKING:
-    from ._connection import Connection
     from ._session import Session
+    from ._tool_call import ToolCallHandle
 
-__all__ = ["ExitStatus", "TerminalHandle"]
+__all__ = ["CommandResult", "ExitStatus", "RunningCommand", "TerminalHandle", "kill_all_processes"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_CHUNK: Final = 64 * 1024
 DEFAULT_FLUSH_DELAY: Final = 0.01
-# Shorter than the session's default cancel grace (2 s), so a process that
-# ignores SIGTERM is killed and its exit reported before the turn goes idle.
-KILL_GRACE: Final = 1.0
 _UNSET: Final = UNSET
 _LINE_END: Final = b'"}}}\n'  # closes the data string, the update, params and the message
-
-#: Every process started by a TerminalHandle that has not been reaped yet,
-#: with the connection of the session that started it.
-_live_processes: dict[anyio.abc.Process, Connection] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class ExitStatus:
-    """How a process ended: an exit code, or the conventional name of a signal."""
-
-    exit_code: int | None = None
-    signal: str | None = None
-
-    @property
-    def success(self) -> bool:
-        """True for exit code 0."""
-        return self.exit_code == 0
-
-    @classmethod
-    def from_returncode(cls, returncode: int) -> ExitStatus:
-        """Translate a POSIX return code (negative for a signal) into an exit status."""
-        if returncode < 0:
-            return cls(signal=_signal_name(-returncode))
-        return cls(exit_code=returncode)
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal_module.Signals(number).name
-    except ValueError:
-        return f"SIG{number}"
 
 
 class TerminalHandle:
@@ -135,7 +111,14 @@ class TerminalHandle:
         self._flush_scheduled = False
         self._announced = False
         self._work: _Work | None = _current_work.get()
-        self._run_scope: anyio.CancelScope | None = None
+        self._running: RunningCommand | None = None
+        #: Bytes of a command's output :meth:`run` keeps for the agent (head and tail).
+        self.output_limit = DEFAULT_OUTPUT_LIMIT
+        #: v1: the id of the client's terminal that runs the command, once created.
+        self.client_terminal_id: str | None = None
+        # v1 with client terminals: the tool call whose content shows this
+        # terminal once it is known which id to show (see ToolCallHandle.terminal).
+        self._show_in: ToolCallHandle | None = None
         # A terminal_output_chunk line is this prefix, the base64, and _LINE_END.
         self._line_prefix = (
             session._prefix
@@ -188,6 +171,8 @@ class TerminalHandle:
             return
         if not self._announced:
             await self.announce()
+        if self._show_in is not None:
+            await self._show_pending()
         if not buffer and len(data) >= self.max_chunk:
             await self._send_chunks(data)
             return
@@ -309,6 +294,8 @@ class TerminalHandle:
     ) -> None:
         if not self._announced:
             await self.announce()
+        if self._show_in is not None and self._running is None:
+            await self._show_pending()
         await self.flush()
         await self.session.send(
             schema.TerminalUpdate(
@@ -331,13 +318,17 @@ class TerminalHandle:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         shell: str = "/bin/sh",
-    ) -> ExitStatus:
-        """Run ``command`` with the shell, streaming its output live; returns its exit status.
+        output_limit: int | None = None,
+    ) -> CommandResult:
+        """Run ``command`` with the shell, streaming its output live; returns its result.
 
         ``shell -c command`` under the rules of :meth:`run`; a terminal created
         without a command shows ``command``.
         """
-        return await self._run([shell, "-c", command], command, cwd, env)
+        async with self.start_shell(
+            command, cwd=cwd, env=env, shell=shell, output_limit=output_limit
+        ) as running:
+            return await running.wait()
 
     async def run(
         self,
@@ -345,136 +336,133 @@ class TerminalHandle:
         *,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
-    ) -> ExitStatus:
+        output_limit: int | None = None,
+    ) -> CommandResult:
         """Run a process in its own process group and stream its stdout+stderr into the terminal.
 
         The process runs in ``cwd`` (default: the terminal's, else the
         session's; absolute), with ``env`` as its whole environment when
         given, stdin from ``/dev/null`` and stderr merged into stdout, so
         both reach the client live and in the order the process wrote them.
-        The exit status is reported to the client and returned. On
-        ``terminal/cancel`` the process group is terminated, then killed after
-        a short grace, the exit status is reported and returned. On other
-        cancellation (``session/cancel``, a closed connection) the same
-        happens and the cancellation continues. No process of the group
-        outlives this call.
+        The exit status is reported to the client and returned in a
+        :class:`CommandResult` with the output (bounded by ``output_limit``
+        bytes, default :attr:`output_limit`: the head and the tail are kept).
+        On ``terminal/cancel`` the process group is terminated, then killed
+        after a short grace, the exit status is reported and returned. On
+        other cancellation (``session/cancel``, a closed connection), at any
+        moment of the call, the same happens and the cancellation continues.
+        No process of the group outlives this call; work that is already
+        cancelled starts no process.
+
+        On a v1 connection whose client runs terminals, the command runs in
+        the client's terminal instead (``terminal/create`` with ``env`` added
+        to the client's environment; see :mod:`acpio._client_services`),
+        with the same result, reporting and cancellation.
+        """
+        async with self.start(argv, cwd=cwd, env=env, output_limit=output_limit) as running:
+            return await running.wait()
+
+    def start_shell(
+        self,
+        command: str,
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        shell: str = "/bin/sh",
+        output_limit: int | None = None,
+    ) -> RunningCommand:
+        """:meth:`start` for ``shell -c command``; the terminal shows ``command``.
+
+        ``async with terminal.start_shell("make") as make:`` then ``async for
+        chunk in make.output: ...`` and ``result = await make.wait()``.
+        """
+        return self._command([shell, "-c", command], command, cwd, env, output_limit)
+
+    def start(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        output_limit: int | None = None,
+    ) -> RunningCommand:
+        """The streaming form of :meth:`run`: enter it with ``async with`` to start the process.
+
+        The :class:`RunningCommand` yields the output chunks as they arrive
+        (``async for chunk in command.output``) and :meth:`RunningCommand.wait`
+        returns the :class:`CommandResult`. The rules of :meth:`run` hold;
+        leaving the block while the process runs stops it and reports its exit.
         """
         if not argv:
             raise ValueError("argv must not be empty")
-        return await self._run(argv, shlex.join(argv), cwd, env)
+        return self._command(list(argv), shlex.join(argv), cwd, env, output_limit)
 
-    async def _run(
+    def _command(
         self,
-        argv: Sequence[str],
+        argv: list[str],
         display: str,
         cwd: str | None,
         env: Mapping[str, str] | None,
-    ) -> ExitStatus:
-        if self._run_scope is not None:
+        output_limit: int | None,
+    ) -> RunningCommand:
+        workdir = require_absolute(cwd or self.cwd or self.session.cwd, "process cwd")
+        limit = self.output_limit if output_limit is None else output_limit
+        running: RunningCommand
+        if client_runs_terminals(self.session):
+            running = _ClientCommand(self, limit, display, argv=argv, cwd=workdir, env=env)
+        else:
+            running = _LocalCommand(self, limit, display, argv=argv, cwd=workdir, env=env)
+        return running
+
+    async def _begin(self, running: RunningCommand) -> None:
+        """Start ``running``: shielded, so a started process is always known to its stopper."""
+        if self._running is not None and self._running.result is None:
             raise RuntimeError(f"terminal {self.id!r} is already running a process")
         if self.exit_status is not None:
             raise LocalProtocolError(
                 f"terminal {self.id!r} already exited; a terminalId must not be reused for "
                 "another process: create a new terminal"
             )
-        workdir = require_absolute(cwd or self.cwd or self.session.cwd, "process cwd")
-        scope = self._run_scope = anyio.CancelScope()
+        if anyio.current_effective_deadline() == -math.inf:
+            # Cancelled before anything started: start nothing, end the terminal, raise.
+            if self._announced:
+                with anyio.CancelScope(shield=True):
+                    await self._report_exit(ExitStatus())
+            await anyio.lowlevel.checkpoint()
+        self._running = running
         try:
-            if self.command is None:
-                self.command = display
-                if self._announced:
-                    await self._send_update(command=display)
-            if not self._announced:
-                await self.announce()
-            process = await anyio.open_process(
-                list(argv),
-                cwd=workdir,
-                env=dict(env) if env is not None else None,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        except BaseException:
-            self._run_scope = None
-            raise
-        _live_processes[process] = self.session._connection
-        grace = self.kill_grace
-        try:
-            with scope:
-                assert process.stdout is not None
-                async for data in process.stdout:
-                    await self.write(data)
-                returncode = await process.wait()
-            if scope.cancelled_caught:
-                # terminal/cancel: stop the process, report, and return normally.
-                status = await _stop_process(process, grace)
-                await self.exit(status.exit_code, status.signal)
-                return status
-        except BaseException:
             with anyio.CancelScope(shield=True):
-                status = await _stop_process(process, grace)
-                try:
-                    await self.exit(status.exit_code, status.signal)
-                except Exception:
-                    logger.debug("could not report the exit of terminal %s", self.id)
+                if self.command is None:
+                    self.command = running.display
+                    if self._announced:
+                        await self._send_update(command=running.display)
+                if not self._announced:
+                    await self.announce()
+                await running._start()
+        except BaseException:
+            self._running = None
             raise
-        finally:
-            self._run_scope = None
-        status = ExitStatus.from_returncode(returncode)
-        # Children it left in the background must not outlive it either.
-        _kill_group(process, signal_module.SIGKILL)
-        with anyio.CancelScope(shield=True):
-            await _close(process)
+
+    async def _report_exit(self, status: ExitStatus) -> None:
         await self.exit(status.exit_code, status.signal)
-        return status
+
+    async def _show_client_terminal(self, client_terminal_id: str) -> None:
+        """Show the client's terminal (v1) in the tool call this terminal belongs to."""
+        self.client_terminal_id = client_terminal_id
+        call, self._show_in = self._show_in, None
+        if call is not None:
+            await call.append(schema.Terminal(terminal_id=client_terminal_id))
+
+    async def _show_pending(self) -> None:
+        """v1: put this terminal in its tool call's content once it shows something itself."""
+        call, self._show_in = self._show_in, None
+        if call is not None:
+            await call.append(schema.Terminal(terminal_id=self.id))
 
     def request_cancel(self) -> bool:
         """Handle ``terminal/cancel``: stop the running process; False if none runs."""
-        if self._run_scope is None:
+        running = self._running
+        if running is None or running.result is not None:
             return False
-        self._run_scope.cancel()
+        running._request_stop()
         return True
-
-
-async def _stop_process(process: anyio.abc.Process, grace: float) -> ExitStatus:
-    """Terminate the process group, kill it after ``grace`` seconds, and reap the process."""
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            _kill_group(process, signal_module.SIGTERM)
-            with anyio.move_on_after(grace):
-                await process.wait()
-        if process.returncode is None:
-            _kill_group(process, signal_module.SIGKILL)
-            await process.wait()
-        _kill_group(process, signal_module.SIGKILL)
-        await _close(process)
-    assert process.returncode is not None
-    return ExitStatus.from_returncode(process.returncode)
-
-
-async def _close(process: anyio.abc.Process) -> None:
-    """Close the pipes and reap the process (bounded), then forget it."""
-    try:
-        with anyio.move_on_after(KILL_GRACE):
-            await process.aclose()
-    finally:
-        _live_processes.pop(process, None)
-
-
-def _kill_group(process: anyio.abc.Process, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
-
-
-def kill_all_processes() -> None:
-    """Kill every process group whose terminal's connection has closed (shutdown path).
-
-    :func:`acpio.serve` calls it last: normally every process was stopped and
-    reaped while its work unwound, and this only catches what escaped. Processes
-    of connections that are still open are left alone.
-    """
-    for process, connection in list(_live_processes.items()):
-        if connection.closed:
-            _kill_group(process, signal_module.SIGKILL)
-            _live_processes.pop(process, None)

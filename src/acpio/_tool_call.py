@@ -32,6 +32,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import schema
+from ._client_services import client_runs_terminals
 from ._connection import Connection
 from ._errors import ConnectionClosed, LocalProtocolError, RequestError
 from ._ids import new_id
@@ -537,7 +538,12 @@ class ToolCallHandle:
             flush_delay=flush_delay,
         )
         await handle.announce()
-        await self.append(schema.Terminal(terminal_id=handle.id))
+        if client_runs_terminals(self.session):
+            # v1: a command will show the client's own terminal, under the
+            # client's id; bytes the agent writes itself show this one.
+            handle._show_in = self
+        else:
+            await self.append(schema.Terminal(terminal_id=handle.id))
         return handle
 
 

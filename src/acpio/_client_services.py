@@ -1,0 +1,285 @@
+"""What a v1 client does for the agent: run terminals, read and write text files.
+
+How this works: on a v1 connection whose client advertised ``terminal``,
+:meth:`TerminalHandle.run` runs the command in the client's terminal
+(:class:`_ClientCommand`): ``terminal/create``, then ``terminal/output``
+polled (quickly at first, backing off while nothing changes; each answer's
+new bytes are the next output chunk, and its ``exitStatus`` says the command
+ended), ``terminal/wait_for_exit`` for the exit status, ``terminal/kill`` when
+the work is cancelled and ``terminal/release`` always, last. The editor shows
+its own live terminal: the tool call's content gets the v1 ``{type:
+"terminal", terminalId}`` item with the client's id right after the create.
+
+The requests go through the connection as plain JSON objects (the small
+Structs below follow the vendored v1 schema, ``schema/v1/schema.json``);
+unknown fields in answers are ignored. Asking for a service the client did not
+advertise, or on a v2 connection (v2 has no client-side services), raises
+:class:`~acpio.ClientCapabilityError` before anything is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Final, TypeVar
+
+import anyio
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ._errors import ClientCapabilityError
+from ._paths import require_absolute
+from ._process import ExitStatus, RunningCommand
+
+if TYPE_CHECKING:
+    from ._session import Session
+    from ._terminal import TerminalHandle
+
+__all__ = ["read_text_file", "write_text_file"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: Seconds between two ``terminal/output`` polls: from the first to the slowest.
+POLL_FIRST: Final = 0.005
+POLL_SLOWEST: Final = 0.25
+#: Bytes of output the client is asked to keep (``outputByteLimit``), at least.
+CLIENT_OUTPUT_LIMIT: Final = 4 * 1024 * 1024
+#: How long a request made while stopping or releasing may take before it is given up.
+CLEANUP_TIMEOUT: Final = 5.0
+# How much of the last answer must reappear in the next one to find where new output starts.
+_ANCHOR: Final = 4096
+
+
+class _V1(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    """Base of the v1 client-service shapes (unknown fields in answers are ignored)."""
+
+
+class _EnvVariable(_V1):
+    name: str
+    value: str
+
+
+class _CreateTerminal(_V1):
+    session_id: str
+    command: str
+    args: list[str] = []
+    env: list[_EnvVariable] = []
+    cwd: str | UnsetType = UNSET
+    output_byte_limit: int | UnsetType = UNSET
+
+
+class _CreateTerminalResult(_V1):
+    terminal_id: str
+
+
+class _TerminalRef(_V1):
+    """The params of ``terminal/output``, ``wait_for_exit``, ``kill`` and ``release``."""
+
+    session_id: str
+    terminal_id: str
+
+
+class _ExitStatus(_V1):
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+class _TerminalOutput(_V1):
+    output: str
+    truncated: bool = False
+    exit_status: _ExitStatus | None = None
+
+
+class _ReadTextFile(_V1):
+    session_id: str
+    path: str
+    line: int | UnsetType = UNSET
+    limit: int | UnsetType = UNSET
+
+
+class _ReadTextFileResult(_V1):
+    content: str
+
+
+class _WriteTextFile(_V1):
+    session_id: str
+    path: str
+    content: str
+
+
+def _decoder(type_: type[T]) -> msgspec.json.Decoder[T]:
+    return msgspec.json.Decoder(type_)
+
+
+_decode_create = _decoder(_CreateTerminalResult).decode
+_decode_output = _decoder(_TerminalOutput).decode
+_decode_exit = _decoder(_ExitStatus).decode
+_decode_read = _decoder(_ReadTextFileResult).decode
+
+
+def _ignore(_: msgspec.Raw) -> None:
+    return None
+
+
+def client_runs_terminals(session: Session) -> bool:
+    """Whether commands of this session run in the client's terminals (v1, ``terminal``)."""
+    peer = session._peer
+    return peer.protocol_version < 2 and peer.terminal
+
+
+class _ClientCommand(RunningCommand):
+    """A command running in a terminal of the v1 client (see the module docstring)."""
+
+    def __init__(
+        self,
+        terminal: TerminalHandle,
+        output_limit: int,
+        display: str,
+        *,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+    ) -> None:
+        super().__init__(terminal, output_limit, display)
+        self._argv = list(argv)
+        self._cwd = cwd
+        self._env = env
+        self.terminal_id: str | None = None
+        self._last = b""  # the output the client returned last time
+        self._seen = 0  # bytes of output read so far
+        self._ended = False  # the last answer carried an exit status
+        self._released = False
+        self._delay = POLL_FIRST
+
+    def _ref(self) -> _TerminalRef:
+        assert self.terminal_id is not None
+        return _TerminalRef(session_id=self.terminal.session.id, terminal_id=self.terminal_id)
+
+    async def _start(self) -> None:
+        """``terminal/create``, then show the client's terminal; runs shielded."""
+        session = self.terminal.session
+        params = _CreateTerminal(
+            session_id=session.id,
+            command=self._argv[0],
+            args=self._argv[1:],
+            env=[_EnvVariable(name=k, value=v) for k, v in (self._env or {}).items()],
+            cwd=self._cwd,
+            output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * self._limit),
+        )
+        created = await session._connection.request("terminal/create", params, _decode_create)
+        self.terminal_id = created.terminal_id
+        try:
+            await self.terminal._show_client_terminal(created.terminal_id)
+        except BaseException:
+            await self._abort()
+            raise
+
+    async def _poll(self) -> bytes:
+        """One ``terminal/output``: the bytes that are new since the last one."""
+        answer = await self.terminal.session._connection.request(
+            "terminal/output", self._ref(), _decode_output
+        )
+        if answer.exit_status is not None:
+            self._ended = True
+        output = answer.output.encode("utf-8", "surrogateescape")
+        last, self._last = self._last, output
+        if not answer.truncated:
+            new = output[self._seen :]
+        else:
+            # The client dropped the oldest bytes: new output follows what was seen last.
+            anchor = last[-_ANCHOR:]
+            at = output.rfind(anchor) if anchor else -1
+            new = output[at + len(anchor) :] if at >= 0 else output
+        self._seen += len(new)
+        return new
+
+    async def _read(self) -> bytes | None:
+        while True:
+            if self._ended:
+                return None
+            new = await self._poll()
+            if new:
+                self._delay = POLL_FIRST
+                return new
+            if self._ended:
+                return None
+            await anyio.sleep(self._delay)
+            self._delay = min(self._delay * 2, POLL_SLOWEST)
+
+    async def _wait_exit(self) -> ExitStatus:
+        status = await self.terminal.session._connection.request(
+            "terminal/wait_for_exit", self._ref(), _decode_exit
+        )
+        return ExitStatus(status.exit_code, status.signal)
+
+    async def _stop(self) -> ExitStatus:
+        if self.terminal_id is None:
+            return ExitStatus()
+        connection = self.terminal.session._connection
+        with anyio.move_on_after(CLEANUP_TIMEOUT):
+            await connection.request("terminal/kill", self._ref(), _ignore)
+        with anyio.move_on_after(CLEANUP_TIMEOUT):
+            return await self._wait_exit()
+        return ExitStatus()
+
+    async def _after_exit(self) -> None:
+        # What the process wrote since the last poll still belongs in the result.
+        if self.terminal_id is None or self._ended:
+            return
+        with anyio.move_on_after(CLEANUP_TIMEOUT):
+            new = await self._poll()
+            if new:
+                self._capture.add(new)
+
+    async def _release(self) -> None:
+        if self.terminal_id is None or self._released:
+            return
+        self._released = True
+        connection = self.terminal.session._connection
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
+                await connection.request("terminal/release", self._ref(), _ignore)
+        except Exception as exc:
+            logger.debug("terminal/release of %s failed: %s", self.terminal_id, exc)
+
+
+# ------------------------------------------------------------------- file system
+
+
+def _require(session: Session, offered: bool, what: str) -> None:
+    peer = session._peer
+    if peer.protocol_version >= 2:
+        raise ClientCapabilityError(
+            f"{what} is a v1 client service; this connection speaks ACP v{peer.protocol_version}"
+        )
+    if not offered:
+        raise ClientCapabilityError(f"the client did not advertise {what} in initialize")
+
+
+async def read_text_file(
+    session: Session, path: str, line: int | None = None, limit: int | None = None
+) -> str:
+    """``fs/read_text_file`` (see :meth:`acpio.Session.read_text_file`)."""
+    _require(session, session._peer.read_text_file, "fs.readTextFile")
+    require_absolute(path, "file path")
+    for name, value in (("line", line), ("limit", limit)):
+        if value is not None and value < (1 if name == "line" else 0):
+            raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
+    params = _ReadTextFile(
+        session_id=session.id,
+        path=path,
+        line=UNSET if line is None else line,
+        limit=UNSET if limit is None else limit,
+    )
+    answer = await session._connection.request("fs/read_text_file", params, _decode_read)
+    return answer.content
+
+
+async def write_text_file(session: Session, path: str, content: str) -> None:
+    """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
+    _require(session, session._peer.write_text_file, "fs.writeTextFile")
+    require_absolute(path, "file path")
+    params = _WriteTextFile(session_id=session.id, path=path, content=content)
+    await session._connection.request("fs/write_text_file", params, _ignore)
