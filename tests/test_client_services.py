@@ -1,0 +1,448 @@
+"""v1 client services: commands in the client's terminals, and the client's file system.
+
+The client is a fake v1 editor written here, on a real :class:`acpio.Connection`
+over an in-memory stream pair: it answers ``terminal/create`` by really
+running the process (in its own process group, output kept up to
+``outputByteLimit`` bytes from the end, as the v1 terminals page says), and
+``fs/*`` by reading and writing real files. The agent side is a real
+:class:`acpio.Session` whose peer says v1 and what the client advertised (the
+server fills it at ``initialize``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import msgspec
+import pytest
+from support import gone
+
+import acpio
+from acpio import schema
+from acpio._peer import Peer
+
+pytestmark = pytest.mark.anyio
+
+JsonObject = dict[str, object]
+V1_ALL = Peer(protocol_version=1, terminal=True, read_text_file=True, write_text_file=True)
+
+
+@dataclass
+class EditorTerminal:
+    """One terminal of the fake editor: a real process and its retained output."""
+
+    process: anyio.abc.Process
+    limit: int | None
+    output: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    exit_status: JsonObject | None = None
+    exited: anyio.Event = field(default_factory=anyio.Event)
+    released: bool = False
+
+    async def pump(self) -> None:
+        assert self.process.stdout is not None
+        async for data in self.process.stdout:
+            self.output += data
+            if self.limit is not None and len(self.output) > self.limit:
+                cut = len(self.output) - self.limit
+                while cut < len(self.output) and self.output[cut] & 0xC0 == 0x80:
+                    cut += 1  # truncate at a character boundary
+                del self.output[:cut]
+                self.truncated = True
+        code = await self.process.wait()
+        self.exit_status = (
+            {"exitCode": None, "signal": signal.Signals(-code).name}
+            if code < 0
+            else {"exitCode": code, "signal": None}
+        )
+        self.exited.set()
+
+
+class FakeEditor:
+    """A v1 client that runs terminals and serves files, recording every request."""
+
+    def __init__(self, group: anyio.abc.TaskGroup) -> None:
+        self.group = group
+        self.requests: list[tuple[str, JsonObject]] = []
+        self.updates: list[JsonObject] = []
+        self.terminals: dict[str, EditorTerminal] = {}
+        self.fail_reads = False
+
+    def methods(self) -> list[str]:
+        return [method for method, _ in self.requests]
+
+    async def on_request(
+        self, method: str, params: msgspec.Raw | None, context: acpio.RequestContext
+    ) -> object:
+        request = json.loads(bytes(params)) if params is not None else {}
+        self.requests.append((method, request))
+        if method == "terminal/create":
+            env = dict(os.environ)
+            env.update({item["name"]: item["value"] for item in request.get("env", [])})
+            process = await anyio.open_process(
+                [request["command"], *request.get("args", [])],
+                cwd=request.get("cwd"),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+            terminal_id = f"editor-term-{len(self.terminals) + 1}"
+            terminal = self.terminals[terminal_id] = EditorTerminal(
+                process, request.get("outputByteLimit")
+            )
+            self.group.start_soon(terminal.pump)
+            return {"terminalId": terminal_id}
+        if method.startswith("terminal/"):
+            terminal = self.terminals[request["terminalId"]]
+            if terminal.released:
+                raise acpio.RequestError.invalid_params("terminal already released")
+            if method == "terminal/output":
+                answer: JsonObject = {
+                    "output": terminal.output.decode("utf-8", "replace"),
+                    "truncated": terminal.truncated,
+                }
+                if terminal.exit_status is not None:
+                    answer["exitStatus"] = terminal.exit_status
+                return answer
+            if method == "terminal/wait_for_exit":
+                await terminal.exited.wait()
+                return terminal.exit_status
+            if method in ("terminal/kill", "terminal/release"):
+                if terminal.process.returncode is None:
+                    try:
+                        os.killpg(terminal.process.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                if method == "terminal/release":
+                    terminal.released = True
+                return {}
+        if method == "fs/read_text_file":
+            if self.fail_reads:
+                raise acpio.RequestError(schema.RESOURCE_NOT_FOUND, f"no file {request['path']}")
+            lines = Path(request["path"]).read_text().splitlines(keepends=True)
+            start = request.get("line", 1) - 1
+            limit = request.get("limit")
+            return {"content": "".join(lines[start : None if limit is None else start + limit])}
+        if method == "fs/write_text_file":
+            Path(request["path"]).write_text(request["content"])
+            return {}
+        raise acpio.RequestError.method_not_found(method)
+
+    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if method == "session/update" and params is not None:
+            self.updates.append(json.loads(bytes(params))["update"])
+
+
+class NoRequests:
+    """The agent side's handler: these tests send it nothing."""
+
+    async def on_request(
+        self, method: str, params: msgspec.Raw | None, context: acpio.RequestContext
+    ) -> object:
+        raise acpio.RequestError.method_not_found(method)
+
+    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        return None
+
+
+Handler = Callable[[acpio.Session, list[acpio.ContentBlock]], Awaitable[object]]
+
+
+async def _no_prompt(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+    raise AssertionError("no prompt expected")
+
+
+@asynccontextmanager
+async def connected(
+    cwd: Path, peer: Peer = V1_ALL, handler: Handler = _no_prompt
+) -> AsyncIterator[tuple[acpio.Session, FakeEditor]]:
+    """A session on a connection to the fake editor."""
+    agent_side, client_side = acpio.memory_stream_pair()
+    async with anyio.create_task_group() as group:
+        editor = FakeEditor(group)
+        async with (
+            acpio.Connection(client_side, editor, encode=schema.encode),
+            acpio.Connection(agent_side, NoRequests(), encode=schema.encode) as connection,
+        ):
+            yield (
+                acpio.Session(
+                    "sess_v1",
+                    str(cwd),
+                    connection=connection,
+                    task_group=group,
+                    history=acpio.InMemoryHistory(),
+                    prompt_handler=handler,
+                    peer=peer,
+                ),
+                editor,
+            )
+            for terminal in editor.terminals.values():
+                if terminal.process.returncode is None:
+                    os.killpg(terminal.process.pid, signal.SIGKILL)
+        group.cancel_scope.cancel()
+
+
+async def run_turn(session: acpio.Session) -> None:
+    """Run one prompt through the session's lifecycle, to its idle."""
+    work = session._accept_prompt([schema.TextContent(text="go")])
+    session._prompt_responded(work)
+    with anyio.fail_after(10):
+        await session.wait_idle()
+
+
+# --------------------------------------------------------------------------- terminals
+
+
+async def test_a_command_runs_in_the_clients_terminal_and_the_call_shows_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "marker").write_text("here")
+    async with connected(tmp_path) as (session, editor):
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="agent-term")
+            result = await terminal.run_shell(
+                "ls; echo $GREETING; echo oops >&2; exit 3", env={"GREETING": "hi"}
+            )
+        updates = editor.updates
+        requests = editor.requests
+
+    assert isinstance(result, acpio.CommandResult)
+    assert result.output == b"marker\nhi\noops\n" and result.text == "marker\nhi\noops\n"
+    assert (result.exit_code, result.signal, result.success) == (3, None, False)
+    assert terminal.exit_status == acpio.ExitStatus(exit_code=3)
+    assert terminal.client_terminal_id == "editor-term-1"
+    methods = [method for method, _ in requests]
+    assert methods[0] == "terminal/create" and methods[-2:] == [
+        "terminal/wait_for_exit",
+        "terminal/release",
+    ]
+    assert set(methods[1:-2]) == {"terminal/output"}
+    create = requests[0][1]
+    assert create == {
+        "sessionId": "sess_v1",
+        "command": "/bin/sh",
+        "args": ["-c", "ls; echo $GREETING; echo oops >&2; exit 3"],
+        "env": [{"name": "GREETING", "value": "hi"}],
+        "cwd": str(tmp_path),
+        "outputByteLimit": create["outputByteLimit"],
+    }
+    assert isinstance(create["outputByteLimit"], int) and create["outputByteLimit"] >= 1 << 20
+    assert all(
+        r == {"sessionId": "sess_v1", "terminalId": "editor-term-1"} for _, r in requests[1:]
+    )
+    # The call shows the editor's own terminal, by the editor's id, and only that.
+    shown = [
+        u["content"]
+        for u in updates
+        if u["sessionUpdate"] == "tool_call_content_chunk" and u["content"]["type"] == "terminal"
+    ]
+    assert shown == [{"type": "terminal", "terminalId": "editor-term-1"}]
+    # The bytes are the editor's to show: nothing is streamed by the agent.
+    assert not [u for u in updates if u["sessionUpdate"] == "terminal_output_chunk"]
+
+
+async def test_the_output_streams_from_the_clients_terminal(tmp_path: Path) -> None:
+    script = "i=0; while [ $i -lt 300 ]; do echo line$i; i=$((i+1)); done"
+    chunks: list[bytes] = []
+    async with connected(tmp_path) as (session, _):
+        terminal = await session.terminal(terminal_id="t")
+        async with terminal.start_shell(script, output_limit=64) as command:
+            assert command.pid is None
+            async for chunk in command.output:
+                chunks.append(chunk)
+            result = await command.wait()
+
+    expected = b"".join(b"line%d\n" % i for i in range(300))
+    assert b"".join(chunks) == expected
+    assert result.output == expected[:32] + expected[-32:]
+    assert result.truncated_bytes == len(expected) - 64
+
+
+async def test_output_the_client_truncated_still_streams_what_follows(tmp_path: Path) -> None:
+    # Output far beyond the client's limit: the agent follows the retained tail.
+    chunks: list[bytes] = []
+    async with connected(tmp_path) as (session, editor):
+        terminal = await session.terminal(terminal_id="t")
+        async with terminal.start_shell(
+            "echo start; head -c 9000000 /dev/zero | tr '\\0' x; echo; echo end"
+        ) as cmd:
+            async for chunk in cmd.output:
+                chunks.append(chunk)
+            result = await cmd.wait()
+        (editor_terminal,) = editor.terminals.values()
+
+    assert editor_terminal.truncated
+    assert result.exit_code == 0
+    assert result.output.startswith(b"start\nxxx") and result.output.endswith(b"xxx\nend\n")
+    assert b"".join(chunks).endswith(b"\nend\n")
+
+
+async def test_a_cancelled_turn_kills_and_releases_the_clients_terminal(tmp_path: Path) -> None:
+    pids: list[int] = []
+    statuses: list[acpio.ExitStatus | None] = []
+
+    async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+        async with session.tool_call("Serve", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="t")
+            try:
+                async with terminal.start_shell("echo $$; exec sleep 1000") as server:
+                    async for chunk in server.output:
+                        pids.append(int(chunk))
+                        await session.cancel()
+                        await anyio.sleep_forever()
+            finally:
+                statuses.append(terminal.exit_status)
+
+    async with connected(tmp_path, handler=handler) as (session, editor):
+        await run_turn(session)
+        methods = editor.methods()
+        updates = editor.updates
+
+    assert all([await gone(pid) for pid in pids]) and len(pids) == 1
+    # Killed, its status awaited, the last output collected, and released.
+    assert methods[-4:] == [
+        "terminal/kill",
+        "terminal/wait_for_exit",
+        "terminal/output",
+        "terminal/release",
+    ]
+    assert statuses == [acpio.ExitStatus(signal="SIGKILL")]
+    assert updates[-1] == {
+        "sessionUpdate": "state_update",
+        "state": "idle",
+        "stopReason": "cancelled",
+    }
+    call_status = [u.get("status") for u in updates if u.get("toolCallId") == "c"]
+    assert call_status[-1] == "cancelled"
+
+
+async def test_a_cancel_at_every_step_releases_every_client_terminal(tmp_path: Path) -> None:
+    entered: list[bool] = []
+
+    async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+        steps = int(acpio.text_of(prompt))
+
+        async def cancel_later() -> None:
+            for _ in range(steps):
+                await anyio.lowlevel.checkpoint()
+            await session.cancel()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(cancel_later)
+            terminal = await session.terminal(terminal_id=f"t{steps}")
+            entered.append(True)
+            await terminal.run_shell("sleep 1000 & wait")
+
+    for steps in range(0, 30, 3):
+        entered.clear()
+        async with connected(tmp_path, handler=handler) as (session, editor):
+            work = session._accept_prompt([schema.TextContent(text=str(steps))])
+            session._prompt_responded(work)
+            with anyio.fail_after(10):
+                await session.wait_idle()
+            created = editor.methods().count("terminal/create")
+            released = editor.methods().count("terminal/release")
+            terminals = list(editor.terminals.values())
+            exited = session.terminal_handle(f"t{steps}")
+        assert created == released, f"after {steps} steps"
+        for terminal in terminals:
+            assert terminal.exited.is_set() or await gone(terminal.process.pid)
+        if entered:
+            assert exited is not None and exited.exit_status is not None, f"after {steps} steps"
+
+
+async def test_without_the_terminal_capability_commands_run_in_the_agent(tmp_path: Path) -> None:
+    peer = Peer(protocol_version=1, terminal=False)
+    async with connected(tmp_path, peer=peer) as (session, editor):
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="t")
+            result = await terminal.run_shell("echo local")
+        updates = editor.updates
+
+    assert result.output == b"local\n" and editor.requests == []
+    shown = [u["content"] for u in updates if u["sessionUpdate"] == "tool_call_content_chunk"]
+    assert shown == [{"type": "terminal", "terminalId": "t"}]
+
+
+async def test_bytes_the_agent_writes_itself_show_the_agents_terminal_on_v1(tmp_path: Path) -> None:
+    async with connected(tmp_path) as (session, editor):
+        async with session.tool_call("Log", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="mine")
+            await terminal.write(b"written by the agent\n")
+            await terminal.exit(0)
+        updates = editor.updates
+
+    shown = [u["content"] for u in updates if u["sessionUpdate"] == "tool_call_content_chunk"]
+    assert shown == [{"type": "terminal", "terminalId": "mine"}]
+    assert editor.requests == []
+
+
+# --------------------------------------------------------------------------- file system
+
+
+async def test_text_files_are_read_and_written_through_the_client(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("one\ntwo\nthree\nfour\n")
+    async with connected(tmp_path) as (session, editor):
+        whole = await session.read_text_file(str(path))
+        part = await session.read_text_file(str(path), line=2, limit=2)
+        await session.write_text_file(str(tmp_path / "new.txt"), "fresh\n")
+        editor.fail_reads = True
+        with pytest.raises(acpio.RequestError) as raised:
+            await session.read_text_file(str(path))
+        requests = editor.requests
+
+    assert whole == "one\ntwo\nthree\nfour\n" and part == "two\nthree\n"
+    assert (tmp_path / "new.txt").read_text() == "fresh\n"
+    assert raised.value.code == schema.RESOURCE_NOT_FOUND
+    assert requests[:3] == [
+        ("fs/read_text_file", {"sessionId": "sess_v1", "path": str(path)}),
+        ("fs/read_text_file", {"sessionId": "sess_v1", "path": str(path), "line": 2, "limit": 2}),
+        (
+            "fs/write_text_file",
+            {"sessionId": "sess_v1", "path": str(tmp_path / "new.txt"), "content": "fresh\n"},
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("peer", "what"),
+    [
+        (Peer(protocol_version=1), "did not advertise"),
+        (Peer(protocol_version=2), "v1 client service"),
+    ],
+)
+async def test_file_access_is_refused_clearly_when_the_client_cannot(
+    tmp_path: Path, peer: Peer, what: str
+) -> None:
+    async with connected(tmp_path, peer=peer) as (session, editor):
+        with pytest.raises(acpio.ClientCapabilityError, match=what) as reading:
+            await session.read_text_file(str(tmp_path / "f"))
+        with pytest.raises(acpio.ClientCapabilityError, match=what):
+            await session.write_text_file(str(tmp_path / "f"), "x")
+        assert editor.requests == []
+    assert isinstance(reading.value, acpio.AcpError)
+    assert "fs.readTextFile" in str(reading.value)
+
+
+async def test_file_paths_must_be_absolute(tmp_path: Path) -> None:
+    async with connected(tmp_path) as (session, editor):
+        with pytest.raises(acpio.LocalProtocolError, match="absolute"):
+            await session.read_text_file("relative.txt")
+        with pytest.raises(acpio.LocalProtocolError, match="absolute"):
+            await session.write_text_file("relative.txt", "x")
+        with pytest.raises(ValueError, match="1-based"):
+            await session.read_text_file(str(tmp_path / "f"), line=0)
+        assert editor.requests == []
