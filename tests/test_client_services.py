@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,10 +121,8 @@ class FakeEditor:
                 return terminal.exit_status
             if method in ("terminal/kill", "terminal/release"):
                 if terminal.process.returncode is None:
-                    try:
+                    with suppress(ProcessLookupError):
                         os.killpg(terminal.process.pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
                 if method == "terminal/release":
                     terminal.released = True
                 return {}
