@@ -27,7 +27,7 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from ._errors import ClientCapabilityError
+from ._errors import ClientCapabilityError, ConnectionClosed, RemoteProtocolError, RequestError
 from ._paths import require_absolute
 from ._process import ExitStatus, RunningCommand
 
@@ -40,12 +40,14 @@ __all__ = ["read_text_file", "write_text_file"]
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
 #: Seconds between two ``terminal/output`` polls: from the first to the slowest.
 POLL_FIRST: Final = 0.005
-POLL_SLOWEST: Final = 0.25
-#: Bytes of output the client is asked to keep (``outputByteLimit``), at least.
-CLIENT_OUTPUT_LIMIT: Final = 4 * 1024 * 1024
+POLL_SLOWEST: Final = 0.5
+#: Bytes of output the client is asked to keep (``outputByteLimit``), at least. Each
+#: poll returns what the client kept, so this bounds what one poll costs.
+CLIENT_OUTPUT_LIMIT: Final = 1024 * 1024
+#: How long the client may take to create a terminal.
+START_TIMEOUT: Final = 30.0
 #: How long a request made while stopping or releasing may take before it is given up.
 CLEANUP_TIMEOUT: Final = 5.0
 # How much of the last answer must reappear in the next one to find where new output starts.
@@ -168,7 +170,15 @@ class _ClientCommand(RunningCommand):
             cwd=self._cwd,
             output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * self._limit),
         )
-        created = await session._connection.request("terminal/create", params, _decode_create)
+        try:
+            with anyio.fail_after(START_TIMEOUT):
+                created = await session._connection.request(
+                    "terminal/create", params, _decode_create
+                )
+        except TimeoutError:
+            raise TimeoutError(
+                f"the client did not create a terminal within {START_TIMEOUT:g} s"
+            ) from None
         self.terminal_id = created.terminal_id
         try:
             await self.terminal._show_client_terminal(created.terminal_id)
@@ -218,20 +228,27 @@ class _ClientCommand(RunningCommand):
         if self.terminal_id is None:
             return ExitStatus()
         connection = self.terminal.session._connection
-        with anyio.move_on_after(CLEANUP_TIMEOUT):
-            await connection.request("terminal/kill", self._ref(), _ignore)
-        with anyio.move_on_after(CLEANUP_TIMEOUT):
-            return await self._wait_exit()
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                await connection.request("terminal/kill", self._ref(), _ignore)
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                return await self._wait_exit()
+        except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
+            # A closed connection: the client ends its terminals itself.
+            logger.debug("could not stop client terminal %s: %s", self.terminal_id, exc)
         return ExitStatus()
 
     async def _after_exit(self) -> None:
         # What the process wrote since the last poll still belongs in the result.
         if self.terminal_id is None or self._ended:
             return
-        with anyio.move_on_after(CLEANUP_TIMEOUT):
-            new = await self._poll()
-            if new:
-                self._capture.add(new)
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                new = await self._poll()
+                if new:
+                    self._capture.add(new)
+        except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
+            logger.debug("no final output of client terminal %s: %s", self.terminal_id, exc)
 
     async def _release(self) -> None:
         if self.terminal_id is None or self._released:

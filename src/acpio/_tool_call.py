@@ -522,7 +522,10 @@ class ToolCallHandle:
         rows)``), then appends the ``{type: "terminal", terminalId}`` item to
         the call's content. ``max_chunk`` and ``flush_delay`` bound how writes
         are coalesced (see :class:`TerminalHandle`). With ``cancellable`` the
-        terminal advertises ``terminal/cancel`` until it exits.
+        terminal advertises ``terminal/cancel`` until it exits. On a v1
+        connection whose client runs terminals, the content item is added once
+        the terminal shows something: the client's own terminal (by the
+        client's id) when a command runs there, else this one.
 
         :raises LocalProtocolError: for a relative ``cwd`` or a terminal id
             already used in this session.
