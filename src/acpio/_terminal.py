@@ -425,6 +425,8 @@ class TerminalHandle:
             )
         if anyio.current_effective_deadline() == -math.inf:
             # Cancelled before anything started: start nothing, end the terminal, raise.
+            if client_runs_terminals(self.session):
+                self._show_in = None  # no client terminal exists to be shown
             if self._announced:
                 with anyio.CancelScope(shield=True):
                     await self._report_exit(ExitStatus())
