@@ -151,3 +151,30 @@ async def test_a_cancel_at_every_step_of_the_start_leaves_no_process_and_reports
                 terminal = session.view.terminals["t"]
                 assert terminal.exited, f"after {steps} steps"
     assert client.violations == []
+
+
+async def test_work_already_cancelled_starts_nothing_and_ends_its_terminal(tmp_path: Path) -> None:
+    made = tmp_path / "made"
+    raised: list[bool] = []
+
+    class Agent(acpio.Agent):
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+            terminal = await session.terminal(terminal_id="t", command="touch made")
+            with anyio.CancelScope() as scope:
+                scope.cancel()
+                try:
+                    await terminal.run_shell(f"touch {made}")
+                except anyio.get_cancelled_exc_class():
+                    raised.append(True)
+                    raise
+            assert terminal.exit_status == acpio.ExitStatus()
+
+    async with MockClient(Agent()) as client:
+        session = await client.new_session(tmp_path)
+        result = await session.prompt("go")
+        view = session.view.terminals["t"]
+
+    assert result.stop_reason == "end_turn" and raised == [True]
+    assert not made.exists()
+    assert view.exited and (view.exit_code, view.signal) == (None, None)
+    assert client.violations == []

@@ -193,7 +193,11 @@ class _ClientCommand(RunningCommand):
         )
         if answer.exit_status is not None:
             self._ended = True
-        output = answer.output.encode("utf-8", "surrogateescape")
+        text = answer.output
+        if answer.exit_status is None and text.endswith("\ufffd"):
+            # Perhaps a character the process has not finished writing: count it next time.
+            text = text[:-1]
+        output = text.encode("utf-8", "replace")
         last, self._last = self._last, output
         if not answer.truncated:
             new = output[self._seen :]
