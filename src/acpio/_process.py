@@ -117,6 +117,13 @@ class CommandResult(ExitStatus):
         separator = "" if not head or head.endswith("\n") else "\n"
         return f"{head}{separator}[... {self.truncated_bytes} bytes of output cut ...]\n{tail}"
 
+    def __repr__(self) -> str:
+        shown = repr(self.output[:40]) + ("..." if len(self.output) > 40 else "")
+        return (
+            f"CommandResult(exit_code={self.exit_code!r}, signal={self.signal!r}, "
+            f"output={shown} ({len(self.output)} bytes), truncated_bytes={self.truncated_bytes})"
+        )
+
     def __eq__(self, other: object) -> bool:
         if type(other) is ExitStatus:
             return (self.exit_code, self.signal) == (other.exit_code, other.signal)
