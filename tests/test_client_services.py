@@ -270,14 +270,19 @@ async def test_the_output_streams_from_the_clients_terminal(tmp_path: Path) -> N
 
 async def test_output_the_client_truncated_still_streams_what_follows(tmp_path: Path) -> None:
     # Output far beyond the client's limit: the agent follows the retained tail.
+    # The flood starts once the agent has seen the first line (the gate file).
     chunks: list[bytes] = []
+    gate = tmp_path / "gate"
+    script = (
+        f"echo start; until [ -e {gate} ]; do sleep 0.01; done; "
+        "head -c 9000000 /dev/zero | tr '\\0' x; echo; echo end"
+    )
     async with connected(tmp_path) as (session, editor):
         terminal = await session.terminal(terminal_id="t")
-        async with terminal.start_shell(
-            "echo start; head -c 9000000 /dev/zero | tr '\\0' x; echo; echo end"
-        ) as cmd:
+        async with terminal.start_shell(script) as cmd:
             async for chunk in cmd.output:
                 chunks.append(chunk)
+                gate.touch()
             result = await cmd.wait()
         (editor_terminal,) = editor.terminals.values()
 
