@@ -12,6 +12,11 @@ from ._agent import Agent as Agent
 from ._agent import AgentLimits as AgentLimits
 from ._agent import run as run
 from ._agent import serve as serve
+from ._commands import CommandInvocation as CommandInvocation
+from ._commands import command as command
+from ._config import SessionConfig as SessionConfig
+from ._config import boolean_option as boolean_option
+from ._config import select_option as select_option
 from ._connection import Connection as Connection
 from ._connection import MessageHandler as MessageHandler
 from ._connection import RequestContext as RequestContext
@@ -21,6 +26,8 @@ from ._diff import RelativePathError as RelativePathError
 from ._diff import diff_of as diff_of
 from ._diff import file_change as file_change
 from ._diff import file_diff as file_diff
+from ._elicitation import ElicitationResult as ElicitationResult
+from ._elicitation import ElicitationUnsupported as ElicitationUnsupported
 from ._errors import AcpError as AcpError
 from ._errors import ConnectionClosed as ConnectionClosed
 from ._errors import LocalProtocolError as LocalProtocolError
@@ -51,9 +58,12 @@ __all__ = (
     "AcpError",
     "Agent",
     "AgentLimits",
+    "CommandInvocation",
     "Connection",
     "ConnectionClosed",
     "ContentBlock",
+    "ElicitationResult",
+    "ElicitationUnsupported",
     "ExitStatus",
     "FileChange",
     "History",
@@ -70,12 +80,15 @@ __all__ = (
     "RequestContext",
     "RequestError",
     "Session",
+    "SessionConfig",
     "SessionLimits",
     "SessionRecord",
     "SessionStore",
     "StreamPair",
     "TerminalHandle",
     "ToolCallHandle",
+    "boolean_option",
+    "command",
     "diff_of",
     "file_change",
     "file_diff",
@@ -83,6 +96,7 @@ __all__ = (
     "permission",
     "run",
     "schema",
+    "select_option",
     "serve",
     "stdio_streams",
     "text_of",

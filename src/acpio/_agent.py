@@ -31,6 +31,7 @@ import msgspec
 
 from . import schema
 from ._agent_server import _AgentServer
+from ._commands import CommandInvocation
 from ._connection import Connection
 from ._errors import RequestError
 from ._history import InMemorySessionStore, SessionStore
@@ -92,6 +93,14 @@ class Agent:
     )
     prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
     auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
+    config_options: ClassVar[Sequence[schema.SessionConfigOption]] = ()
+    """Config options every new session starts with (:func:`acpio.select_option`,
+    :func:`acpio.boolean_option`); sent in the ``session/new`` and ``session/resume``
+    answers. Read them as ``session.config[config_id]``; change a session's list with
+    :meth:`acpio.SessionConfig.replace` (e.g. in :meth:`on_new_session`)."""
+    commands: ClassVar[Sequence[schema.AvailableCommand]] = ()
+    """Slash commands every new session advertises (:func:`acpio.command`); sent in
+    the session answers. A prompt invoking one goes to :meth:`command`."""
 
     client_info: schema.Implementation | None = None
     """The client's ``info`` from its ``initialize`` request (the latest one, if one agent
@@ -111,6 +120,25 @@ class Agent:
         object; the prompt itself was already accepted.
         """
         raise NotImplementedError("override Agent.prompt to answer prompts")
+
+    async def command(self, session: Session, invocation: CommandInvocation) -> str | None:
+        """Run a slash command: a prompt that starts with ``/name`` of an advertised command.
+
+        Runs exactly like :meth:`prompt` (same lifecycle, same stop reasons);
+        ``invocation.input`` is the text after the name. The default gives the
+        whole prompt to :meth:`prompt`.
+        """
+        return await self.prompt(session, invocation.prompt)
+
+    async def set_config_option(self, session: Session, config_id: str, value: str | bool) -> None:
+        """The client changed a config option (``session/set_config_option``).
+
+        Called after the value was checked and applied (``session.config[config_id]``
+        is already ``value``); raise :class:`~acpio.RequestError` to refuse, which
+        restores the previous state. Other options may be changed here with
+        :meth:`acpio.SessionConfig.set`/``replace``: the answer carries the full
+        new state. The default accepts every valid value.
+        """
 
     async def on_initialize(self, request: schema.InitializeRequest) -> None:
         """Called once the client initialized (its info and capabilities are stored)."""
