@@ -174,3 +174,28 @@ async def test_a_failing_setup_hook_sends_nothing_for_the_session() -> None:
         with pytest.raises(acpio.RequestError):
             await client.new_session()
         assert not any("session/update" in e.data.decode() for e in client.transcript)
+
+
+async def test_held_setup_updates_keep_their_order_when_the_writer_is_full() -> None:
+    class Flood(acpio.Agent):
+        async def on_new_session(self, session: acpio.Session) -> None:
+            for index in range(40):
+                await session.message(f"{index:02d} " + "x" * 2000)
+
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+            await session.message("live")
+            return "end_turn"
+
+    limits = acpio.AgentLimits(write_buffer_size=4096)
+    async with MockClient(Flood(), limits=limits) as client:
+        session = await client.new_session()
+        await client.wait_for(lambda: len(session.updates) == 40)
+        result = await session.prompt("go")
+        assert result.text == "live"
+        lines = _agent_lines(client)[1:]
+        assert lines[0].get("id") == 2, "the session/new answer comes first"
+        texts = [
+            line["params"]["update"]["content"][0]["text"][:2]  # type: ignore[index]
+            for line in lines[1:41]
+        ]
+        assert texts == [f"{index:02d}" for index in range(40)]

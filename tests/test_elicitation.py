@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 import msgspec
 import pytest
 
@@ -262,3 +263,47 @@ async def test_policy_call_and_typed_schema() -> None:
         session = await client.new_session()
         await session.prompt("go")
     assert got == [{"ok": True}]
+
+
+async def test_tool_call_cancel_while_pending_ends_only_that_call() -> None:
+    class Cancellable(acpio.Agent):
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+            async with session.tool_call("Ask", kind="other", cancellable=True) as call:
+                await session.elicit("Name?", FORM, tool_call=call)
+            await session.message(f"after: {call.status}")
+            return "end_turn"
+
+    async with MockClient(Cancellable(), elicitation=ElicitationPolicy.never()) as client:
+        session = await client.new_session()
+        turn = await session.start_prompt("go")
+        request = await client.wait_for_elicitation_request(pending=True)
+        assert request.tool_call_id is not None
+        await session.cancel_tool_call(request.tool_call_id)
+        result = await turn.wait()
+        assert result.stop_reason == "end_turn"
+        assert result.text == "after: cancelled"
+        await request.wait_answered()
+        assert request.cancelled_by_agent
+
+
+async def test_two_pending_elicitations_report_requires_action_once() -> None:
+    class Two(acpio.Agent):
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+            async with anyio.create_task_group() as group:
+                group.start_soon(session.elicit, "one?", FORM)
+                group.start_soon(session.elicit, "two?", FORM)
+
+    policy = ElicitationPolicy.never()
+    async with MockClient(Two(), elicitation=policy) as client:
+        session = await client.new_session()
+        turn = await session.start_prompt("go")
+        first = await client.wait_for_elicitation_request(pending=True)
+        second = await client.wait_for_elicitation_request(pending=True)
+        await session.cancel()
+        result = await turn.wait()
+        assert result.stop_reason == "cancelled"
+        states = [u.state for u in result.updates if isinstance(u, schema.StateUpdate)]  # type: ignore[attr-defined]
+        assert states == ["running", "requires_action", "idle"]
+        await first.wait_answered()
+        await second.wait_answered()
+        assert first.cancelled_by_agent and second.cancelled_by_agent

@@ -16,13 +16,13 @@ import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 SECTIONS = ("## Config options and slash commands", "## Asking the user (elicitation)")
-CONFTEST = '''
+CONFTEST = """
 import pytest
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-'''
+"""
 
 
 def _section(text: str, heading: str) -> str:

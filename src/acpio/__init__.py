@@ -3,7 +3,9 @@
 Subclass :class:`Agent`, implement :meth:`Agent.prompt`, and call :func:`run`.
 Report work through the :class:`Session` you are given: messages, plans,
 tool calls (:class:`ToolCallHandle`), terminals (:class:`TerminalHandle`),
-permission requests (:class:`Outcome`) and diffs (:func:`file_diff`).
+permission requests (:class:`Outcome`), diffs (:func:`file_diff`), config
+options (:func:`select_option`, :func:`boolean_option`), slash commands
+(:func:`command`) and questions to the user (:meth:`Session.elicit`).
 """
 
 from . import permission as permission

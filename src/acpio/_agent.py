@@ -83,6 +83,12 @@ class Agent:
     capabilities you set, and ``auth_methods`` (override :meth:`login` and
     :meth:`logout` when you set them).
 
+    Set ``config_options`` and ``commands`` to give every session pickers
+    (model, mode, ...) and slash commands; the client's changes arrive in
+    :meth:`set_config_option`, invocations in :meth:`command`. Updates sent
+    from :meth:`on_new_session` and :meth:`on_resume_session` reach the client
+    right after the answer (never before it: editors would drop them).
+
     Each prompt runs :meth:`prompt` as the session's foreground work; a
     prompt sent while one runs is accepted and queued (its ``messageId`` and
     ``user_message`` go out at once) and runs after the current turn's idle.
@@ -144,7 +150,11 @@ class Agent:
         """Called once the client initialized (its info and capabilities are stored)."""
 
     async def on_new_session(self, session: Session) -> None:
-        """Called when a session is created, before ``session/new`` is answered."""
+        """Called when a session is created, before ``session/new`` is answered.
+
+        What it sends is held and goes out right after the answer, in order;
+        config options and commands it sets are part of the answer itself.
+        """
 
     async def on_resume_session(self, session: Session) -> None:
         """Called when a session is resumed, after any replay, before the response."""

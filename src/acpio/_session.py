@@ -108,6 +108,13 @@ class Session(_PromptLifecycle, _SessionFeatures):
     current turn's idle. ``session/cancel`` cancels the running turn (one
     ``idle`` with ``cancelled``, nothing of that turn after it) and discards
     queued prompts.
+
+    Config options (:attr:`config`, a :class:`~acpio.SessionConfig`), slash
+    commands (:attr:`commands`, :meth:`set_commands`, :meth:`parse_command`)
+    and questions to the user (:meth:`elicit`, :meth:`elicit_url`) come from
+    :mod:`acpio._session_features`. What the session sends while
+    ``session/new`` or ``session/resume`` is answered goes out right after the
+    answer, in order.
     """
 
     def __init__(
