@@ -246,6 +246,23 @@ async def test_invalid_schema_is_refused_locally() -> None:
     assert len(errors) == 1 and errors[0].startswith("the requested schema is not")
 
 
+async def test_required_fields_must_be_defined() -> None:
+    errors: list[str] = []
+
+    class Bad(acpio.Agent):
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+            try:
+                form = {"properties": {"a": {"type": "string"}}, "required": ["b"]}
+                await session.elicit("?", form)
+            except acpio.LocalProtocolError as exc:
+                errors.append(str(exc))
+
+    async with MockClient(Bad(), elicitation=ElicitationPolicy.accept()) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+    assert errors == ["the requested schema requires ['b'], which are not among its properties (a)"]
+
+
 async def test_policy_call_and_typed_schema() -> None:
     requested = schema.ElicitationSchema(
         properties={"ok": schema.BooleanPropertySchema(title="OK?")}, required=["ok"]

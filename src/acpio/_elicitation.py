@@ -33,7 +33,7 @@ import msgspec
 from msgspec import UNSET
 
 from . import schema
-from ._errors import AcpError, LocalProtocolError, RemoteProtocolError
+from ._errors import AcpError, ConnectionClosed, LocalProtocolError, RemoteProtocolError
 from ._ids import new_id
 
 if TYPE_CHECKING:
@@ -96,14 +96,23 @@ def _requested_schema(
     value: schema.ElicitationSchema | Mapping[str, object],
 ) -> schema.ElicitationSchema:
     if isinstance(value, schema.ElicitationSchema):
-        return value
-    try:
-        return schema.decode(msgspec.json.encode(dict(value)), schema.ElicitationSchema)
-    except (msgspec.ValidationError, TypeError) as exc:
+        requested = value
+    else:
+        try:
+            requested = schema.decode(msgspec.json.encode(dict(value)), schema.ElicitationSchema)
+        except (msgspec.ValidationError, TypeError) as exc:
+            raise LocalProtocolError(
+                f"the requested schema is not an elicitation schema (an object of primitive "
+                f"properties): {exc}"
+            ) from None
+    required = requested.required if isinstance(requested.required, list) else []
+    missing = [name for name in required if name not in requested.properties]
+    if missing:
         raise LocalProtocolError(
-            f"the requested schema is not an elicitation schema (an object of primitive "
-            f"properties): {exc}"
-        ) from None
+            f"the requested schema requires {missing}, which are not among its properties "
+            f"({', '.join(requested.properties) or 'none'})"
+        )
+    return requested
 
 
 def _tool_call_id(tool_call: ToolCallHandle | str | None) -> str | object:
@@ -217,6 +226,9 @@ async def complete_elicitation(session: Session, elicitation_id: str) -> None:
 
 
 async def _request(session: Session, params: schema.CreateElicitationRequest) -> ElicitationResult:
+    if session._connection.closed:
+        # No client to ask: never report requires_action for a request that cannot be sent.
+        raise ConnectionClosed("the connection is closed; the user cannot be asked")
     if session._dirty_terminals:
         # The request is not a session update: flush terminal bytes by hand.
         await session._flush_terminals()

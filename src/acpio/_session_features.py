@@ -110,8 +110,10 @@ class _SessionFeatures:
 
         :raises ElicitationUnsupported: when the client did not advertise form
             elicitation (nothing is sent).
-        :raises LocalProtocolError: for a schema that is not an elicitation schema.
+        :raises LocalProtocolError: for a schema that is not an elicitation schema
+            (or requires a field it does not define); nothing is sent.
         :raises RemoteProtocolError: when accepted values do not match the schema.
+        :raises ConnectionClosed: when the client went away (before or while asking).
         """
         return await elicit(self, message, requested_schema, tool_call=tool_call)  # type: ignore[arg-type]
 
