@@ -6,6 +6,10 @@ conformance checking, and checks the wire where the order or shape matters.
 
 from __future__ import annotations
 
+import contextlib
+
+import anyio
+import anyio.lowlevel
 import msgspec
 import pytest
 
@@ -256,3 +260,38 @@ async def test_session_config_is_a_mapping() -> None:
         session = await client.new_session()
         await session.prompt("x")
     assert seen == {"model": "fast", "thinking": False, "len": 2, "option": "Model"}
+
+
+async def test_concurrent_client_changes_are_applied_one_at_a_time() -> None:
+    events: list[str] = []
+
+    class Slow(acpio.Agent):
+        config_options = (MODEL,)
+
+        async def set_config_option(
+            self, session: acpio.Session, config_id: str, value: str | bool
+        ) -> None:
+            events.append(f"start {value}")
+            for _ in range(5):
+                await anyio.lowlevel.checkpoint()
+            events.append(f"end {value}")
+            if value == "smart":
+                raise acpio.RequestError.invalid_params("not now")
+
+    async with MockClient(Slow()) as client:
+        session = await client.new_session()
+
+        async def change(value: str) -> None:
+            with contextlib.suppress(acpio.RequestError):
+                await session.set_config_option("model", value)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(change, "smart")
+            group.start_soon(change, "fast")
+        assert events in (
+            ["start smart", "end smart", "start fast", "end fast"],
+            ["start fast", "end fast", "start smart", "end smart"],
+        )
+        # The refused change restored what it replaced, not a stale snapshot.
+        state = await session.set_config_option("model", "fast")
+        assert [o.current_value for o in state] == ["fast"]  # type: ignore[union-attr]

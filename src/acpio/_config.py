@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
+import anyio
 from msgspec import UNSET
 
 from . import schema
@@ -219,6 +220,7 @@ class SessionConfig(Mapping[str, ConfigValue]):
         self._session = session
         self._options: list[schema.SessionConfigOption] = []
         self._quiet = 0  # >0 while the state goes out in an answer: no update needed
+        self._client_lock: anyio.Lock | None = None  # one client change at a time
 
     def __getitem__(self, config_id: str) -> ConfigValue:
         for option in self._options:
@@ -351,18 +353,22 @@ async def set_from_client(
             'use "id" for selects or "boolean" for booleans'
         )
     config = session.config
-    try:
-        value = config._check_value(request.config_id, request.value)
-    except ValueError as exc:
-        raise RequestError.invalid_params(str(exc)) from None
-    before = config.options
-    config._quiet += 1
-    try:
-        config._put(request.config_id, value)
-        await agent.set_config_option(session, request.config_id, value)
-    except BaseException:
-        config._options = before
-        raise
-    finally:
-        config._quiet -= 1
-    return schema.SetSessionConfigOptionResponse(config_options=config.options)
+    if config._client_lock is None:
+        config._client_lock = anyio.Lock()
+    # One change at a time: a refused change restores exactly the state it replaced.
+    async with config._client_lock:
+        try:
+            value = config._check_value(request.config_id, request.value)
+        except ValueError as exc:
+            raise RequestError.invalid_params(str(exc)) from None
+        before = config.options
+        config._quiet += 1
+        try:
+            config._put(request.config_id, value)
+            await agent.set_config_option(session, request.config_id, value)
+        except BaseException:
+            config._options = before
+            raise
+        finally:
+            config._quiet -= 1
+        return schema.SetSessionConfigOptionResponse(config_options=config.options)
