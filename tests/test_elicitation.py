@@ -324,3 +324,25 @@ async def test_two_pending_elicitations_report_requires_action_once() -> None:
         await first.wait_answered()
         await second.wait_answered()
         assert first.cancelled_by_agent and second.cancelled_by_agent
+
+
+async def test_an_unannounced_tool_call_is_announced_before_the_question() -> None:
+    class Early(acpio.Agent):
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+            call = session.tool_call("Configure", kind="other")  # not sent yet
+            await session.elicit("Name?", FORM, tool_call=call)
+            await call.complete()
+
+    policy = ElicitationPolicy.accept({"name": "Ada"})
+    async with MockClient(Early(), elicitation=policy) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+        methods = [
+            (e.method, (e.message or {}).get("params", {}).get("update", {}).get("sessionUpdate"))  # type: ignore[union-attr]
+            for e in client.transcript
+            if e.direction == "agent->client" and e.method is not None
+        ]
+        first_call = methods.index(("session/update", "tool_call_update"))
+        assert first_call < methods.index(("elicitation/create", None))
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed"

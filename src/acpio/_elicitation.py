@@ -115,10 +115,14 @@ def _requested_schema(
     return requested
 
 
-def _tool_call_id(tool_call: ToolCallHandle | str | None) -> str | object:
+async def _tool_call_id(tool_call: ToolCallHandle | str | None) -> str | object:
     if tool_call is None:
         return UNSET
-    return tool_call if isinstance(tool_call, str) else tool_call.id
+    if isinstance(tool_call, str):
+        return tool_call
+    # The client must know the call before a question about it arrives.
+    await tool_call.announce()
+    return tool_call.id
 
 
 _CHECKS: dict[type, tuple[tuple[type, ...], str]] = {
@@ -179,7 +183,7 @@ async def elicit(
     requested = _requested_schema(requested_schema)
     params = schema.ElicitationFormMode(
         session_id=session.id,
-        tool_call_id=_tool_call_id(tool_call),  # type: ignore[arg-type]
+        tool_call_id=await _tool_call_id(tool_call),  # type: ignore[arg-type]
         message=message,
         requested_schema=requested,
     )
@@ -206,7 +210,7 @@ async def elicit_url(
     elicitation_id = elicitation_id or new_id("elicit")
     params = schema.ElicitationUrlMode(
         session_id=session.id,
-        tool_call_id=_tool_call_id(tool_call),  # type: ignore[arg-type]
+        tool_call_id=await _tool_call_id(tool_call),  # type: ignore[arg-type]
         message=message,
         url=url,
         elicitation_id=elicitation_id,
