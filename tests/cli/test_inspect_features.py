@@ -101,7 +101,10 @@ async def test_reject_declines_elicitations(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_allow_accepts_with_defaults_and_a_form_can_be_declined(tmp_path: Path) -> None:
     captured = await _inspect("ask\n", tmp_path, policy="allow")
-    assert "✓ accepted color=blue  (--allow)" in captured.text
+    # The form's required name has no default: --allow cannot accept it for you.
+    assert "✗ declined  (--allow)" in captured.text
+    urls = await _inspect("url\n", tmp_path, policy="allow")
+    assert "✓ accepted  (--allow)" in urls.text
     declined = await _inspect("ask\nn\n", tmp_path)
     assert "✗ declined  (you)" in declined.text
 

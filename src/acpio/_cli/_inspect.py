@@ -10,7 +10,8 @@ as they are found. ``--record`` writes the transcript as JSON Lines;
 ``--replay`` rebuilds the same log from a recording, no agent needed.
 
 Elicitations are answered at a prompt too (a form field by field;
-``--allow`` accepts with the defaults, ``--reject`` declines). The session's
+``--allow`` accepts with the defaults, or declines when a required field has
+none; ``--reject`` declines). The session's
 config options and slash commands are shown as the agent reports them;
 ``/config`` shows the options again and ``/config <id> <value>`` changes one
 (``session/set_config_option``).
@@ -36,6 +37,7 @@ from ..testing import (
     ClientSession,
     ConformanceChecker,
     ElicitationPolicy,
+    ElicitationRequest,
     MockClient,
     PermissionPolicy,
     PermissionRequest,
@@ -150,9 +152,23 @@ async def _watch_interrupts(state: _State, output: Output) -> None:
                     state.main_scope.cancel()
 
 
+def _accept_with_defaults(request: ElicitationRequest) -> ElicitationPolicy:
+    """``--allow``: accept with the defaults, or decline a form whose required fields have none."""
+    schema_ = request.requested_schema
+    required = schema_.get("required")
+    properties = schema_.get("properties")
+    props = properties if isinstance(properties, dict) else {}
+    missing = [
+        name
+        for name in (required if isinstance(required, list) else [])
+        if not isinstance(props.get(name), dict) or "default" not in props[name]
+    ]
+    return ElicitationPolicy.decline() if missing else ElicitationPolicy.accept()
+
+
 def _elicitation_policy(mode: PolicyMode, asker: ElicitationAsker) -> ElicitationPolicy:
     if mode == "allow":
-        return ElicitationPolicy.accept()
+        return ElicitationPolicy.call(_accept_with_defaults)
     if mode == "reject":
         return ElicitationPolicy.decline()
     return ElicitationPolicy.call(asker)
