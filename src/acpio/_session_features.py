@@ -29,6 +29,7 @@ from . import schema
 from ._commands import CommandInvocation, parse_command, validate_commands
 from ._config import SessionConfig
 from ._elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
+from ._errors import ConnectionClosed
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -198,6 +199,8 @@ class _SessionFeatures:
         try:
             for line in lines:
                 await self._send_line(line)
+        except ConnectionClosed:
+            pass  # the client went away: nobody is left to tell
         finally:
             if self._replay_gate is gate:
                 self._replay_gate = previous
