@@ -3,7 +3,9 @@
 Subclass :class:`Agent`, implement :meth:`Agent.prompt`, and call :func:`run`.
 Report work through the :class:`Session` you are given: messages, plans,
 tool calls (:class:`ToolCallHandle`), terminals (:class:`TerminalHandle`),
-permission requests (:class:`Outcome`) and diffs (:func:`file_diff`).
+permission requests (:class:`Outcome`), diffs (:func:`file_diff`), config
+options (:func:`select_option`, :func:`boolean_option`), slash commands
+(:func:`command`) and questions to the user (:meth:`Session.elicit`).
 """
 
 from . import permission as permission
@@ -12,6 +14,11 @@ from ._agent import Agent as Agent
 from ._agent import AgentLimits as AgentLimits
 from ._agent import run as run
 from ._agent import serve as serve
+from ._commands import CommandInvocation as CommandInvocation
+from ._commands import command as command
+from ._config import SessionConfig as SessionConfig
+from ._config import boolean_option as boolean_option
+from ._config import select_option as select_option
 from ._connection import Connection as Connection
 from ._connection import MessageHandler as MessageHandler
 from ._connection import RequestContext as RequestContext
@@ -21,6 +28,8 @@ from ._diff import RelativePathError as RelativePathError
 from ._diff import diff_of as diff_of
 from ._diff import file_change as file_change
 from ._diff import file_diff as file_diff
+from ._elicitation import ElicitationResult as ElicitationResult
+from ._elicitation import ElicitationUnsupported as ElicitationUnsupported
 from ._errors import AcpError as AcpError
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ConnectionClosed as ConnectionClosed
@@ -56,9 +65,12 @@ __all__ = (
     "AgentLimits",
     "ClientCapabilityError",
     "CommandResult",
+    "CommandInvocation",
     "Connection",
     "ConnectionClosed",
     "ContentBlock",
+    "ElicitationResult",
+    "ElicitationUnsupported",
     "ExitStatus",
     "FileChange",
     "History",
@@ -76,12 +88,15 @@ __all__ = (
     "RequestError",
     "RunningCommand",
     "Session",
+    "SessionConfig",
     "SessionLimits",
     "SessionRecord",
     "SessionStore",
     "StreamPair",
     "TerminalHandle",
     "ToolCallHandle",
+    "boolean_option",
+    "command",
     "diff_of",
     "file_change",
     "file_diff",
@@ -89,6 +104,7 @@ __all__ = (
     "permission",
     "run",
     "schema",
+    "select_option",
     "serve",
     "stdio_streams",
     "text_of",

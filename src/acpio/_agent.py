@@ -31,6 +31,7 @@ import msgspec
 
 from . import schema
 from ._agent_server import _AgentServer
+from ._commands import CommandInvocation
 from ._connection import Connection
 from ._errors import RequestError
 from ._history import InMemorySessionStore, SessionStore
@@ -82,6 +83,12 @@ class Agent:
     capabilities you set, and ``auth_methods`` (override :meth:`login` and
     :meth:`logout` when you set them).
 
+    Set ``config_options`` and ``commands`` to give every session pickers
+    (model, mode, ...) and slash commands; the client's changes arrive in
+    :meth:`set_config_option`, invocations in :meth:`command`. Updates sent
+    from :meth:`on_new_session` and :meth:`on_resume_session` reach the client
+    right after the answer (never before it: editors would drop them).
+
     Each prompt runs :meth:`prompt` as the session's foreground work; a
     prompt sent while one runs is accepted and queued (its ``messageId`` and
     ``user_message`` go out at once) and runs after the current turn's idle.
@@ -92,6 +99,14 @@ class Agent:
     )
     prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
     auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
+    config_options: ClassVar[Sequence[schema.SessionConfigOption]] = ()
+    """Config options every new session starts with (:func:`acpio.select_option`,
+    :func:`acpio.boolean_option`); sent in the ``session/new`` and ``session/resume``
+    answers. Read them as ``session.config[config_id]``; change a session's list with
+    :meth:`acpio.SessionConfig.replace` (e.g. in :meth:`on_new_session`)."""
+    commands: ClassVar[Sequence[schema.AvailableCommand]] = ()
+    """Slash commands every new session advertises (:func:`acpio.command`); sent in
+    the session answers. A prompt invoking one goes to :meth:`command`."""
 
     client_info: schema.Implementation | None = None
     """The client's ``info`` from its ``initialize`` request (the latest one, if one agent
@@ -112,11 +127,34 @@ class Agent:
         """
         raise NotImplementedError("override Agent.prompt to answer prompts")
 
+    async def command(self, session: Session, invocation: CommandInvocation) -> str | None:
+        """Run a slash command: a prompt that starts with ``/name`` of an advertised command.
+
+        Runs exactly like :meth:`prompt` (same lifecycle, same stop reasons);
+        ``invocation.input`` is the text after the name. The default gives the
+        whole prompt to :meth:`prompt`.
+        """
+        return await self.prompt(session, invocation.prompt)
+
+    async def set_config_option(self, session: Session, config_id: str, value: str | bool) -> None:
+        """The client changed a config option (``session/set_config_option``).
+
+        Called after the value was checked and applied (``session.config[config_id]``
+        is already ``value``); raise :class:`~acpio.RequestError` to refuse, which
+        restores the previous state. Other options may be changed here with
+        :meth:`acpio.SessionConfig.set`/``replace``: the answer carries the full
+        new state. The default accepts every valid value.
+        """
+
     async def on_initialize(self, request: schema.InitializeRequest) -> None:
         """Called once the client initialized (its info and capabilities are stored)."""
 
     async def on_new_session(self, session: Session) -> None:
-        """Called when a session is created, before ``session/new`` is answered."""
+        """Called when a session is created, before ``session/new`` is answered.
+
+        What it sends is held and goes out right after the answer, in order;
+        config options and commands it sets are part of the answer itself.
+        """
 
     async def on_resume_session(self, session: Session) -> None:
         """Called when a session is resumed, after any replay, before the response."""

@@ -28,8 +28,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import schema
+from ._commands import prompt_handler
+from ._config import set_from_client
 from ._connection import Connection, RequestContext
-from ._errors import RequestError
+from ._errors import LocalProtocolError, RequestError
 from ._history import SessionRecord, SessionStore
 from ._ids import new_id
 from ._paths import is_absolute
@@ -115,6 +117,7 @@ class _AgentServer:
             "session/prompt": self._prompt,
             "tool_call/cancel": self._cancel_tool_call,
             "terminal/cancel": self._cancel_terminal,
+            "session/set_config_option": self._set_config_option,
         }
 
     @property
@@ -246,17 +249,22 @@ class _AgentServer:
             connection=self.connection,
             task_group=self.work_group,
             history=record.history,
-            prompt_handler=self.agent.prompt,
+            prompt_handler=prompt_handler(self.agent),
             additional_directories=record.additional_directories,
             mcp_servers=mcp_servers,
             limits=self.limits.session,
             peer=self.peer,
         )
+        try:
+            session._setup_features(self.agent)
+        except LocalProtocolError as exc:
+            message = f"the agent's session setup is invalid: {exc}"
+            raise RequestError.internal_error(message) from exc
         self.sessions[session.id] = session
         record.active = True
         return session
 
-    async def _new_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
+    async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.NewSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -268,13 +276,20 @@ class _AgentServer:
         except BaseException:
             self.store.delete(session_id)
             raise
+        # Updates the hook sends go out right after the answer (editors drop earlier ones).
+        session._hold_setup()
         try:
             await self.agent.on_new_session(session)
         except BaseException:
             self.sessions.pop(session_id, None)
             self.store.delete(session_id)
             raise
-        return schema.NewSessionResponse(session_id=session_id)
+        context.after_response(session._release_setup)
+        return schema.NewSessionResponse(
+            session_id=session_id,
+            config_options=session.config._answer_field(),  # type: ignore[arg-type]
+            available_commands=session.commands or UNSET,
+        )
 
     async def _list_sessions(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.ListSessionsRequest)
@@ -304,7 +319,7 @@ class _AgentServer:
             next_cursor=str(start + LIST_PAGE_SIZE) if more else UNSET,
         )
 
-    async def _resume_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
+    async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -340,8 +355,30 @@ class _AgentServer:
         session.mcp_servers = mcp_servers
         record.additional_directories = list(directories)
         await session._resume(replay=isinstance(replay, schema.ReplayFromStart))
-        await self.agent.on_resume_session(session)
-        return schema.ResumeSessionResponse()
+        session._hold_setup()
+        try:
+            await self.agent.on_resume_session(session)
+        except BaseException:
+            session._release_setup()
+            raise
+        context.after_response(session._release_setup)
+        return schema.ResumeSessionResponse(
+            config_options=session.config._answer_field(),  # type: ignore[arg-type]
+            available_commands=session.commands or UNSET,
+        )
+
+    async def _set_config_option(self, params: msgspec.Raw | None, _: RequestContext) -> object:
+        request: schema.SetSessionConfigOptionRequest = _decode(
+            params,
+            schema.SetSessionConfigOptionRequest,  # type: ignore[arg-type]
+        )
+        session_id = (
+            request.raw.get("sessionId")
+            if isinstance(request, schema.UnknownVariant)
+            else request.session_id
+        )
+        session = self._active(str(session_id))
+        return await set_from_client(self.agent, session, request)
 
     async def _close_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CloseSessionRequest)

@@ -29,12 +29,14 @@ import anyio.abc
 from msgspec import UNSET
 
 from . import _client_services, schema
+from ._config import SessionConfig
 from ._errors import LocalProtocolError
 from ._history import InMemoryHistory
 from ._ids import new_id
 from ._lifecycle import _PromptLifecycle
 from ._paths import require_absolute
 from ._peer import Peer
+from ._session_features import _SessionFeatures
 from ._terminal import TerminalHandle
 from ._tool_call import ToolCallHandle
 from ._work import _current_work, _Work
@@ -87,7 +89,7 @@ class SessionLimits:
     cancel_grace: float = 2.0
 
 
-class Session(_PromptLifecycle):
+class Session(_PromptLifecycle, _SessionFeatures):
     """One ACP session: its working directory, its updates and its foreground work.
 
     Agent code receives the session in :meth:`acpio.Agent.prompt` and reports
@@ -106,6 +108,13 @@ class Session(_PromptLifecycle):
     current turn's idle. ``session/cancel`` cancels the running turn (one
     ``idle`` with ``cancelled``, nothing of that turn after it) and discards
     queued prompts.
+
+    Config options (:attr:`config`, a :class:`~acpio.SessionConfig`), slash
+    commands (:attr:`commands`, :meth:`set_commands`, :meth:`parse_command`)
+    and questions to the user (:meth:`elicit`, :meth:`elicit_url`) come from
+    :mod:`acpio._session_features`. What the session sends while
+    ``session/new`` or ``session/resume`` is answered goes out right after the
+    answer, in order.
     """
 
     def __init__(
@@ -163,6 +172,10 @@ class Session(_PromptLifecycle):
         # One flag on the hot path for the two rare reasons to hold an update back.
         self._held = False
         self.remembered_permissions: dict[str, str] = {}
+        # Config options, slash commands and setup holding: see _session_features.
+        self.config = SessionConfig(self)
+        self._commands: list[schema.AvailableCommand] = []
+        self._setup_lines: list[bytes] | None = None
 
     def __repr__(self) -> str:
         return f"<Session {self.id} cwd={self.cwd!r} state={self._reported_state!r}>"

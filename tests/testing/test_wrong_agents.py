@@ -38,6 +38,7 @@ BROKEN_BY_A_PROMPT = [
     "session-close",
     "background-work",
     "terminal-id-reuse",
+    "config-and-commands",
 ]
 
 

@@ -64,6 +64,24 @@ EXTRAS: dict[str, list[dict[str, object]]] = {
         {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress"},
         {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"},
     ],
+    "config-and-commands": [
+        {
+            "sessionUpdate": "config_option_update",
+            "configOptions": [
+                {
+                    "type": "select",
+                    "configId": "model",
+                    "name": "Model",
+                    "currentValue": "gpt-9",
+                    "options": [{"value": "fast", "name": "Fast"}],
+                }
+            ],
+        },
+        {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [{"type": "command", "name": "two words", "description": "bad"}],
+        },
+    ],
     "terminal-id-reuse": [
         {
             "sessionUpdate": "terminal_update",

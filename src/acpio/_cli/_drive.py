@@ -18,7 +18,7 @@ from typing import Final
 import anyio
 
 from .._errors import AcpError
-from ..testing import MockClient, PermissionPolicy
+from ..testing import ElicitationPolicy, MockClient, PermissionPolicy
 from ._failure import CliError, agent_failure
 from ._log import SessionLog
 from ._output import Output
@@ -98,16 +98,19 @@ async def open_agent(
     exit_timeout: float = 3.0,
     show_violations: bool = False,
     started: list[MockClient] | None = None,
+    elicitation: ElicitationPolicy | None = None,
 ) -> AsyncIterator[MockClient]:
     """Start the agent, follow it with ``log``; failures become a :class:`CliError`.
 
     With ``show_violations`` the log shows the client's protocol violations as
     they are found. The client is appended to ``started`` before it starts
-    (so a caller can save its transcript even when starting failed).
+    (so a caller can save its transcript even when starting failed). With
+    ``elicitation`` the client advertises elicitation and answers it so.
     """
     client = MockClient(
         list(command),
         policy=policy,
+        elicitation=elicitation,
         strict=False,
         timeout=timeout,
         cwd=cwd,

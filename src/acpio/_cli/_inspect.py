@@ -8,6 +8,13 @@ Ctrl-C sends ``session/cancel`` for the running turn; a second one, Ctrl-C at
 the prompt, Ctrl-D or ``/quit`` quits. Protocol violations are shown inline
 as they are found. ``--record`` writes the transcript as JSON Lines;
 ``--replay`` rebuilds the same log from a recording, no agent needed.
+
+Elicitations are answered at a prompt too (a form field by field;
+``--allow`` accepts with the defaults, or declines when a required field has
+none; ``--reject`` declines). The session's
+config options and slash commands are shown as the agent reports them;
+``/config`` shows the options again and ``/config <id> <value>`` changes one
+(``session/set_config_option``).
 """
 
 from __future__ import annotations
@@ -25,9 +32,12 @@ import anyio.abc
 from rich.rule import Rule
 from rich.text import Text
 
+from .._errors import RequestError
 from ..testing import (
     ClientSession,
     ConformanceChecker,
+    ElicitationPolicy,
+    ElicitationRequest,
     MockClient,
     PermissionPolicy,
     PermissionRequest,
@@ -37,6 +47,7 @@ from ..testing import (
 from ._blocks import PROMPT_MARK
 from ._drive import Step, open_agent
 from ._failure import CliError
+from ._features import CONFIG_HELP, ElicitationAsker, config_block, parse_config_command
 from ._input import LineInput
 from ._log import SessionLog
 from ._output import Output
@@ -141,6 +152,28 @@ async def _watch_interrupts(state: _State, output: Output) -> None:
                     state.main_scope.cancel()
 
 
+def _accept_with_defaults(request: ElicitationRequest) -> ElicitationPolicy:
+    """``--allow``: accept with the defaults, or decline a form whose required fields have none."""
+    schema_ = request.requested_schema
+    required = schema_.get("required")
+    properties = schema_.get("properties")
+    props = properties if isinstance(properties, dict) else {}
+    missing = [
+        name
+        for name in (required if isinstance(required, list) else [])
+        if not isinstance(props.get(name), dict) or "default" not in props[name]
+    ]
+    return ElicitationPolicy.decline() if missing else ElicitationPolicy.accept()
+
+
+def _elicitation_policy(mode: PolicyMode, asker: ElicitationAsker) -> ElicitationPolicy:
+    if mode == "allow":
+        return ElicitationPolicy.call(_accept_with_defaults)
+    if mode == "reject":
+        return ElicitationPolicy.decline()
+    return ElicitationPolicy.call(asker)
+
+
 def _policy(mode: PolicyMode, asker: _Asker) -> PermissionPolicy:
     if mode == "allow":
         return PermissionPolicy.allow()
@@ -166,6 +199,7 @@ async def run_inspect(
         raise CliError(f"--cwd {directory} is not a directory", code=2)
     state = _State()
     asker = _Asker(output, reader, state)
+    elicitation_asker = ElicitationAsker(output, reader, asker.lock)
     answered_by = {"ask": "you", "allow": "--allow", "reject": "--reject"}[policy]
     log = SessionLog(
         output,
@@ -187,15 +221,18 @@ async def run_inspect(
             timeout=timeout,
             show_violations=True,
             started=started,
+            elicitation=_elicitation_policy(policy, elicitation_asker),
         ) as client:
             asker.log = log
             asker.client = client
+            elicitation_asker.before.append(lambda: log.sync(client.transcript))
             step.doing = "creating a session (session/new)"
             session = state.session = await client.new_session(directory)
             log.sync(client.transcript)
             output.note(
                 "Type a prompt and press Enter (end a line with \\ to continue it on the next). "
-                "Ctrl-C cancels the running turn, a second Ctrl-C quits; so do Ctrl-D and /quit."
+                "Ctrl-C cancels the running turn, a second Ctrl-C quits; so do Ctrl-D and /quit. "
+                f"{CONFIG_HELP}."
             )
             async with anyio.create_task_group() as group:
                 group.start_soon(_watch_interrupts, state, output)
@@ -243,6 +280,8 @@ async def _converse(
             return turns
         if not text.strip():
             continue
+        if await _config_command(output, session, log, client, text):
+            continue
         if reader.interactive:
             # The agent echoes the prompt as the user message: show it once.
             output.erase_lines(text.count("\n") + 1)
@@ -261,6 +300,31 @@ async def _converse(
         state.busy = False
         output.status(None)
         log.sync(client.transcript)
+
+
+async def _config_command(
+    output: Output, session: ClientSession, log: SessionLog, client: MockClient, text: str
+) -> bool:
+    """Handle ``/config`` typed at the prompt; False when ``text`` is a prompt for the agent."""
+    options = session.view.config_options or []
+    command = parse_config_command(text, options)
+    if command is None:
+        return False
+    output.resume()
+    if command == "":
+        output.print(config_block(options))
+    elif isinstance(command, str):
+        output.print(Text(command, style="yellow"))
+    else:
+        config_id, value = command
+        try:
+            state = await session.set_config_option(config_id, value)
+        except RequestError as exc:
+            output.print(Text(f"✗ {exc.message}", style="red"))
+        else:
+            log.sync(client.transcript)
+            output.print(config_block(state))
+    return True
 
 
 def _write_record(output: Output, client: MockClient, path: str) -> None:

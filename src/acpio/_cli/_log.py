@@ -25,6 +25,7 @@ from rich.text import Text
 
 from .. import schema
 from ..testing import (
+    ElicitationRequest,
     PermissionRequest,
     SessionView,
     TranscriptEntry,
@@ -40,6 +41,12 @@ from ._blocks import (
     stop_line,
     terminal_block,
     tool_call_block,
+)
+from ._features import (
+    commands_block,
+    config_block,
+    elicitation_answer_line,
+    elicitation_block,
 )
 from ._output import Output
 
@@ -127,6 +134,7 @@ class SessionLog:
         self._sessions: dict[str, _Session] = {}
         self._client_requests: dict[object, tuple[str, msgspec.Raw | None]] = {}
         self._permissions: dict[object, tuple[_Session, PermissionRequest]] = {}
+        self._elicitations: dict[object, tuple[_Session, ElicitationRequest]] = {}
         self._violations_shown = 0
 
     # -- input -------------------------------------------------------------------------------
@@ -181,6 +189,10 @@ class SessionLog:
                 self._permission_request(envelope.id, params)
             elif method == "$/cancel_request" and params is not None:
                 self._agent_cancel(params)
+            elif method == "elicitation/create" and envelope.id is not msgspec.UNSET:
+                self._elicitation_request(envelope.id, params)
+            elif method == "elicitation/complete":
+                self._note("✓ the agent says the URL interaction is complete", style="green")
             elif envelope.id is not msgspec.UNSET:
                 self._note(f"the agent called {method}, which this client does not offer")
             return
@@ -224,6 +236,11 @@ class SessionLog:
                         verb = "new session" if method == "session/new" else "resumed session"
                         self._note(f"○ {verb} {session_id}{where}", style="dim")
                     self._commit(session)
+                    setup = schema.decode(result, schema.ResumeSessionResponse)
+                    if isinstance(setup.config_options, list) and setup.config_options:
+                        self.output.print(config_block(setup.config_options))
+                    if isinstance(setup.available_commands, list) and setup.available_commands:
+                        self.output.print(commands_block(setup.available_commands))
         except (msgspec.DecodeError, RecursionError):
             return
 
@@ -266,6 +283,22 @@ class SessionLog:
         found = self._permissions.get(_key(request_id))
         if found is not None:
             found[1].cancelled_by_agent = True
+        elicitation = self._elicitations.get(_key(request_id))
+        if elicitation is not None:
+            elicitation[1].cancelled_by_agent = True
+
+    def _elicitation_request(self, request_id: object, params: msgspec.Raw | None) -> None:
+        try:
+            raw = _decode_object(params) if params is not None else {}
+        except (msgspec.DecodeError, RecursionError):
+            return
+        if not isinstance(request_id, int | str):
+            return
+        record = ElicitationRequest(request_id, raw)
+        session = self._session(record.session_id or "")
+        self._elicitations[_key(request_id)] = (session, record)
+        self._add(session, "elicitation", ("elicitation", _key(request_id)), record)
+        self._commit(session)
 
     # -- client -> agent ---------------------------------------------------------------------
 
@@ -283,6 +316,17 @@ class SessionLog:
                 if isinstance(session_id, str) and session_id in self._sessions:
                     self._commit(self._sessions[session_id])
                 self._note("⊘ session/cancel sent", style="yellow")
+            return
+        elicitation = self._elicitations.pop(_key(envelope.id), None)
+        if elicitation is not None:
+            asked_in, asked = elicitation
+            if isinstance(envelope.result, msgspec.Raw):
+                try:
+                    asked.answer = _decode_object(envelope.result)
+                except (msgspec.DecodeError, RecursionError):
+                    asked.answer = {}
+            self._commit(asked_in)
+            self.output.print(elicitation_answer_line(asked, self.answered_by))
             return
         found = self._permissions.pop(_key(envelope.id), None)
         if found is None or not isinstance(envelope.result, msgspec.Raw):
@@ -344,6 +388,11 @@ class SessionLog:
             self._touch(session, "plan", plan_id if isinstance(plan_id, str) else "")
         elif isinstance(update, schema.Notice):
             self._add(session, "notice", ("notice", next(session.counter)), update)
+        elif isinstance(update, schema.ConfigOptionUpdate):
+            self._add(session, "config", ("config", next(session.counter)), update.config_options)
+        elif isinstance(update, schema.AvailableCommandsUpdate):
+            commands = update.available_commands
+            self._add(session, "commands", ("commands", next(session.counter)), commands)
         elif isinstance(update, schema.UnknownSessionUpdate):
             self._add(session, "unknown", ("unknown", next(session.counter)), update)
         elif isinstance(
@@ -442,6 +491,15 @@ class SessionLog:
         if kind == "notice":
             assert isinstance(item.payload, schema.Notice)
             return notice_line(item.payload)
+        if kind == "config":
+            assert isinstance(item.payload, list)
+            return config_block(item.payload)
+        if kind == "commands":
+            assert isinstance(item.payload, list)
+            return commands_block(item.payload)
+        if kind == "elicitation":
+            assert isinstance(item.payload, ElicitationRequest)
+            return elicitation_block(item.payload)
         if kind == "unknown":
             update = item.payload
             name = getattr(update, "session_update", "?")
@@ -455,7 +513,15 @@ class SessionLog:
         parts: list[RenderableType] = []
         for session in self._sessions.values():
             for item in session.items:
-                if item.committed or item.kind in ("permission", "stop", "notice", "unknown"):
+                if item.committed or item.kind in (
+                    "permission",
+                    "stop",
+                    "notice",
+                    "unknown",
+                    "elicitation",
+                    "config",
+                    "commands",
+                ):
                     continue
                 if item.kind == "terminal" and str(item.payload) in session.owners:
                     continue

@@ -2,7 +2,8 @@
 
 :class:`MockClient` drives any ACP agent (an :class:`acpio.Agent` in-process,
 or any command as a subprocess) the way an editor would, answers permission
-requests by :class:`PermissionPolicy`, rebuilds what an editor displays
+requests by :class:`PermissionPolicy` and elicitations by
+:class:`ElicitationPolicy`, rebuilds what an editor displays
 (:class:`SessionView`), checks every message against the protocol
 (:class:`ConformanceChecker`) and records the :class:`Transcript`. The pytest
 plugin adds the ``acp_client`` and ``acp_client_factory`` fixtures and the
@@ -20,6 +21,9 @@ from ._client_session import PromptInput as PromptInput
 from ._client_session import Turn as Turn
 from ._client_session import TurnResult as TurnResult
 from ._conformance import ConformanceChecker as ConformanceChecker
+from ._elicitation_policy import ElicitationPolicy as ElicitationPolicy
+from ._elicitation_policy import ElicitationPolicyError as ElicitationPolicyError
+from ._elicitation_policy import ElicitationRequest as ElicitationRequest
 from ._policy import PermissionPolicy as PermissionPolicy
 from ._policy import PermissionPolicyError as PermissionPolicyError
 from ._policy import PermissionRequest as PermissionRequest
@@ -49,6 +53,9 @@ __all__ = (
     "ConformanceChecker",
     "ConformanceError",
     "ConformanceReport",
+    "ElicitationPolicy",
+    "ElicitationPolicyError",
+    "ElicitationRequest",
     "MessageView",
     "MockClient",
     "MockClientError",

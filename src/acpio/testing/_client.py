@@ -43,6 +43,7 @@ from ._agent_process import EXIT_TIMEOUT, STDERR_GRACE, STDERR_LIMIT, AgentProce
 from ._client_handler import ClientHandler, Probe
 from ._client_session import ClientSession, decoder
 from ._conformance import ConformanceChecker, ConformanceReport, Violation
+from ._elicitation_policy import ElicitationPolicy, ElicitationRequest
 from ._policy import (
     PermissionPolicy,
     PermissionRequest,
@@ -86,7 +87,9 @@ class MockClient:
     its stderr (captured, the last ``stderr_limit`` bytes) is kept.
 
     ``policy`` answers permission requests (default: reject, the safe
-    choice; see :class:`PermissionPolicy`). With ``strict`` (default) the
+    choice; see :class:`PermissionPolicy`); ``elicitation`` answers
+    ``elicitation/create`` (see :class:`ElicitationPolicy`; given without
+    ``capabilities``, the client advertises both elicitation modes). With ``strict`` (default) the
     first protocol violation found by the conformance checker fails the test;
     otherwise violations are collected in :attr:`violations`. ``timeout`` is
     the default bound of every wait and request, in seconds. ``cwd`` is the
@@ -100,8 +103,8 @@ class MockClient:
     :attr:`permission_requests`, :attr:`transcript`, :attr:`violations`
     (from :attr:`checker`), :attr:`stderr` and :attr:`returncode`. The client
     advertises no optional capability unless given ``capabilities``; agent
-    requests it does not serve (``elicitation/create``, extensions) are
-    answered ``-32601``.
+    requests it does not serve (``elicitation/create`` without an
+    elicitation policy, extensions) are answered ``-32601``.
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class MockClient:
         agent: Agent | type[Agent] | str | Sequence[str],
         *,
         policy: _PolicyLike | None = None,
+        elicitation: ElicitationPolicy | None = None,
         strict: bool = True,
         timeout: float = DEFAULT_TIMEOUT,
         initialize: bool = True,
@@ -150,6 +154,15 @@ class MockClient:
         self.client_info = client_info or schema.Implementation(
             name="acpio-mock-client", version="0.1.0", title="acpio MockClient"
         )
+        self.elicitation_policy: ElicitationPolicy | None = elicitation
+        if capabilities is None and elicitation is not None:
+            # An elicitation policy means the client can show elicitations: say so.
+            capabilities = schema.ClientCapabilities(
+                elicitation=schema.ElicitationCapabilities(
+                    form=schema.ElicitationFormCapabilities(),
+                    url=schema.ElicitationUrlCapabilities(),
+                )
+            )
         self.capabilities = capabilities or schema.ClientCapabilities()
         self._default_cwd = os.fspath(cwd) if cwd is not None else None
         self._store = store
@@ -159,6 +172,7 @@ class MockClient:
         self.transcript = Transcript()
         self.checker = ConformanceChecker(strict=False)
         self.permission_requests: list[PermissionRequest] = []
+        self.elicitation_requests: list[ElicitationRequest] = []
         self.sessions: dict[str, ClientSession] = {}
         self.initialize_response: schema.InitializeResponse | None = None
 
@@ -169,6 +183,7 @@ class MockClient:
         self._waits = Waits(self._context)
         self._handler = ClientHandler(self)
         self._seen_permissions: set[int] = set()
+        self._seen_elicitations: set[int] = set()
         self._closing = False
         self._agent_gone = False
         self._temp_dir: str | None = None
@@ -498,7 +513,23 @@ class MockClient:
         response = await self._request(
             "session/new", params, decoder(schema.NewSessionResponse), timeout=timeout
         )
-        return self._session(response.session_id, directory)
+        session = self._session(response.session_id, directory)
+        # Updates held until the answer may have been applied already: they are newer.
+        session.view.apply_setup(
+            response.config_options, response.available_commands, later=session.updates
+        )
+        return session
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool, *, timeout: float | None = None
+    ) -> list[schema.SessionConfigOption]:
+        """Send ``session/set_config_option`` (``type: "boolean"`` for a bool, else ``"id"``);
+        returns the full new state, also applied to the session's view.
+
+        :raises acpio.RequestError: when the agent refused (``-32602`` for an
+            unknown option or value).
+        """
+        return await self._session(session_id).set_config_option(config_id, value, timeout=timeout)
 
     async def resume_session(
         self,
@@ -607,6 +638,29 @@ class MockClient:
             return None
 
         return await self._wait_until(find, timeout, "a session/request_permission")
+
+    async def wait_for_elicitation_request(
+        self,
+        *,
+        session_id: str | None = None,
+        pending: bool | None = None,
+        timeout: float | None = None,
+    ) -> ElicitationRequest:
+        """Wait for an ``elicitation/create`` and return its record (handed out like a
+        queue, as :meth:`wait_for_permission_request` does)."""
+
+        def find() -> ElicitationRequest | None:
+            for record in self.elicitation_requests:
+                if (
+                    id(record) not in self._seen_elicitations
+                    and (session_id is None or record.session_id == session_id)
+                    and (pending is None or record.pending == pending)
+                ):
+                    self._seen_elicitations.add(id(record))
+                    return record
+            return None
+
+        return await self._wait_until(find, timeout, "an elicitation/create")
 
 
 # --------------------------------------------------------------------------- pytest hook

@@ -31,6 +31,7 @@ import msgspec
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
+from ._elicitation_policy import ElicitationPolicyError, ElicitationRequest
 from ._policy import CANCELLED_OUTCOME, PermissionPolicyError, PermissionRequest
 from ._rules import ConformanceError, Violation
 from ._transcript import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction
@@ -101,6 +102,8 @@ class ClientHandler:
         """Probes by the id of the request they watch, until its response arrives."""
         self.pending_permissions: dict[int | str, PermissionRequest] = {}
         """Permission requests the policy has not answered yet, by request id."""
+        self.pending_elicitations: dict[int | str, ElicitationRequest] = {}
+        """Elicitation requests not answered yet, by request id."""
         self.prompts: dict[int, ClientSession] = {}
         """The session of each ``session/prompt`` sent and not answered yet, by request id."""
         self._violations_seen = 0
@@ -156,6 +159,9 @@ class ClientHandler:
             except (msgspec.DecodeError, RecursionError):
                 return
             if type(request_id) is int or type(request_id) is str:
+                elicitation = self.pending_elicitations.get(request_id)
+                if elicitation is not None:
+                    elicitation.cancelled_by_agent = True
                 record = self.pending_permissions.get(request_id)
                 if record is not None:
                     # Seen before the connection cancels the handler, which then
@@ -186,15 +192,25 @@ class ClientHandler:
     async def on_request(
         self, method: str, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
-        """Serve a request from the agent: permission requests, nothing else."""
+        """Serve a request from the agent: permission and elicitation requests, nothing else."""
         if method == "session/request_permission":
             return await self._answer_permission(params, context)
+        if method == "elicitation/create" and self._client.elicitation_policy is not None:
+            return await self._answer_elicitation(params, context)
         raise RequestError.method_not_found(method)
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
         """Apply ``session/update``; other notifications are only recorded."""
         if method == "session/update" and params is not None:
             self._apply_update(params)
+        elif method == "elicitation/complete" and params is not None:
+            with contextlib.suppress(msgspec.DecodeError, RecursionError):
+                done = _decode_json(params)
+                elicitation_id = done.get("elicitationId") if isinstance(done, dict) else None
+                for request in self._client.elicitation_requests:
+                    if request.elicitation_id == elicitation_id:
+                        request.completed = True
+            self._client._changed()
 
     def _apply_update(self, params: msgspec.Raw) -> None:
         try:
@@ -249,3 +265,40 @@ class ClientHandler:
         record._resolve(outcome, time.monotonic())
         client._changed()
         return {"outcome": outcome}
+
+    async def _answer_elicitation(
+        self, params: msgspec.Raw | None, context: RequestContext
+    ) -> object:
+        client = self._client
+        policy = client.elicitation_policy
+        assert policy is not None
+        try:
+            raw = _decode_json(params) if params is not None else {}
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise RequestError.invalid_params(str(exc)) from None
+        if not isinstance(raw, dict):
+            raise RequestError.invalid_params("params must be an object")
+        record = ElicitationRequest(context.id, raw)
+        client.elicitation_requests.append(record)
+        self.pending_elicitations[context.id] = record
+        client._changed()
+        answer: dict[str, object] | None = None
+        try:
+            try:
+                answer = await policy.decide(record)
+            except Exception as exc:
+                failure = (
+                    exc
+                    if isinstance(exc, ElicitationPolicyError)
+                    else ElicitationPolicyError(
+                        f"the elicitation policy {policy!r} raised {exc!r} for {record.describe()}"
+                    )
+                )
+                client._fail(failure, cause=exc if failure is not exc else None)
+                answer = {"action": "cancel"}
+        finally:
+            self.pending_elicitations.pop(context.id, None)
+            # Withdrawn by the agent: the connection answers -32800 (request cancelled).
+            record._resolve(answer)
+            client._changed()
+        return answer

@@ -352,7 +352,7 @@ class ClientSession:
             self.view = SessionView(self.id)
         probe = self.client._probe(self)
         try:
-            await self.client._request(
+            response = await self.client._request(
                 "session/resume",
                 params,
                 decoder(schema.ResumeSessionResponse),
@@ -363,9 +363,39 @@ class ClientSession:
             self.view = previous_view
             raise
         end = probe.position if probe.position is not None else len(self.updates)
+        self.view.apply_setup(
+            response.config_options, response.available_commands, later=self.updates[end:]
+        )
         self.replayed = self.updates[start:end]
         self.closed = False
         return list(self.replayed)
+
+    async def set_config_option(
+        self, config_id: str, value: str | bool, *, timeout: float | None = None
+    ) -> list[schema.SessionConfigOption]:
+        """Send ``session/set_config_option`` (``type: "boolean"`` for a bool, else ``"id"``);
+        returns the full new state, also applied to :attr:`view`.
+
+        :raises acpio.RequestError: when the agent refused (``-32602`` for an
+            unknown option or value).
+        """
+        params: schema.SetSessionConfigOptionRequest
+        if isinstance(value, bool):
+            params = schema.SetSessionConfigOptionBooleanRequest(
+                session_id=self.id, config_id=config_id, value=value
+            )
+        else:
+            params = schema.SetSessionConfigOptionIdRequest(
+                session_id=self.id, config_id=config_id, value=value
+            )
+        response = await self.client._request(
+            "session/set_config_option",
+            params,
+            decoder(schema.SetSessionConfigOptionResponse),
+            timeout=timeout,
+        )
+        self.view.config_options = list(response.config_options)
+        return list(response.config_options)
 
     async def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> None:
         """Send ``tool_call/cancel`` for a tool call that advertises cancellation."""

@@ -33,6 +33,7 @@ from typing import Final, Literal, TypeAlias
 import msgspec
 
 from ._batches import Batches, id_key, valid_id
+from ._feature_rules import setup_problems
 from ._rules import RULES as RULES
 from ._rules import ConformanceError as ConformanceError
 from ._rules import ConformanceReport as ConformanceReport
@@ -63,6 +64,8 @@ _KNOWN_OPTION_KINDS: Final = frozenset(
     {"allow_once", "allow_always", "reject_once", "reject_always"}
 )
 _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
+# Answers that carry the session's config options and commands.
+_SETUP_ANSWERS: Final = frozenset({"session/new", "session/resume", "session/set_config_option"})
 _decode_json = msgspec.json.Decoder().decode
 
 
@@ -440,6 +443,8 @@ class ConformanceChecker(SessionRules):
                 )
         else:
             self._validate("Error", error, raw, "error")
+        if has_result and request.method in _SETUP_ANSWERS:
+            self._config_and_commands(setup_problems(message["result"]), raw)
         session = request.session
         if session is None:
             if request.method in ("session/new", "session/resume") and has_result:

@@ -119,6 +119,12 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "a terminalId is never reused for a different terminal (a new command after exit)",
         False,
     ),
+    Rule(
+        "config-and-commands",
+        "advertised config options have unique configIds and a select's currentValue is one "
+        "of its values; slash command names are unique and contain no whitespace",
+        True,
+    ),
 )
 """Every rule the checker knows, by ID, in report order."""
 
@@ -155,6 +161,8 @@ HINTS: Final[Mapping[str, str]] = MappingProxyType(
         "background-work": "announce each item before listing it, keep listing background work "
         "on every state update, and report exit or a final status before dropping an item",
         "terminal-id-reuse": "use a new terminalId for each terminal",
+        "config-and-commands": "send each config option once with a currentValue among its "
+        "values, and each command once under a name without whitespace (no leading /)",
     }
 )
 """How to fix a violation of each rule, by rule ID."""

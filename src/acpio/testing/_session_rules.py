@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
+from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
 from ._rules import HINTS, ConformanceError, Violation
 from ._rules import short as _short
@@ -161,6 +162,11 @@ class SessionRules:
 
     def _exercise(self, rule: str) -> None:
         self._exercised[rule] += 1
+
+    def _config_and_commands(self, problems: list[str], raw: str) -> None:
+        self._exercise("config-and-commands")
+        for problem in problems:
+            self._violate("config-and-commands", problem, raw)
 
     # -- session state -------------------------------------------------------------------------
 
@@ -298,6 +304,10 @@ class SessionRules:
                 self._new_work(state, "a new plan", raw)
         elif kind == "state_update":
             self._state_update(state, session, update, raw)
+        elif kind == "config_option_update":
+            self._config_and_commands(config_problems(update.get("configOptions")), raw)
+        elif kind == "available_commands_update":
+            self._config_and_commands(command_problems(update.get("availableCommands")), raw)
 
     def _new_work(self, state: SessionState, what: str, raw: str) -> None:
         self._exercise("turn-lifecycle")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
@@ -533,6 +533,42 @@ class SessionView:
         if not isinstance(update.updated_at, UnsetType):
             self.info.updated_at = update.updated_at
         self.info.meta = _patch_meta(self.info.meta, update.meta)
+
+    def apply_setup(
+        self,
+        config_options: list[schema.SessionConfigOption] | UnsetType | None,
+        available_commands: list[schema.AvailableCommand] | UnsetType | None,
+        *,
+        later: Sequence[schema.SessionUpdate] = (),
+    ) -> None:
+        """Apply the ``configOptions`` and ``availableCommands`` of a ``session/new`` or
+        ``session/resume`` answer (omitted or ``null``: none advertised).
+
+        ``later`` are the session's updates that arrived after the answer and
+        were applied already: a ``config_option_update`` or
+        ``available_commands_update`` among them is newer than the answer and
+        is kept.
+        """
+        if not any(isinstance(u, schema.ConfigOptionUpdate) for u in later):
+            self.config_options = list(config_options) if isinstance(config_options, list) else None
+        if not any(isinstance(u, schema.AvailableCommandsUpdate) for u in later):
+            self.available_commands = (
+                list(available_commands) if isinstance(available_commands, list) else None
+            )
+
+    @property
+    def config_values(self) -> dict[str, str | bool]:
+        """The current value of every known config option, by ``configId``."""
+        values: dict[str, str | bool] = {}
+        for option in self.config_options or ():
+            if isinstance(option, schema.SessionConfigSelect | schema.SessionConfigBoolean):
+                values[option.config_id] = option.current_value
+        return values
+
+    @property
+    def command_names(self) -> list[str]:
+        """The names of the advertised slash commands (without the ``/``), in order."""
+        return [c.name for c in self.available_commands or () if isinstance(c, schema.Command)]
 
     def _on_commands(self, update: schema.SessionUpdate) -> None:
         assert isinstance(update, schema.AvailableCommandsUpdate)
