@@ -375,6 +375,14 @@ def _inspect(
             f"Refused: {shown} is outside the session's directories "
             f"({', '.join(roots)}); nothing was touched."
         )
+    try:
+        # Follows every link but opens nothing, so a FIFO cannot block it; this is
+        # what refuses /proc/self/fd/N, whose "real path" (pipe:[N]) names no file.
+        followed: os.stat_result | None = os.stat(given)
+    except OSError:
+        followed = None
+    if followed is not None:
+        _require_regular(followed.st_mode, shown)
     parent, name = os.path.split(real)
     if not name:
         raise EditRefused(f"Cannot edit {shown}: it is a directory; nothing was touched.")
@@ -395,6 +403,11 @@ def _inspect(
         try:
             found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
         except FileNotFoundError:
+            if followed is not None:
+                raise EditRefused(
+                    f"Cannot edit {given}: it exists but resolves to no file in a directory "
+                    "(a /proc link?); nothing was touched."
+                ) from None
             return _Seen(real, parent, name, dir_id, None, None, None)
         if want_absent:
             raise EditRefused(f"Refused: {shown} already exists; nothing was moved.")
