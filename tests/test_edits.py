@@ -12,15 +12,18 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 
 import acpio
 from acpio import schema
+from acpio._edits import _in_thread
 from acpio.testing import MockClient, PermissionRequest, ToolCallView
 
 pytestmark = pytest.mark.anyio
@@ -489,3 +492,63 @@ async def test_apply_twice_is_an_error(proj: Path) -> None:
         await session.prompt("go")
     assert len(errors) == 1 and "already applied" in str(errors[0])
     assert (proj / "f.txt").read_text() == "x"
+
+
+# ---------------------------------------------------------------- threads and the README
+
+
+async def test_a_cancelled_caller_never_waits_for_a_stuck_thread() -> None:
+    # What a read stuck in the kernel looks like to the caller: a thread that
+    # does not return. The caller leaves at once; the thread is a daemon, so
+    # it cannot keep the process alive either, and it is told to stop.
+    started, release = threading.Event(), threading.Event()
+    told: list[bool] = []
+    before = set(threading.enumerate())
+
+    def stuck(stop: threading.Event) -> None:
+        started.set()
+        release.wait()
+        told.append(stop.is_set())
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+
+            async def cancel_once_started() -> None:
+                await anyio.to_thread.run_sync(started.wait)
+                scope.cancel()
+
+            group.start_soon(cancel_once_started)
+            await _in_thread(stuck)
+    assert scope.cancelled_caught
+    (thread,) = [t for t in set(threading.enumerate()) - before if t.name == "acpio file edit"]
+    assert thread.daemon
+    release.set()
+    await anyio.to_thread.run_sync(thread.join)
+    assert told == [True]
+
+
+def readme_block(heading: str) -> str:
+    """The first ``python`` code block after ``heading`` in README.md."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = text[text.index(f"\n{heading}\n") :]
+    start = section.index("```python\n") + len("```python\n")
+    return section[start : section.index("\n```", start)]
+
+
+async def test_the_readme_example_runs(proj: Path) -> None:
+    namespace: dict[str, object] = {"__name__": "readme_safe_edits"}
+    exec(compile(readme_block("## Safe file edits"), "README.md", "exec"), namespace)
+    agent_class = namespace["WriteAgent"]
+    assert isinstance(agent_class, type) and issubclass(agent_class, acpio.Agent)
+    (proj / "link").symlink_to("../outside")
+    async with MockClient(agent_class(), policy=lambda r: ALLOW, cwd=proj) as client:
+        session = await client.new_session()
+        written = await session.prompt(f"{proj}/notes.txt\nhello\n")
+        escaped = await session.prompt(f"{proj}/link/target.txt\nmine\n")
+    assert (proj / "notes.txt").read_text() == "hello\n"
+    (call,) = written.view.tool_calls.values()
+    assert call.status == "completed" and call.title == f"Create {proj}/notes.txt"
+    (call,) = escaped.view.tool_calls.values()
+    assert call.status == "failed" and "outside the session's directories" in call.text
+    outside_untouched(proj)
+    assert len(client.permission_requests) == 1

@@ -39,8 +39,9 @@ guesses, and every refusal fails the tool call with one plain sentence before
   Readers see the old file or the new one, never a part; on any failure the
   temporary file is removed. A hard link elsewhere keeps the old content.
 
-Blocking calls run in ``anyio.to_thread`` with ``abandon_on_cancel``, so a
-cancelled turn (or an agent shutting down) never waits for the file system.
+Blocking calls run in a daemon worker thread that a cancelled caller stops
+waiting for (``_in_thread``), so a cancelled turn, or an agent shutting down,
+never waits for the file system.
 The worker checks a stop flag between steps; apply hands its prepared
 temporary file back under a lock, so an abandoned apply cleans up after
 itself and never renames anything after its cancellation was seen. Only the
@@ -63,7 +64,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, TypeVar, final
 
 import anyio
-import anyio.to_thread
+import anyio.from_thread
+import anyio.lowlevel
 
 from . import schema
 from ._diff import diff_of, file_change
@@ -301,14 +303,41 @@ def _title(operation: EditOperation, path: str, old_path: str | None) -> str:
 # ------------------------------------------------------------------ threads
 
 
-async def _in_thread(function: Callable[..., _T], *args: object) -> _T:
-    """Run ``function(stop, *args)`` in a worker thread the caller may abandon on cancel."""
-    stop = threading.Event()
+async def _in_thread(
+    function: Callable[..., _T], *args: object, stop: threading.Event | None = None
+) -> _T:
+    """Run ``function(stop, *args)`` in a daemon thread; a cancelled caller stops waiting.
+
+    Not ``anyio.to_thread``: its workers are not daemon threads, so one stuck
+    in the kernel (a hung network mount) would keep the process from
+    exiting after its client went away. Here the caller sets ``stop`` and
+    leaves; the thread finishes (or not) on its own and never reports back.
+    """
+    stop = stop if stop is not None else threading.Event()
+    token = anyio.lowlevel.current_token()
+    finished = anyio.Event()
+    outcome: list[tuple[bool, object]] = []
+
+    def work() -> None:
+        try:
+            outcome.append((True, function(stop, *args)))
+        except BaseException as exc:  # handed to the caller
+            outcome.append((False, exc))
+        if not stop.is_set():
+            with contextlib.suppress(RuntimeError):  # the event loop is gone
+                anyio.from_thread.run_sync(finished.set, token=token)
+
+    threading.Thread(target=work, name="acpio file edit", daemon=True).start()
     try:
-        return await anyio.to_thread.run_sync(function, stop, *args, abandon_on_cancel=True)
+        await finished.wait()
     except BaseException:
         stop.set()
         raise
+    ((ok, value),) = outcome
+    if ok:
+        return value  # type: ignore[return-value]
+    assert isinstance(value, BaseException)
+    raise value
 
 
 def _check(stop: threading.Event) -> None:
@@ -556,7 +585,7 @@ class _Handover:
 async def _apply(edit: FileEdit) -> None:
     handover = _Handover()
     try:
-        prepared = await anyio.to_thread.run_sync(_prepare, handover, edit, abandon_on_cancel=True)
+        prepared = await _in_thread(_prepare, handover, edit, stop=handover.stop)
     except BaseException:
         with handover.lock:
             handover.stop.set()
@@ -567,13 +596,14 @@ async def _apply(edit: FileEdit) -> None:
         raise
     try:
         # Short and final: once the rename starts, the edit is applied.
-        await anyio.to_thread.run_sync(_commit, prepared, edit)
+        with anyio.CancelScope(shield=True):
+            await _in_thread(_commit, prepared, edit)
     finally:
         prepared.close()
     edit.applied = True
 
 
-def _prepare(handover: _Handover, edit: FileEdit) -> _Prepared:
+def _prepare(stop: threading.Event, handover: _Handover, edit: FileEdit) -> _Prepared:
     source = edit._source
     target = edit._target if edit._target is not None else source
     prepared = _Prepared(_reopen_dir(target), None)
@@ -689,7 +719,7 @@ def _write_temp(dir_fd: int, target: _Seen, data: bytes, mode: int | None) -> st
     return temp
 
 
-def _commit(prepared: _Prepared, edit: FileEdit) -> None:
+def _commit(stop: threading.Event, prepared: _Prepared, edit: FileEdit) -> None:
     source = edit._source
     target = edit._target if edit._target is not None else source
     dir_fd = prepared.dir_fd
