@@ -198,3 +198,32 @@ async def test_move(proj: Path) -> None:
     assert [c.operation for c in call.diffs[0].changes] == ["move"]
     assert not (proj / "a.txt").exists() and (proj / "dir" / "b.txt").read_text() == "a\n"
     assert "Usage" in usage.text
+
+
+async def test_a_move_after_a_concurrent_change_moves_the_changed_file(proj: Path) -> None:
+    source = proj / "a.txt"
+    source.write_text("v1\n")
+    asked = 0
+
+    def decide(request: PermissionRequest) -> Mapping[str, object]:
+        nonlocal asked
+        asked += 1
+        if asked == 1:
+            source.write_text("v2\n")
+        return ALLOW
+
+    async with MockClient(EditAgent(), policy=decide, cwd=proj) as client:
+        session = await client.new_session()
+        call = await one_call(session, f"move {source}\n{proj}/b.txt")
+    # The move keeps the content unchanged: the fresh diff moves what is there now.
+    assert asked == 2 and call.status == "completed"
+    assert not source.exists() and (proj / "b.txt").read_text() == "v2\n"
+
+
+async def test_a_nul_in_the_path_is_refused(proj: Path) -> None:
+    async with MockClient(EditAgent(), policy=lambda r: ALLOW, cwd=proj) as client:
+        session = await client.new_session()
+        call = await one_call(session, f"write {proj}/a\x00b\nx")
+        assert client.permission_requests == []
+    assert call.status == "failed" and "contains a NUL character" in call.text
+    assert list(proj.iterdir()) == []

@@ -127,8 +127,10 @@ class FileEdit:
         "_allow_outside",
         "_call",
         "_max_bytes",
+        "_requested",
         "_source",
         "_target",
+        "_title_given",
         "applied",
         "diff",
         "new",
@@ -150,8 +152,12 @@ class FileEdit:
         diff: schema.Diff,
         allow_outside: tuple[str, ...],
         max_bytes: int,
+        requested: bytes | None,
+        title: str | None,
     ) -> None:
         self._call = call
+        self._requested = requested
+        self._title_given = title
         self._source = source
         self._target = target
         self._allow_outside = allow_outside
@@ -162,7 +168,7 @@ class FileEdit:
         self.old: Final = source.content
         self.new: Final = new
         self.diff: Final = diff
-        self.title: Final = _title(operation, self.path, self.old_path)
+        self.title: Final = title or _title(operation, self.path, self.old_path)
         self.applied = False
 
     def __repr__(self) -> str:
@@ -198,14 +204,7 @@ class FileEdit:
             if not refresh_on_conflict:
                 await self._call.fail(str(conflict))
                 raise
-            fresh = await propose_edit(
-                self._call,
-                self.old_path if self.old_path is not None else self.path,
-                self.new,
-                move_to=self.path if self.old_path is not None else None,
-                allow_outside=self._allow_outside,
-                max_bytes=self._max_bytes,
-            )
+            fresh = await self.refresh()
             raise EditConflict(str(conflict), fresh=fresh) from None
         except EditRefused as refusal:
             await self._call.fail(str(refusal))
@@ -219,10 +218,11 @@ class FileEdit:
         return await propose_edit(
             self._call,
             self.old_path if self.old_path is not None else self.path,
-            self.new,
+            self._requested,
             move_to=self.path if self.old_path is not None else None,
             allow_outside=self._allow_outside,
             max_bytes=self._max_bytes,
+            title=self._title_given,
         )
 
 
@@ -258,6 +258,7 @@ async def propose_edit(
         raise
     if operation == "modify" and source.file_id is None:
         operation = "add"
+    requested = data
     if operation == "move" and data is None:
         data = source.content
     edit = FileEdit(
@@ -269,9 +270,11 @@ async def propose_edit(
         diff=diff,
         allow_outside=extra,
         max_bytes=max_bytes,
+        requested=requested,
+        title=title,
     )
     locations = [edit.path] if edit.old_path is None else [edit.old_path, edit.path]
-    await call.update(title=title or edit.title, content=[diff], locations=locations)
+    await call.update(title=edit.title, content=[diff], locations=locations)
     return edit
 
 
@@ -289,8 +292,12 @@ class _Plan:
 
 def _check_absolute(*paths: str | None) -> None:
     for path in paths:
+        # POSIX absolute only: realpath would resolve anything else against
+        # the agent's own working directory.
         if path is not None and not os.path.isabs(path):
             raise EditRefused(f"Refused: {path!r} is not an absolute path; nothing was touched.")
+        if path is not None and "\x00" in path:
+            raise EditRefused(f"Refused: {path!r} contains a NUL character; nothing was touched.")
 
 
 def _title(operation: EditOperation, path: str, old_path: str | None) -> str:
@@ -592,14 +599,12 @@ async def _apply(edit: FileEdit) -> None:
             left = handover.prepared
             handover.prepared = None
         if left is not None:
-            left.close()
+            # Not on the event loop: even unlinking can hang on a stuck mount.
+            threading.Thread(target=left.close, name="acpio file edit", daemon=True).start()
         raise
-    try:
-        # Short and final: once the rename starts, the edit is applied.
-        with anyio.CancelScope(shield=True):
-            await _in_thread(_commit, prepared, edit)
-    finally:
-        prepared.close()
+    # Short and final: once the rename starts, the edit is applied.
+    with anyio.CancelScope(shield=True):
+        await _in_thread(_commit, prepared, edit)
     edit.applied = True
 
 
@@ -720,14 +725,21 @@ def _write_temp(dir_fd: int, target: _Seen, data: bytes, mode: int | None) -> st
 
 
 def _commit(stop: threading.Event, prepared: _Prepared, edit: FileEdit) -> None:
+    try:
+        _swap(prepared, edit)
+    finally:
+        prepared.close()
+
+
+def _swap(prepared: _Prepared, edit: FileEdit) -> None:
+    """Compare and swap, the swap half (with the compare again, as late as possible)."""
     source = edit._source
     target = edit._target if edit._target is not None else source
     dir_fd = prepared.dir_fd
+    source_dir_fd = prepared.source_dir_fd if prepared.source_dir_fd is not None else dir_fd
     temp = prepared.temp
-    # The compare again, as late as possible: the window left is this function.
-    if edit._target is not None:
-        assert prepared.source_dir_fd is not None
-        _verify(prepared.source_dir_fd, source, edit.old, edit._max_bytes)
+    if source.file_id is not None:
+        _verify(source_dir_fd, source, edit.old, edit._max_bytes)
     try:
         if temp is None:
             os.unlink(source.name, dir_fd=dir_fd)
@@ -736,17 +748,21 @@ def _commit(stop: threading.Event, prepared: _Prepared, edit: FileEdit) -> None:
         else:
             os.rename(temp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             prepared.temp = None
-        if edit._target is not None:
-            assert prepared.source_dir_fd is not None
-            os.unlink(source.name, dir_fd=prepared.source_dir_fd)
     except OSError as exc:
         verb = "delete" if temp is None else "write"
         raise EditRefused(
             f"Could not {verb} {target.real}: {_reason(exc)}; nothing was changed."
         ) from None
-    for fd in (dir_fd, prepared.source_dir_fd):
-        if fd is not None:
-            _sync_dir(fd)
+    if edit._target is not None:
+        try:
+            os.unlink(source.name, dir_fd=source_dir_fd)
+        except OSError as exc:
+            raise EditRefused(
+                f"Wrote {target.real}, but could not remove {source.real}: {_reason(exc)}."
+            ) from None
+    _sync_dir(dir_fd)
+    if prepared.source_dir_fd is not None:
+        _sync_dir(prepared.source_dir_fd)
 
 
 def _link_new(dir_fd: int, temp: str, target: _Seen) -> None:
