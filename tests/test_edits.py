@@ -377,12 +377,16 @@ async def test_an_add_does_not_clobber_a_file_created_meanwhile(proj: Path) -> N
 # ---------------------------------------------------------------- writing
 
 
-async def test_the_mode_is_kept_and_a_new_file_gets_the_umask(proj: Path) -> None:
+async def test_the_mode_and_owner_are_kept_and_a_new_file_gets_the_umask(proj: Path) -> None:
     path = proj / "script.sh"
     path.write_text("echo one\n")
+    # Root can give the file to someone else, and the edit keeps that owner too.
+    owner = (1234, 1234) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    os.chown(path, *owner)
     path.chmod(0o751)
     await edit_once(proj, path, "echo two\n")
     assert stat.S_IMODE(path.stat().st_mode) == 0o751
+    assert (path.stat().st_uid, path.stat().st_gid) == owner
     assert path.read_text() == "echo two\n"
 
     umask = os.umask(0o022)

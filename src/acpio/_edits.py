@@ -33,7 +33,8 @@ guesses, and every refusal fails the tool call with one plain sentence before
   with ``refresh_on_conflict=True`` a fresh diff is shown instead, for a new
   permission request.
 * **Atomic.** The new content goes to a temporary file in the same directory
-  (``O_CREAT | O_EXCL | O_NOFOLLOW``), gets the old file's mode, is
+  (``O_CREAT | O_EXCL | O_NOFOLLOW``), gets the old file's mode (and owner,
+  where the agent may set it), is
   ``fsync``-ed, and is renamed over the target (an add or a move links it in,
   so an existing file is never clobbered); then the directory is ``fsync``-ed.
   Readers see the old file or the new one, never a part; on any failure the
@@ -109,6 +110,7 @@ class _Seen:
     dir_id: tuple[int, int]
     file_id: tuple[int, int] | None  # None: absent
     mode: int | None
+    owner: tuple[int, int] | None
     content: bytes | None
 
 
@@ -117,10 +119,19 @@ class FileEdit:
     """One proposed file change, shown on its tool call as a diff; apply it once allowed.
 
     Made by :meth:`acpio.ToolCallHandle.propose_edit` (never constructed
-    directly). ``path`` (and ``old_path`` for a move) are the normalised real
-    paths that the diff, the locations and the title show; ``old`` is the
-    exact content the diff was computed from and :meth:`apply` writes only
-    if the file still holds it.
+    directly); see :mod:`acpio._edits` for how each guarantee is kept.
+
+    * ``operation``: ``"add"``, ``"modify"``, ``"delete"`` or ``"move"``.
+    * ``path``: the normalised real path written (for a move, the
+      destination; for a delete, the deleted file); ``old_path``: the real
+      source of a move, else ``None``. The diff, the locations and the title
+      show exactly these.
+    * ``old``: the exact bytes the diff was computed from (``None`` for an
+      add); :meth:`apply` writes only if the file still holds them.
+      ``new``: the bytes written (``None`` for a delete).
+    * ``diff``: the ``diff`` content item shown on the call; ``title``: the
+      call's title (``"Edit /real/path"`` unless the author gave one).
+    * ``applied``: true once :meth:`apply` made the change.
     """
 
     __slots__ = (
@@ -444,7 +455,7 @@ def _inspect(
                     f"Cannot edit {given}: it exists but resolves to no file in a directory "
                     "(a /proc link?); nothing was touched."
                 ) from None
-            return _Seen(real, parent, name, dir_id, None, None, None)
+            return _Seen(real, parent, name, dir_id, None, None, None, None)
         if want_absent:
             raise EditRefused(f"Refused: {shown} already exists; nothing was moved.")
         _require_regular(found.st_mode, shown)
@@ -456,6 +467,7 @@ def _inspect(
             dir_id,
             (found.st_dev, found.st_ino),
             stat.S_IMODE(found.st_mode),
+            (found.st_uid, found.st_gid),
             content,
         )
     finally:
@@ -621,8 +633,7 @@ def _prepare(stop: threading.Event, handover: _Handover, edit: FileEdit) -> _Pre
             _verify(prepared.dir_fd, source, edit.old, edit._max_bytes)
         _check(handover.stop)
         if edit.new is not None:
-            mode = source.mode
-            prepared.temp = _write_temp(prepared.dir_fd, target, edit.new, mode)
+            prepared.temp = _write_temp(prepared.dir_fd, target, edit.new, source)
         with handover.lock:
             _check(handover.stop)
             handover.prepared = prepared
@@ -696,7 +707,9 @@ def _verify(dir_fd: int, seen: _Seen, content: bytes | None, max_bytes: int) -> 
         )
 
 
-def _write_temp(dir_fd: int, target: _Seen, data: bytes, mode: int | None) -> str:
+def _write_temp(dir_fd: int, target: _Seen, data: bytes, source: _Seen) -> str:
+    """Write ``data`` to a new temporary file beside ``target``, with ``source``'s mode."""
+    mode = source.mode
     temp = f".{target.name[:200]}.{secrets.token_hex(6)}.acpio-edit"
     try:
         # A new file gets the usual mode (0o666 less the umask), a kept one its own.
@@ -707,8 +720,13 @@ def _write_temp(dir_fd: int, target: _Seen, data: bytes, mode: int | None) -> st
         ) from None
     try:
         try:
+            if source.owner is not None:
+                # Only root may give a file away; for anyone else this is a no-op
+                # (same owner) or refused, and the file stays the agent's own.
+                with contextlib.suppress(OSError):
+                    os.fchown(fd, *source.owner)
             if mode is not None:
-                os.fchmod(fd, mode)
+                os.fchmod(fd, mode)  # after fchown, which clears set-id bits
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
