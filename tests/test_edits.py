@@ -10,6 +10,7 @@ by the permission policy, that is while the user is being asked.
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import threading
@@ -556,3 +557,16 @@ async def test_the_readme_example_runs(proj: Path) -> None:
     assert call.status == "failed" and "outside the session's directories" in call.text
     outside_untouched(proj)
     assert len(client.permission_requests) == 1
+
+
+def test_the_readme_promise_names_tests_that_exist() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    promise = readme[readme.index("**File edits.**") : readme.index("**No leaks.**")]
+    named = set(re.findall(r"\b(test_\w+)`", promise)) - {"test_edits", "test_edit_safety"}
+    here = Path(__file__).resolve().parent
+    sources = "".join(
+        (here / name).read_text()
+        for name in ("test_edits.py", "test_edit_agent.py", "reliability/test_edit_safety.py")
+    )
+    assert len(named) >= 15
+    assert {name for name in named if f"def {name}(" not in sources} == set()
