@@ -263,6 +263,8 @@ async def test_a_file_over_the_bound_is_refused_without_reading_it(proj: Path) -
 async def test_a_missing_directory_is_refused(proj: Path) -> None:
     seen = await edit_once(proj, proj / "missing" / "f.txt", "x\n")
     refused(seen, "Could not write", f"the directory {proj}/missing does not exist")
+    seen = await edit_once(proj, proj / "missing" / "f.txt", None)
+    refused(seen, f"Could not delete {proj}/missing/f.txt: the directory")
 
 
 # ---------------------------------------------------------------- compare and swap

@@ -370,7 +370,8 @@ def _inspect_all(stop: threading.Event, plan: _Plan) -> tuple[_Seen, _Seen | Non
     given, destination, data, max_bytes = plan.given, plan.destination, plan.data, plan.max_bytes
     roots, operation = plan.roots, plan.operation
     real_roots = [os.path.realpath(root) for root in roots]
-    source = _inspect(stop, given, real_roots, max_bytes)
+    verb = {"add": "write", "modify": "write", "delete": "delete", "move": "move"}[operation]
+    source = _inspect(stop, given, real_roots, max_bytes, verb=verb)
     _check(stop)
     target = None
     if operation == "delete" and source.file_id is None:
@@ -378,7 +379,9 @@ def _inspect_all(stop: threading.Event, plan: _Plan) -> tuple[_Seen, _Seen | Non
     if destination is not None:
         if source.file_id is None:
             raise EditRefused(f"{_shown(given, source.real)} does not exist; nothing was moved.")
-        target = _inspect(stop, destination, real_roots, max_bytes, want_absent=True)
+        target = _inspect(
+            stop, destination, real_roots, max_bytes, verb="move to", want_absent=True
+        )
         if target.real == source.real:
             raise EditRefused(f"Refused: a move of {source.real} onto itself; nothing was moved.")
         diff = diff_of(
@@ -413,6 +416,7 @@ def _inspect(
     roots: Sequence[str],
     max_bytes: int,
     *,
+    verb: str,
     want_absent: bool = False,
 ) -> _Seen:
     real = os.path.realpath(given)
@@ -437,11 +441,11 @@ def _inspect(
         dir_fd = _open_dir(parent)
     except FileNotFoundError:
         raise EditRefused(
-            f"Could not write {shown}: the directory {parent} does not exist; nothing was touched."
+            f"Could not {verb} {shown}: the directory {parent} does not exist; nothing was touched."
         ) from None
     except OSError as exc:
         raise EditRefused(
-            f"Could not write {shown}: cannot open the directory {parent} "
+            f"Could not {verb} {shown}: cannot open the directory {parent} "
             f"({_reason(exc)}); nothing was touched."
         ) from None
     try:
