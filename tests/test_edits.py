@@ -572,3 +572,24 @@ def test_the_readme_promise_names_tests_that_exist() -> None:
     )
     assert len(named) >= 15
     assert {name for name in named if f"def {name}(" not in sources} == set()
+
+
+async def test_a_delete_or_move_of_a_file_changed_meanwhile_does_nothing(proj: Path) -> None:
+    path = proj / "f.txt"
+    path.write_text("one\n")
+
+    def change(request: PermissionRequest) -> Mapping[str, object]:
+        path.write_text("two\n")
+        return ALLOW
+
+    seen = await edit_once(proj, path, None, decide=change)
+    assert seen.call.status == "failed" and "changed since the diff was shown" in seen.call.text
+    assert path.read_text() == "two\n"
+
+    def occupy(request: PermissionRequest) -> Mapping[str, object]:
+        (proj / "g.txt").write_text("theirs\n")
+        return ALLOW
+
+    seen = await edit_once(proj, path, None, move_to=proj / "g.txt", decide=occupy)
+    assert seen.call.status == "failed" and "created by someone else" in seen.call.text
+    assert path.read_text() == "two\n" and (proj / "g.txt").read_text() == "theirs\n"
