@@ -593,3 +593,9 @@ async def test_a_delete_or_move_of_a_file_changed_meanwhile_does_nothing(proj: P
     seen = await edit_once(proj, path, None, move_to=proj / "g.txt", decide=occupy)
     assert seen.call.status == "failed" and "created by someone else" in seen.call.text
     assert path.read_text() == "two\n" and (proj / "g.txt").read_text() == "theirs\n"
+
+
+async def test_text_that_cannot_be_utf_8_is_refused(proj: Path) -> None:
+    seen = await edit_once(proj, proj / "f.txt", "half a pair: \ud800")
+    refused(seen, "cannot be written as UTF-8")
+    assert list(proj.iterdir()) == []

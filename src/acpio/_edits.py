@@ -231,14 +231,14 @@ async def propose_edit(
     session = call.session
     extra = tuple(os.fspath(p) for p in allow_outside)
     roots = (session.cwd, *session.additional_directories, *extra)
-    data = new.encode("utf-8") if isinstance(new, str) else new
-    if destination is None:
-        operation: EditOperation = "delete" if data is None else "modify"
-    else:
-        operation = "move"
-    plan = Plan(given, destination, data, roots, max_bytes, operation)
     try:
         _check_absolute(given, destination)
+        data = _encoded(new, given)
+        if destination is None:
+            operation: EditOperation = "delete" if data is None else "modify"
+        else:
+            operation = "move"
+        plan = Plan(given, destination, data, roots, max_bytes, operation)
         source, target, diff = await _in_thread(inspect_all, plan)
     except EditRefused as refusal:
         await call.fail(str(refusal))
@@ -273,6 +273,18 @@ def _check_absolute(*paths: str | None) -> None:
             raise EditRefused(f"Refused: {path!r} is not an absolute path; nothing was touched.")
         if path is not None and "\x00" in path:
             raise EditRefused(f"Refused: {path!r} contains a NUL character; nothing was touched.")
+
+
+def _encoded(new: str | bytes | None, path: str) -> bytes | None:
+    if not isinstance(new, str):
+        return new
+    try:
+        return new.encode("utf-8")
+    except UnicodeEncodeError:
+        raise EditRefused(
+            f"Refused: the new content of {path} is not valid text (a lone surrogate) "
+            "and cannot be written as UTF-8; nothing was touched."
+        ) from None
 
 
 def _title(operation: EditOperation, path: str, old_path: str | None) -> str:
