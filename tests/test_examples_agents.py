@@ -221,7 +221,7 @@ async def test_edit_shows_the_diff_before_asking_then_writes(tmp_path: Path) -> 
         seen.append((call.status, call.diffs))
         return {"outcome": "selected", "optionId": "allow_once"}
 
-    async with MockClient(EditAgent(), policy=decide) as client:
+    async with MockClient(EditAgent(), policy=decide, cwd=tmp_path) as client:
         session = await client.new_session()
         result = await session.prompt(f"write {path}\none\n2\nthree\n")
         request = client.permission_requests[0]
@@ -261,7 +261,7 @@ async def test_edit_shows_the_diff_before_asking_then_writes(tmp_path: Path) -> 
 
 async def test_edit_creates_a_new_file(tmp_path: Path) -> None:
     path = tmp_path / "new.txt"
-    async with MockClient(EditAgent(), policy=PermissionPolicy.allow()) as client:
+    async with MockClient(EditAgent(), policy=PermissionPolicy.allow(), cwd=tmp_path) as client:
         session = await client.new_session()
         await session.prompt(f"write {path}\nhello\n")
         (call,) = session.view.tool_calls.values()
@@ -285,7 +285,7 @@ async def test_edit_without_approval_touches_nothing(
 ) -> None:
     path = tmp_path / "keep.txt"
     path.write_text("original\n")
-    async with MockClient(EditAgent(), policy=policy) as client:
+    async with MockClient(EditAgent(), policy=policy, cwd=tmp_path) as client:
         session = await client.new_session()
         write = await session.prompt(f"write {path}\nreplaced\n")
         delete = await session.prompt(f"delete {path}")
@@ -300,7 +300,7 @@ async def test_edit_without_approval_touches_nothing(
 async def test_edit_delete_after_approval(tmp_path: Path) -> None:
     path = tmp_path / "old.txt"
     path.write_text("bye\n")
-    async with MockClient(EditAgent(), policy=PermissionPolicy.allow()) as client:
+    async with MockClient(EditAgent(), policy=PermissionPolicy.allow(), cwd=tmp_path) as client:
         session = await client.new_session()
         await session.prompt(f"delete {path}")
         (call,) = session.view.tool_calls.values()
@@ -336,7 +336,7 @@ async def test_edit_refuses_relative_paths_and_touches_nothing(tmp_path: Path) -
 async def test_edit_reports_what_it_cannot_do(tmp_path: Path) -> None:
     directory = tmp_path / "dir"
     directory.mkdir()
-    async with MockClient(EditAgent(), policy=PermissionPolicy.allow()) as client:
+    async with MockClient(EditAgent(), policy=PermissionPolicy.allow(), cwd=tmp_path) as client:
         session = await client.new_session()
         unreadable = await session.prompt(f"write {directory}\nx")
         unwritable = await session.prompt(f"write {tmp_path}/missing/dir/file\nx")

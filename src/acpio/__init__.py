@@ -28,11 +28,15 @@ from ._diff import RelativePathError as RelativePathError
 from ._diff import diff_of as diff_of
 from ._diff import file_change as file_change
 from ._diff import file_diff as file_diff
+from ._edits import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES
+from ._edits import FileEdit as FileEdit
 from ._elicitation import ElicitationResult as ElicitationResult
 from ._elicitation import ElicitationUnsupported as ElicitationUnsupported
 from ._errors import AcpError as AcpError
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ConnectionClosed as ConnectionClosed
+from ._errors import EditConflict as EditConflict
+from ._errors import EditRefused as EditRefused
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
@@ -69,10 +73,14 @@ __all__ = (
     "Connection",
     "ConnectionClosed",
     "ContentBlock",
+    "DEFAULT_MAX_EDIT_BYTES",
+    "EditConflict",
+    "EditRefused",
     "ElicitationResult",
     "ElicitationUnsupported",
     "ExitStatus",
     "FileChange",
+    "FileEdit",
     "History",
     "HistoryLimits",
     "Implementation",

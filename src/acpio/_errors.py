@@ -8,6 +8,8 @@ wire.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .schema._generated import (
     AUTHENTICATION_REQUIRED as AUTH_REQUIRED,
 )
@@ -22,6 +24,9 @@ from .schema._generated import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
+if TYPE_CHECKING:
+    from ._edits import FileEdit
+
 __all__ = [
     "AUTH_REQUIRED",
     "INTERNAL_ERROR",
@@ -35,6 +40,8 @@ __all__ = [
     "AcpError",
     "ClientCapabilityError",
     "ConnectionClosed",
+    "EditConflict",
+    "EditRefused",
     "LocalProtocolError",
     "RemoteProtocolError",
     "RequestError",
@@ -157,3 +164,25 @@ class ClientCapabilityError(LocalProtocolError):
     ``fs.writeTextFile``), or the connection's protocol version has no such
     client service (v2 has no client file system). Nothing is sent.
     """
+
+
+class EditRefused(AcpError):
+    """Raised when a proposed or allowed file edit is refused; nothing was changed.
+
+    ``str(exc)`` is one sentence for a person (it names the real path and why);
+    the tool call has already been failed with it. Raised for a path outside
+    the session's directories, something other than a regular file, a file
+    over the size bound, or a write that failed.
+    """
+
+
+class EditConflict(EditRefused):
+    """Raised when a file changed between the diff shown and the apply; nothing was written.
+
+    ``fresh`` is the edit proposed again against the current content when
+    the author asked for it (``refresh_on_conflict=True``), else ``None``.
+    """
+
+    def __init__(self, message: str, *, fresh: FileEdit | None = None) -> None:
+        super().__init__(message)
+        self.fresh = fresh

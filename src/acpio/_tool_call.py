@@ -34,6 +34,7 @@ from msgspec import UNSET, UnsetType
 from . import schema
 from ._client_services import client_runs_terminals
 from ._connection import Connection
+from ._edits import DEFAULT_MAX_EDIT_BYTES, FileEdit, propose_edit
 from ._errors import ConnectionClosed, LocalProtocolError, RequestError
 from ._ids import new_id
 from ._paths import require_absolute
@@ -501,6 +502,45 @@ class ToolCallHandle:
                 # Nothing else will finish the call: report the cancellation now.
                 await self._finish_quietly("cancelled")
         return outcome
+
+    # ------------------------------------------------------------------ edits
+
+    async def propose_edit(
+        self,
+        path: str | os.PathLike[str],
+        new: str | bytes | None,
+        *,
+        move_to: str | os.PathLike[str] | None = None,
+        allow_outside: Sequence[str | os.PathLike[str]] = (),
+        max_bytes: int = DEFAULT_MAX_EDIT_BYTES,
+        title: str | None = None,
+    ) -> FileEdit:
+        """Propose a file change: read the file safely and show its diff on this call.
+
+        ``new`` is the content after the change (``str`` is written as
+        UTF-8); ``None`` deletes the file, or, with ``move_to``, moves it
+        unchanged. A missing file is an add. The path is resolved (symlinks,
+        ``..``) and must lie inside the session's ``cwd`` or
+        ``additional_directories`` or a directory in ``allow_outside``; the
+        target must be a regular file of at most ``max_bytes`` (or absent for
+        an add). The call's content becomes the diff, its locations the real
+        path(s), its title ``edit.title`` (or ``title``); nothing is written
+        until :meth:`acpio.FileEdit.apply`. See :mod:`acpio._edits`.
+
+        :raises EditRefused: with a sentence for a person, after failing this
+            call with it: a relative path, a path outside the roots, not a
+            regular file, too large, unreadable, a missing directory, a delete
+            of a missing file, a move onto an existing one.
+        """
+        return await propose_edit(
+            self,
+            path,
+            new,
+            move_to=move_to,
+            allow_outside=allow_outside,
+            max_bytes=max_bytes,
+            title=title,
+        )
 
     # ---------------------------------------------------------------- terminal
 

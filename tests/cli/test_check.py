@@ -40,11 +40,18 @@ def _rule(report: dict[str, object], rule_id: str) -> dict[str, object]:
         ("echo_agent", None),
         # Both example agents ask permission first: the check holds the answer and cancels.
         ("shell_agent", "run sleep 30"),
-        ("edit_agent", "write /tmp/acpio-check-never-written.txt\nnever approved"),
+        # The edit agent only edits inside the session's directories: the check's cwd.
+        ("edit_agent", "write {cwd}/never-written.txt\nnever approved"),
     ],
 )
-async def test_example_agents_pass(name: str, cancel_prompt: str | None) -> None:
-    code, report = await _check(example(name), cancel_prompt=cancel_prompt)
+async def test_example_agents_pass(name: str, cancel_prompt: str | None, tmp_path: Path) -> None:
+    if name == "edit_agent":
+        assert cancel_prompt is not None
+        code, report = await _check(
+            example(name), cancel_prompt=cancel_prompt.format(cwd=tmp_path), cwd=str(tmp_path)
+        )
+    else:
+        code, report = await _check(example(name), cancel_prompt=cancel_prompt)
     statuses = _statuses(report)
     assert code == 0, [r for r in report["rules"] if r["status"] == "fail"]  # type: ignore[union-attr]
     assert report["ok"] is True

@@ -79,7 +79,8 @@ def test_inspect_driven_by_a_script_records_a_transcript_that_replays(tmp_path: 
 def test_inspect_allow_and_multi_line_prompts(tmp_path: Path) -> None:
     target = tmp_path / "notes.txt"
     script = f"write {target}\\\nfirst line\\\nsecond line\n/quit\nrun echo not-sent\n"
-    result = run_cli("inspect", "--allow", "--", *example("edit_agent"), stdin=script)
+    # The session's cwd (inspect's own directory): the edit agent edits only inside it.
+    result = run_cli("inspect", "--allow", "--", *example("edit_agent"), stdin=script, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert target.read_text() == "first line\nsecond line"
     assert "✓ allowed: Allow once  (--allow)" in result.stdout
