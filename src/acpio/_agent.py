@@ -94,9 +94,8 @@ class Agent:
     ``user_message`` go out at once) and runs after the current turn's idle.
     """
 
-    info: ClassVar[schema.Implementation] = schema.Implementation(
-        name="acpio-agent", version="0.0.0"
-    )
+    # A class attribute usually; an instance may set its own (adapters name the agent they serve).
+    info: schema.Implementation = schema.Implementation(name="acpio-agent", version="0.0.0")
     prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
     auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
     config_options: ClassVar[Sequence[schema.SessionConfigOption]] = ()
