@@ -1,11 +1,13 @@
 """A pydantic-ai agent served over ACP by acpio's adapter (needs ``acpio[pydantic-ai]``).
 
 The agent can read files, propose edits (shown as a diff, written only when the
-user allows), keep a plan, and use the MCP servers the editor passes. By default
+user allows), run commands (after asking; the model gets their output), keep a
+plan, and use the MCP servers the editor passes. By default
 it runs offline on a scripted model, so it works without an API key:
 
 * ``read <path>`` reads a file and summarises it;
 * ``write <path>`` + a newline + content proposes that edit;
+* ``run <command>`` runs a shell command (after asking) and reports its output;
 * ``plan`` shows a three-step plan; anything else is answered with a short thought.
 
 With ``ACPIO_MODEL`` set to a pydantic-ai model name (for example
@@ -58,13 +60,27 @@ async def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> Async
     elif verb == "write" and path:
         args = json.dumps({"path": path, "content": rest})
         yield {0: DeltaToolCall(name="write_file", json_args=args)}
+    elif verb == "run" and path:
+        command = first[len("run ") :]
+        yield {0: DeltaToolCall(name="run_command", json_args=json.dumps({"command": command}))}
     elif verb == "plan":
-        steps = [("Read the code", "completed"), ("Fix the bug", "in_progress"), ("Test", "pending")]
+        steps = [
+            ("Read the code", "completed"),
+            ("Fix the bug", "in_progress"),
+            ("Test", "pending"),
+        ]
         entries = [{"content": c, "status": s, "priority": "medium"} for c, s in steps]
         yield {0: DeltaToolCall(name="update_plan", json_args=json.dumps({"entries": entries}))}
     else:
         yield {0: DeltaThinkingPart(content="No tool needed for this.")}
-        for word in ["Try ", "`read <path>`, ", "`write <path>` ", "or ", "`plan`."]:
+        for word in [
+            "Try ",
+            "`read <path>`, ",
+            "`write <path>`, ",
+            "`run <command>` ",
+            "or ",
+            "`plan`.",
+        ]:
             yield word
 
 

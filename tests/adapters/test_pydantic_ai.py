@@ -22,7 +22,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolC
 
 import acpio
 from acpio import schema
-from acpio.adapters.pydantic_ai import ACPAgent, ModelChoice, editor_tools, infer_kind
+from acpio.adapters.pydantic_ai import ACPAgent, ModeChoice, ModelChoice, editor_tools, infer_kind
 from acpio.testing import MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
@@ -338,25 +338,35 @@ async def test_cancel_while_approval_is_pending() -> None:
 # ------------------------------------------------------------------------ models
 
 
-async def test_model_choice_takes_effect_on_the_next_turn() -> None:
+async def test_model_and_mode_pickers_take_effect_on_the_next_turn() -> None:
+    instructions_seen: list[str | None] = []
+
     def answering(text: str) -> FunctionModel:
         async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+            request = messages[-1]
+            assert isinstance(request, ModelRequest)
+            instructions_seen.append(request.instructions)
             yield text
 
         return _model(script)
 
-    choices = [
+    models = [
         ModelChoice("fast", "Fast", answering("from fast")),
         ModelChoice("smart", "Smart", answering("from smart")),
     ]
-    adapter = ACPAgent(Agent(answering("from the agent's own model")), models=choices)
+    modes = [ModeChoice("ask", "Ask"), ModeChoice("review", "Review", "Review the code strictly.")]
+    adapter = ACPAgent(Agent(answering("unused")), models=models, modes=modes)
     async with MockClient(adapter) as client:
         session = await client.new_session()
+        assert session.view.config_values == {"model": "fast", "mode": "ask"}
         await session.prompt("hi")
-        adapter.select_model(session.id, "smart")
+        await session.set_config_option("model", "smart")
+        await session.set_config_option("mode", "review")
         await session.prompt("hi again")
         replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
     assert replies == ["from fast", "from smart"]
+    assert instructions_seen[0] is None
+    assert instructions_seen[1] is not None and "Review the code strictly." in instructions_seen[1]
 
 
 # ------------------------------------------------------------------------ kinds
@@ -545,3 +555,55 @@ async def test_a_trio_turn_says_pydantic_ai_needs_asyncio() -> None:
         assert result.stop_reason == "error"
         assert session.view.last_error is not None
         assert "only on asyncio" in session.view.last_error.message
+
+
+async def test_run_command_shows_a_terminal_and_gives_the_output_to_the_model(
+    tmp_path: Path,
+) -> None:
+    agent = Agent(
+        _model(_calls_then_answer(("run_command", '{"command": "echo from-shell; exit 4"}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.allow()) as c:
+        session = await c.new_session()
+        result = await session.prompt("run it")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.kind == "execute" and call.status == "failed"
+        (terminal_id,) = call.terminal_ids
+        terminal = session.view.terminals[terminal_id]
+        assert terminal.output == b"from-shell\n"
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "finished with exit code 4" in replies[-1]
+        assert "from-shell" in replies[-1]
+
+
+async def test_rejected_command_does_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    agent = Agent(
+        _model(_calls_then_answer(("run_command", f'{{"command": "touch {marker}"}}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.reject()) as c:
+        session = await c.new_session()
+        await session.prompt("run it")
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "rejected" in replies[-1]
+    assert not marker.exists()
+
+
+async def test_write_outside_the_project_is_refused_and_told_to_the_model(tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    agent = Agent(
+        _model(_calls_then_answer(("write_file", f'{{"path": "{outside}", "content": "x"}}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.allow()) as c:
+        session = await c.new_session()
+        await session.prompt("write outside")
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "failed"
+        assert not c.permission_requests
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "refused" in replies[-1]
+    assert not outside.exists()

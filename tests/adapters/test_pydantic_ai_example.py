@@ -40,6 +40,11 @@ async def test_example_reads_writes_and_plans(tmp_path: Path) -> None:
         write = [c for c in session.view.tool_calls.values() if c.kind == "edit"]
         assert write and write[0].diffs
 
+        await session.prompt("run echo example-output")
+        shell = [c for c in session.view.tool_calls.values() if c.kind == "execute"]
+        assert shell and shell[0].status == "completed"
+        assert "example-output" in acpio.text_of(session.view.agent_messages[-1].content)
+
         await session.prompt("plan")
         (plan,) = session.view.plans.values()
         assert [e.status for e in plan.entries] == ["completed", "in_progress", "pending"]

@@ -73,26 +73,47 @@ async def write_file(path: str, content: str) -> str:
     """
     session = current_session()
     target = _absolute(path, session)
-    try:
-        old: bytes | None = await anyio.Path(target).read_bytes()
-    except FileNotFoundError:
-        old = None
-    new = content.encode()
+    async with session.tool_call("Write a file", kind="edit", raw_input={"path": path}) as call:
+        try:
+            edit = await call.propose_edit(target, content)
+            outcome = await call.request_permission(
+                acpio.permission.ALL_OPTIONS, remember="pydantic-ai write_file"
+            )
+            if not outcome.allowed:
+                await call.fail("The user rejected this edit.")
+                return f"The user rejected the edit of {edit.path}; it was not written."
+            await edit.apply()
+        except acpio.EditRefused as refused:  # the call is failed with the same sentence
+            return f"The edit was refused: {refused}"
+    return f"Wrote {len(content.encode())} bytes to {edit.path}."
+
+
+async def run_command(command: str) -> str:
+    """Run a shell command in the project directory (the user approves it first).
+
+    The user watches its output live; you get the exit code and the output (long
+    output keeps its beginning and its end).
+
+    Args:
+        command: The command line, run with /bin/sh.
+    """
+    session = current_session()
     async with session.tool_call(
-        f"Write {target}",
-        kind="edit",
-        raw_input={"path": path},
-        locations=[target],
-        content=[acpio.file_diff(target, old, new)],
+        f"Run `{command}`", kind="execute", raw_input={"command": command}
     ) as call:
         outcome = await call.request_permission(
-            acpio.permission.ALL_OPTIONS, remember="pydantic-ai write_file"
+            acpio.permission.ALLOW_OR_REJECT, command=command, cwd=session.cwd
         )
         if not outcome.allowed:
-            await call.fail("The user rejected this edit.")
-            return f"The user rejected the edit of {target}; it was not written."
-        await anyio.Path(target).write_bytes(new)
-    return f"Wrote {len(new)} bytes to {target}."
+            await call.fail("The user rejected this command.")
+            return f"The user rejected the command `{command}`; it did not run."
+        terminal = await call.terminal(command=command, cwd=session.cwd)
+        result = await terminal.run_shell(command)
+        await call.update(raw_output={"exitCode": result.exit_code, "signal": result.signal})
+        if not result.success:
+            await call.fail(f"exit code {result.exit_code}")
+    ending = f"exit code {result.exit_code}" if result.signal is None else f"signal {result.signal}"
+    return f"`{command}` finished with {ending}. Output:\n{result.text}"
 
 
 async def update_plan(entries: list[PlanItem]) -> str:
@@ -114,19 +135,24 @@ async def update_plan(entries: list[PlanItem]) -> str:
 
 
 def editor_tools(
-    *, read: bool = True, write: bool = True, plan: bool = True
+    *, read: bool = True, write: bool = True, shell: bool = True, plan: bool = True
 ) -> FunctionToolset[None]:
     """The built-in editor tools as a pydantic-ai toolset: add it to your agent's toolsets.
 
-    ``read_file`` shows the file as a location, ``write_file`` shows the diff and
-    asks before writing ("always" remembered for the session), ``update_plan``
-    shows the agent's todo list as an ACP plan.
+    ``read_file`` shows the file as a location; ``write_file`` shows the diff and
+    asks before writing ("always" remembered for the session), through acpio's
+    safe edits (inside the session's directories, compare and swap, atomic);
+    ``run_command`` asks, then runs the command in a live terminal and gives its
+    output back to the model; ``update_plan`` shows the agent's todo list as an
+    ACP plan.
     """
     toolset: FunctionToolset[None] = FunctionToolset(metadata={SELF_REPORTING: True})
     if read:
         toolset.add_function(read_file)
     if write:
         toolset.add_function(write_file)
+    if shell:
+        toolset.add_function(run_command)
     if plan:
         toolset.add_function(update_plan)
     return toolset

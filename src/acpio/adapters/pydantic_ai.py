@@ -70,6 +70,7 @@ from ._pydantic_ai_tools import PlanItem, editor_tools
 __all__ = [
     "SELF_REPORTING",
     "ACPAgent",
+    "ModeChoice",
     "ModelChoice",
     "PlanItem",
     "current_session",
@@ -120,23 +121,41 @@ class ModelChoice:
     description: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ModeChoice:
+    """One value of the mode picker: ``id`` on the wire, ``name`` shown, ``instructions`` added.
+
+    The chosen mode's ``instructions`` are given to the model on top of the
+    agent's own (``None``: none added).
+    """
+
+    id: str
+    name: str
+    instructions: str | None = None
+    description: str | None = None
+
+
+MODEL_OPTION: Final = "model"
+MODE_OPTION: Final = "mode"
+
+
 @dataclass
 class _SessionState:
     """What the adapter keeps per ACP session between turns."""
 
     history: list[pai.ModelMessage] = field(default_factory=list[pai.ModelMessage])
-    model_id: str | None = None
 
 
 class ACPAgent(acpio.Agent):
     """Serves one ``pydantic_ai.Agent`` over ACP; each session keeps its own conversation.
 
-    ``models`` (optional) is the model picker: the first choice is the default,
-    and a session's current choice is used from its next turn on (see
-    :meth:`select_model`). ``tool_kinds`` maps tool names to ACP kinds where
-    :func:`infer_kind` guesses wrong. ``context_window`` is the size reported in
-    ``usage_update``; without it the model profile's size is used, and no usage is
-    reported when neither is known.
+    ``models`` and ``modes`` (optional) become the session's ``model`` and
+    ``mode`` config options (ACP pickers): the first choice is the default, and a
+    change takes effect on the session's next turn (the model runs it; the mode's
+    instructions are added to the agent's). ``tool_kinds`` maps tool names to ACP
+    kinds where :func:`infer_kind` guesses wrong. ``context_window`` is the size
+    reported in ``usage_update``; without it the model profile's size is used, and
+    no usage is reported when neither is known.
     """
 
     def __init__(
@@ -145,6 +164,7 @@ class ACPAgent(acpio.Agent):
         *,
         info: acpio.Implementation | None = None,
         models: Sequence[ModelChoice] = (),
+        modes: Sequence[ModeChoice] = (),
         tool_kinds: Mapping[str, str] | None = None,
         context_window: int | None = None,
     ) -> None:
@@ -154,18 +174,20 @@ class ACPAgent(acpio.Agent):
             name=agent.name or "pydantic-ai-agent", version=_version()
         )
         self.models: Final = tuple(models)
+        self.modes: Final = tuple(modes)
         self.tool_kinds: Final = dict(tool_kinds or {})
         self.context_window: Final = context_window
         self._sessions: dict[str, _SessionState] = {}
-        if len({choice.id for choice in self.models}) != len(self.models):
-            raise ValueError("model choices need distinct ids")
+        for choices in (self.models, self.modes):
+            if len({choice.id for choice in choices}) != len(choices):
+                raise ValueError("model and mode choices need distinct ids")
 
     # ------------------------------------------------------------------ sessions
 
     def _state(self, session_id: str) -> _SessionState:
         state = self._sessions.get(session_id)
         if state is None:
-            state = _SessionState(model_id=self.models[0].id if self.models else None)
+            state = _SessionState()
             self._sessions[session_id] = state
         return state
 
@@ -173,20 +195,43 @@ class ACPAgent(acpio.Agent):
         """The pydantic-ai message history of a session (what the model sees next turn)."""
         return list(self._state(session_id).history)
 
-    def select_model(self, session_id: str, model_id: str) -> None:
-        """Use the model choice ``model_id`` for a session from its next turn on.
+    def _pickers(self) -> list[schema.SessionConfigOption]:
+        pickers: list[schema.SessionConfigOption] = []
+        if self.models:
+            pickers.append(
+                acpio.select_option(
+                    MODEL_OPTION,
+                    "Model",
+                    [(c.id, c.name) for c in self.models],
+                    category="model",
+                )
+            )
+        if self.modes:
+            pickers.append(
+                acpio.select_option(
+                    MODE_OPTION, "Mode", [(c.id, c.name) for c in self.modes], category="mode"
+                )
+            )
+        return pickers
 
-        :raises ValueError: for an id that is not one of :attr:`models`.
-        """
-        if model_id not in {choice.id for choice in self.models}:
-            raise ValueError(f"unknown model {model_id!r}; choices: {[c.id for c in self.models]}")
-        self._state(session_id).model_id = model_id
+    async def on_new_session(self, session: acpio.Session) -> None:
+        """Give the session the model and mode pickers (sent in the ``session/new`` answer)."""
+        if self.models or self.modes:
+            await session.config.replace([*session.config.options, *self._pickers()])
 
-    def _model(self, state: _SessionState) -> Model | str | None:
-        for choice in self.models:
-            if choice.id == state.model_id:
-                return choice.model
-        return None
+    async def on_resume_session(self, session: acpio.Session) -> None:
+        """A session rebuilt in a new process gets the pickers again (at their defaults)."""
+        if (self.models or self.modes) and MODEL_OPTION not in session.config.ids:
+            await session.config.replace([*session.config.options, *self._pickers()])
+
+    def _chosen(self, session: acpio.Session) -> tuple[Model | str | None, str | None]:
+        config = session.config
+        model = mode = None
+        if MODEL_OPTION in config.ids:
+            model = next(c.model for c in self.models if c.id == config[MODEL_OPTION])
+        if MODE_OPTION in config.ids:
+            mode = next(c.instructions for c in self.modes if c.id == config[MODE_OPTION])
+        return model, mode
 
     async def on_close_session(self, session: acpio.Session) -> None:
         """Nothing stays open between turns; the conversation is kept for a later resume."""
@@ -198,13 +243,15 @@ class ACPAgent(acpio.Agent):
         if sniffio.current_async_library() != "asyncio":
             raise RuntimeError("pydantic-ai runs only on asyncio; serve this agent with asyncio")
         state = self._state(session.id)
+        model, mode_instructions = self._chosen(session)
         bridge = _SessionBridge(session, self)
         token = session_scope(session)
         try:
             result = await self.agent.run(
                 user_prompt_of(prompt),
                 message_history=state.history,
-                model=self._model(state),
+                model=model,
+                instructions=mode_instructions,
                 capabilities=[bridge],
                 toolsets=mcp_toolsets(session.mcp_servers),
             )
