@@ -81,7 +81,7 @@ class EditAgent(acpio.Agent):
             outcome = await call.request_permission(
                 acpio.permission.ALLOW_OR_REJECT, title=f"{title}?"
             )
-            if outcome.cancelled:
+            if outcome.dismissed:
                 await call.cancel()
                 return "cancelled"
             if not outcome.allowed:

@@ -35,6 +35,7 @@ __all__ = [
     "AcpError",
     "ConnectionClosed",
     "LocalProtocolError",
+    "RelativePathError",
     "RemoteProtocolError",
     "RequestError",
 ]
@@ -147,3 +148,25 @@ class RemoteProtocolError(AcpError):
     The connection answers such input with the matching JSON-RPC error and
     keeps serving; this exception reaches code that asked for a typed value.
     """
+
+
+class RelativePathError(LocalProtocolError):
+    """Raised when a path this side is about to send is not absolute.
+
+    ACP requires every path on the wire (a ``cwd``, a location, a diff's
+    ``path`` and ``oldPath``, the paths of its ``git_patch``) to be an absolute
+    native path: POSIX (``/...``), a Windows drive (``C:\\...``) or a UNC share;
+    nothing is ever resolved against the agent's own working directory. ``path``
+    is the offending value. Nothing is sent when this is raised.
+    """
+
+    def __init__(self, path: object, what: str = "path") -> None:
+        super().__init__(
+            f"{what} must be an absolute path, got {path!r}; ACP never resolves paths "
+            "against the agent's own working directory"
+        )
+        self.path = path
+        self.what = what
+
+    def __reduce__(self) -> tuple[type[RelativePathError], tuple[object, str]]:
+        return (type(self), (self.path, self.what))

@@ -32,6 +32,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
+from ..schema import CANCEL_REQUEST_METHOD, KNOWN_PERMISSION_OPTION_KIND
 from ._batches import Batches, id_key, valid_id
 from ._rules import RULES as RULES
 from ._rules import ConformanceError as ConformanceError
@@ -59,9 +60,7 @@ Direction: TypeAlias = Literal["agent->client", "client->agent"]
 
 _AGENT: Final = "agent->client"
 _CLIENT: Final = "client->agent"
-_KNOWN_OPTION_KINDS: Final = frozenset(
-    {"allow_once", "allow_always", "reject_once", "reject_always"}
-)
+_KNOWN_OPTION_KINDS: Final = KNOWN_PERMISSION_OPTION_KIND
 _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 _decode_json = msgspec.json.Decoder().decode
 
@@ -378,7 +377,7 @@ class ConformanceChecker(SessionRules):
             update = params.get("update")
             if isinstance(session, str) and isinstance(update, dict):
                 self._session_update(session, update, raw, validated)
-        elif method == "$/cancel_request":
+        elif method == CANCEL_REQUEST_METHOD:
             key = id_key(get(params, "requestId"))
             request = self._agent_requests.get(key)
             if request is not None:
