@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import ClassVar, Final
 
 import anyio
@@ -79,8 +79,9 @@ class Agent:
     (new, list, resume with replay, close, delete), the prompt lifecycle and
     cancellation, and advertises exactly what it serves: the baseline session
     methods, ``session/delete`` and additional directories, the prompt
-    capabilities you set, and ``auth_methods`` (override :meth:`login` and
-    :meth:`logout` when you set them).
+    capabilities you set, the MCP transports of ``mcp_transports``, and
+    ``auth_methods`` (override :meth:`login` and :meth:`logout` when you set
+    them).
 
     Each prompt runs :meth:`prompt` as the session's foreground work; a
     prompt sent while one runs is accepted and queued (its ``messageId`` and
@@ -92,6 +93,11 @@ class Agent:
     )
     prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
     auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
+    mcp_transports: ClassVar[Collection[str]] = ()
+    """The MCP transports this agent connects to: ``"stdio"`` (the baseline), ``"http"``,
+    ``"sse"``. ``initialize`` advertises exactly these (``capabilities.session.mcp``) and
+    ``session/new``/``resume`` refuse servers of any other transport with ``-32602``; the
+    default, none, accepts no MCP server. :mod:`acpio.mcp` connects to them."""
 
     client_info: schema.Implementation | None = None
     """The client's ``info`` from its ``initialize`` request (the latest one, if one agent

@@ -164,6 +164,8 @@ class Session(_PromptLifecycle):
         # One flag on the hot path for the two rare reasons to hold an update back.
         self._held = False
         self.remembered_permissions: dict[str, str] = {}
+        # Resources that live as long as the session (acpio.mcp's connections).
+        self._on_close: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
         return f"<Session {self.id} cwd={self.cwd!r} state={self._reported_state!r}>"
@@ -551,6 +553,8 @@ class Session(_PromptLifecycle):
             self._notify_idle()
             for terminal in self._terminals.values():
                 terminal.request_cancel()
+            for release in self._on_close:
+                release()
             done.set()
 
     # ------------------------------------------------------------------ resume
