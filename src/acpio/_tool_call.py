@@ -197,8 +197,8 @@ class ToolCallHandle:
             if (
                 swallowed
                 or (self.cancel_requested and scope.cancel_called)
-                # Cancelled work can run on to the end of the block (an abandoned
-                # permission request returns a cancelled outcome): not a completion.
+                # Cancelled work can run on to the end of the block (code that
+                # shields itself, or catches the cancellation): not a completion.
                 or self.session._work_cancel_requested()
             ):
                 await self._finish_quietly("cancelled")
