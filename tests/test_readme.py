@@ -19,6 +19,7 @@ import textwrap
 import types
 from pathlib import Path
 
+import anyio
 import pytest
 
 import acpio
@@ -162,6 +163,31 @@ async def test_the_shell_agent_runs_as_a_subprocess_verbatim(tmp_path: Path) -> 
         output = session.view.terminals[call.terminal_ids[0]].output
         assert output == b"from a subprocess\n"
     assert client.returncode == 0
+
+
+async def test_the_shell_agent_ends_the_call_cancelled_when_the_client_goes_while_asking(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(Path(__file__).with_name("reliability")))
+    from reliability_kit import spawned  # noqa: PLC0415 - the raw wire client of tests/reliability
+
+    script = tmp_path / "shell_agent.py"
+    script.write_text(block(containing="class ShellAgent"), encoding="utf-8")
+    async with spawned([sys.executable, str(script)]) as agent:
+        client = agent.client
+        with anyio.fail_after(30):
+            await client.initialize()
+            session_id = await client.new_session(tmp_path)
+            await client.prompt(session_id, "touch never")
+            await client.wait_permission_request()
+        await client.close_input()
+        with anyio.fail_after(30):
+            assert await agent.process.wait() == 0
+        await client.read_to_eof()
+    assert not (tmp_path / "never").exists()
+    updates = client.updates(session_id)
+    assert updates[-1].get("stopReason") == "cancelled"
+    assert [u["status"] for u in updates if "status" in u][-1] == "cancelled"
 
 
 # ------------------------------------------------------------ the testing section

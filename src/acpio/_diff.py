@@ -39,11 +39,11 @@ import mimetypes
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 from msgspec import UNSET
 
-from ._errors import LocalProtocolError, RelativePathError
+from ._errors import RelativePathError
 from ._paths import require_absolute
 from ._values import require_value
 from .schema import (
@@ -74,6 +74,7 @@ FileContent: TypeAlias = str | bytes | None
 
 FileOperation: TypeAlias = Literal["add", "delete", "modify", "move", "copy"]
 """The ACP-defined values of ``changes[].operation``."""
+_OPERATIONS: frozenset[str] = frozenset(get_args(FileOperation))
 
 _StrPath: TypeAlias = str | os.PathLike[str]
 
@@ -137,11 +138,9 @@ class FileChange:
         elif self.operation in ("add", "delete", "modify"):
             if self.old_path is not None:
                 raise ValueError(f"operation {self.operation!r} takes no old_path")
-        elif not self.operation.startswith("_"):
+        else:
             # Other values are reserved for future ACP versions; this catches typos too.
-            raise LocalProtocolError(
-                f"unknown operation {self.operation!r}; custom ones start with '_'"
-            )
+            require_value(self.operation, _OPERATIONS, "operation")
         if self.file_type is not None:
             require_value(self.file_type, KNOWN_DIFF_FILE_TYPE, "file_type")
 

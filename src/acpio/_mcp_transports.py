@@ -21,7 +21,13 @@ from . import schema
 from ._errors import LocalProtocolError, RequestError
 from ._paths import is_absolute
 
-__all__ = ["MCP_TRANSPORTS", "check_mcp_servers", "mcp_capabilities", "transport_of"]
+__all__ = [
+    "MCP_TRANSPORTS",
+    "check_mcp_servers",
+    "mcp_capabilities",
+    "mcp_capabilities_v1",
+    "transport_of",
+]
 
 #: Every MCP transport acpio knows; ``stdio`` is the baseline one.
 MCP_TRANSPORTS: Final = frozenset({"stdio", "http", "sse"})
@@ -53,6 +59,18 @@ def mcp_capabilities(transports: Collection[str]) -> schema.McpCapabilities | Un
         stdio=schema.McpStdioCapabilities() if "stdio" in declared else UNSET,
         http=schema.McpHttpCapabilities() if "http" in declared else UNSET,
     )
+
+
+def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
+    """ACP v1's ``agentCapabilities.mcpCapabilities`` for the declared transports.
+
+    v1 has no ``stdio`` flag: stdio is the baseline every v1 agent supports,
+    so a v1 client may send stdio servers whatever is declared.
+
+    :raises LocalProtocolError: for a transport acpio does not know.
+    """
+    declared = _declared(transports)
+    return {"http": "http" in declared, "sse": "sse" in declared}
 
 
 def transport_of(server: schema.McpServer) -> str:

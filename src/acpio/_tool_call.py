@@ -47,6 +47,7 @@ from ._permission import (
 )
 from ._terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
 from ._values import FINAL_TOOL_CALL_STATUSES, require_value
+from ._work import _current_work
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -560,7 +561,7 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
     connection: Connection = session._connection
     if connection.closed:
         # No client to ask: never report requires_action for a request that cannot be sent.
-        return CANCELLED
+        return await _client_gone(session)
     await session._permission_started()
     try:
         try:
@@ -570,7 +571,7 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
                 _decode_permission_response,
             )
         except ConnectionClosed:
-            return CANCELLED
+            return await _client_gone(session)
         except RequestError as exc:
             logger.warning("the client answered a permission request with an error: %s", exc)
             return Outcome("unknown", raw={"error": {"code": exc.code, "message": exc.message}})
@@ -582,6 +583,20 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
     if response is None:
         return Outcome("unknown", raw=None)
     return interpret_outcome(response.outcome, params.options)
+
+
+async def _client_gone(session: Session) -> Outcome:
+    """The outcome of a request whose client went away: the work's cancellation, if any.
+
+    A closed connection is followed by the shutdown, which cancels every
+    session's foreground work; that cancellation ends the wait (so the call
+    ends ``cancelled``, as for ``session/cancel``). Other tasks, or work that
+    is not cancelled within the grace period, get a cancelled outcome.
+    """
+    if _current_work.get() is not None:
+        with anyio.move_on_after(session.limits.cancel_grace):
+            await anyio.sleep_forever()
+    return CANCELLED
 
 
 def _decode_permission_response(raw: msgspec.Raw) -> schema.RequestPermissionResponse | None:

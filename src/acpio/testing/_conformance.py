@@ -32,6 +32,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
+from .._values import is_known_or_custom
 from ..schema import CANCEL_REQUEST_METHOD, KNOWN_PERMISSION_OPTION_KIND
 from ._batches import Batches, id_key, valid_id
 from ._rules import RULES as RULES
@@ -330,11 +331,7 @@ class ConformanceChecker(SessionRules):
                     )
                 seen.add(option_id)
                 kind = get(option, "kind")
-                if (
-                    isinstance(kind, str)
-                    and kind not in _KNOWN_OPTION_KINDS
-                    and not kind.startswith("_")
-                ):
+                if isinstance(kind, str) and not is_known_or_custom(kind, _KNOWN_OPTION_KINDS):
                     self._violate(
                         "permission-options",
                         f"option {_short(option_id)} has kind {kind!r}, which is neither a known "
