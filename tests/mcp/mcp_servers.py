@@ -3,7 +3,8 @@ formerly FastMCP).
 
 ``python mcp_servers.py stdio [ARGS...]`` serves over stdio; ``http`` serves
 streamable HTTP on 127.0.0.1 (a free port, printed on stdout once listening; a
-request without the header ``x-token: secret`` is refused with 401);
+request without the header ``x-token: secret`` is refused with 401), ``sse``
+the same over the older SSE transport;
 ``hang-at-start`` never answers anything; ``crash-at-start`` exits at once.
 Every mode writes its pid to the file named by ``ACPIO_TEST_PIDFILE`` (if set).
 """
@@ -62,10 +63,10 @@ def build() -> MCPServer:
     return server
 
 
-def serve_http(server: MCPServer) -> None:
+def serve_http(server: MCPServer, *, sse: bool = False) -> None:
     import uvicorn  # noqa: PLC0415
 
-    app = server.streamable_http_app()
+    app = server.sse_app() if sse else server.streamable_http_app()
 
     async def guarded(scope, receive, send):  # type: ignore[no-untyped-def]
         if scope["type"] == "http" and (b"x-token", b"secret") not in scope["headers"]:
@@ -96,8 +97,8 @@ def main() -> None:
         while True:
             time.sleep(3600)
     server = build()
-    if mode == "http":
-        serve_http(server)
+    if mode in ("http", "sse"):
+        serve_http(server, sse=mode == "sse")
     else:
         server.run("stdio")
 

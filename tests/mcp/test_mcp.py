@@ -8,6 +8,7 @@ a clear error, leave the session working, and leave no process behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -315,11 +316,11 @@ async def test_a_server_that_never_connects_is_reported_and_gone(mode: str, tmp_
 # ----------------------------------------------------------------------------- http
 
 
-@pytest.fixture
-async def http_server(tmp_path: Path) -> AsyncIterator[str]:
-    """A streamable HTTP MCP server on 127.0.0.1 that wants ``x-token: secret``."""
+@contextlib.asynccontextmanager
+async def served_over(mode: str, tmp_path: Path) -> AsyncIterator[str]:
+    """An MCP server over HTTP (``mode`` http or sse) on 127.0.0.1; yields its port."""
     process = await anyio.open_process(
-        [sys.executable, SERVERS, "http"],
+        [sys.executable, SERVERS, mode],
         env={**os.environ, "ACPIO_TEST_PIDFILE": str(tmp_path / "http-pids")},
     )
     try:
@@ -328,12 +329,45 @@ async def http_server(tmp_path: Path) -> AsyncIterator[str]:
             line = b""
             while not line.endswith(b"\n"):
                 line += await process.stdout.receive(64)
-        yield f"http://127.0.0.1:{int(line)}/mcp"
+        yield str(int(line))
     finally:
         process.kill()
         with anyio.CancelScope(shield=True):
             await process.wait()
             await process.aclose()
+
+
+@pytest.fixture
+async def http_server(tmp_path: Path) -> AsyncIterator[str]:
+    """A streamable HTTP MCP server on 127.0.0.1 that wants ``x-token: secret``."""
+    async with served_over("http", tmp_path) as port:
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+async def test_sse_server_when_declared(tmp_path: Path) -> None:
+    class WithSse(McpAgent):
+        mcp_transports = ("stdio", "http", "sse")
+
+    texts: list[str] = []
+
+    async def body(session: acpio.Session) -> None:
+        servers = await acpio.mcp.connect(session)
+        assert servers.errors == {}
+        texts.append((await servers.call_tool("add", {"a": 1, "b": 2})).text)
+
+    async with served_over("sse", tmp_path) as port, MockClient(WithSse(body)) as client:
+        # Draft v2 has no sse variant: the server arrives as an unknown one, kept verbatim.
+        sse = schema.UnknownMcpServer(
+            {
+                "type": "sse",
+                "name": "legacy",
+                "url": f"http://127.0.0.1:{port}/sse",
+                "headers": [{"name": "x-token", "value": "secret"}],
+            }
+        )
+        session = await client.new_session(cwd=tmp_path, mcp_servers=[sse])
+        await session.prompt("go")
+    assert texts == ["3"]
 
 
 async def test_http_server_with_headers(http_server: str, tmp_path: Path) -> None:
