@@ -94,6 +94,27 @@ async def test_tool_call_cancel_while_asking_ends_the_readme_call_cancelled() ->
     assert client.violations == []
 
 
+async def test_an_allow_that_races_session_cancel_is_never_acted_on() -> None:
+    seen: list[acpio.Outcome] = []
+    holder: list[object] = []
+
+    async def cancel_then_allow(request: object) -> dict[str, object]:
+        # session/cancel goes out first, the allow answer right behind it.
+        await holder[0].cancel()  # type: ignore[attr-defined]
+        return {"outcome": "selected", "optionId": "allow_once"}
+
+    agent = Scripted(readme_body(cancellable=False, seen=seen))
+    policy = PermissionPolicy.call(cancel_then_allow)
+    async with MockClient(agent, policy=policy, strict=False) as client:
+        session = await client.new_session()
+        holder.append(session)
+        result = await session.prompt("go")
+    assert result.stop_reason == "cancelled"
+    assert seen == []  # neither returned nor acted on
+    assert session.view.tool_calls["c"].status == "cancelled"
+    assert "ran" not in str(session.view.tool_calls["c"].content)
+
+
 @pytest.mark.parametrize(
     ("policy", "name"),
     [
