@@ -333,24 +333,21 @@ class McpServers:
         """Call a tool and return its result (a failing *tool* gives ``is_error``).
 
         ``tool`` is an :class:`McpTool` from :meth:`list_tools`, or a tool
-        name with ``server`` (not needed when only one server is connected).
+        name with ``server`` (not needed when one server is connected, or
+        when exactly one server listed a tool of that name).
         ``timeout`` defaults to ``call_timeout``. Cancelling the caller (a
         cancelled turn) cancels the MCP request; the server stays.
 
         :raises McpError: when the server cannot be used, crashed, did not
             answer in time (it is then stopped), or refused the request.
+        :raises LocalProtocolError: for a tool name that does not say which server.
         """
         if isinstance(tool, McpTool):
             name, server = tool.name, tool.server
         else:
             name = tool
             if server is None:
-                usable = [n for n, s in self._servers.items() if s.client is not None]
-                if len(usable) != 1:
-                    raise McpError(
-                        "?", f"call_tool({name!r}) needs server= (usable servers: {usable})"
-                    )
-                server = usable[0]
+                server = self._server_of(name)
         entry, client = self._client(server)
         async with self._guard(entry, f"tools/call {name!r}", timeout):
             result = await client.call_tool(name, dict(arguments or {}))
@@ -361,6 +358,20 @@ class McpServers:
             content=list(result.content),
             structured=result.structured_content,
             raw=result,
+        )
+
+    def _server_of(self, tool: str) -> str:
+        usable = [name for name, s in self._servers.items() if s.client is not None]
+        if len(usable) == 1:
+            return usable[0]
+        listing = [
+            name for name in usable if any(t.name == tool for t in self._servers[name].tools or ())
+        ]
+        if len(listing) == 1:
+            return listing[0]
+        raise LocalProtocolError(
+            f"call_tool({tool!r}) needs server=: "
+            + (f"servers {listing} all list it" if listing else f"usable servers: {usable}")
         )
 
     @contextlib.asynccontextmanager
