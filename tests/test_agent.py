@@ -134,7 +134,9 @@ async def test_initialize_response_carries_info_and_object_capabilities() -> Non
     assert result == {
         "protocolVersion": 2,
         "info": {"name": "plain-agent", "title": "Plain", "version": "2.3.4"},
-        "capabilities": {"session": {"delete": {}, "additionalDirectories": {}}},
+        "capabilities": {
+            "session": {"mcp": {"stdio": {}}, "delete": {}, "additionalDirectories": {}}
+        },
     }
 
 

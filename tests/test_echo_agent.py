@@ -148,7 +148,13 @@ async def test_echo_exits_0_soon_after_stdin_closes(tmp_path: Path) -> None:
                 "result": {
                     "protocolVersion": 2,
                     "info": {"name": "echo-agent", "title": "Echo agent", "version": "1.0.0"},
-                    "capabilities": {"session": {"delete": {}, "additionalDirectories": {}}},
+                    "capabilities": {
+                        "session": {
+                            "mcp": {"stdio": {}},
+                            "delete": {},
+                            "additionalDirectories": {},
+                        }
+                    },
                 },
             }
         ]
