@@ -12,7 +12,9 @@ Modes, each breaking one rule:
 * ``ignore-cancel``: finishes its slow turn with ``end_turn`` despite ``session/cancel``;
 * ``answer-notifications``: answers every notification with an error;
 * ``crash``: fails at start with a traceback on stderr;
-* ``linger``: does not exit when its stdin closes.
+* ``linger``: does not exit when its stdin closes;
+* ``number-ids``: answers a request whose id is a string of digits with that number;
+* ``answer-notification-batch``: answers a batch of only notifications with ``[]``.
 """
 
 from __future__ import annotations
@@ -156,7 +158,10 @@ def handle(message: Any) -> dict[str, object] | None:
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         return error(None, -32600, "Invalid request")
     if "id" in message:
-        return handle_request(message["id"], message["method"], message.get("params"))
+        request_id = message["id"]
+        if MODE == "number-ids" and isinstance(request_id, str) and request_id.isdigit():
+            request_id = int(request_id)
+        return handle_request(request_id, message["method"], message.get("params"))
     handle_notification(message["method"], message.get("params"))
     return None
 
@@ -178,7 +183,7 @@ def main() -> None:
                 send(error(None, -32600, "Empty batch"))
                 continue
             answers = [answer for entry in message if (answer := handle(entry)) is not None]
-            if answers:
+            if answers or MODE == "answer-notification-batch":
                 send(answers)
             continue
         answer = handle(message)

@@ -62,7 +62,9 @@ async def test_example_agents_pass(name: str, cancel_prompt: str | None) -> None
         "unknown-method",
         "unknown-extension",
         "unknown-notification",
+        "ids",
         "batch-empty",
+        "batch-notifications",
         "batch-mixed",
         "shutdown",
     ):
@@ -90,10 +92,12 @@ async def test_a_correct_agent_in_another_style_passes() -> None:
         ("ignore-cancel", {"cancel"}, "read session/cancel"),
         (
             "answer-notifications",
-            {"unknown-notification", "no-reply-to-notification"},
+            {"unknown-notification", "batch-notifications", "no-reply-to-notification"},
             "answered a notification",
         ),
         ("linger", {"shutdown"}, "still running"),
+        ("number-ids", {"ids", "id-fidelity"}, 'sent id "42", answered with id 42'),
+        ("answer-notification-batch", {"batch-notifications"}, "answered a batch of only"),
     ],
 )
 async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], message: str) -> None:

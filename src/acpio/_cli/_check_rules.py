@@ -94,7 +94,18 @@ SCENARIO: Final[Mapping[str, ScenarioRule]] = _table(
         "unknown notifications (plain and _-prefixed) are ignored, never answered",
         True,
     ),
+    ScenarioRule(
+        "ids",
+        'a request with the string id "42" is answered with id "42", one with the number 42 '
+        "with 42: ids keep their type and value",
+        True,
+    ),
     ScenarioRule("batch-empty", "an empty batch [] is answered with one -32600 (id null)", True),
+    ScenarioRule(
+        "batch-notifications",
+        "a batch of only notifications gets no reply at all (not [], not an error)",
+        True,
+    ),
     ScenarioRule(
         "batch-mixed",
         "a batch of a request, a notification and an invalid entry is answered with one array "
