@@ -21,6 +21,7 @@ from rich.text import Text
 from ..testing._conformance import Violation
 from ._failure import stderr_tail
 from ._output import Output
+from ._safe_text import safe
 
 __all__ = [
     "SCENARIO",
@@ -222,12 +223,15 @@ def _line(report: RuleReport) -> Table:
     grid.add_column(width=4, no_wrap=True)
     grid.add_column(width=_ID_WIDTH, no_wrap=True)
     grid.add_column()
-    detail = Text(report.detail or report.description, style="" if report.detail else "dim")
+    # Details and violations quote the agent: shown through the safe-text rule.
+    detail = safe(
+        report.detail or report.description, "" if report.detail else "dim", one_line=False
+    )
     for violation in report.violations[:1]:
         detail = Text.assemble(
-            (violation.message, ""),
+            safe(violation.message, one_line=False),
             ("\nmessage: ", "dim"),
-            (_short(violation.raw), "dim"),
+            safe(_short(violation.raw), "dim"),
             ("\nhint: ", "dim"),
             (violation.hint, "dim"),
         )
