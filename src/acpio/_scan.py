@@ -12,9 +12,9 @@ beyond the limit (see :func:`_depth_pattern`). Nothing is ever matched
 twice: no backtracking, no pass per level. An ordinary message (fewer
 opening brackets than the limit) still costs two ``count`` calls. Measured
 bound (``benchmarks/nesting.py``): about 20 ns of CPU a byte, 0.6 s for the
-worst legal line at the default 32 MiB size limit (it was 21 s with one
-``replace`` pass per level), so one message holds up the connection by at
-most about as long as decoding and answering it.
+worst legal line at the default 32 MiB size limit (it was 23 s with one
+``replace`` pass per level); over pipes, reading, checking and answering
+such a line holds up the connection for about 1.5 s.
 
 A line that cannot be decoded is still answered properly:
 :func:`_top_level_members` reads the scalar members of its top-level object
