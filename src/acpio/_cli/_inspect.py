@@ -57,7 +57,7 @@ _CANCEL_WORDS: Final = frozenset({"c", "cancel"})
 _QUIT_COMMANDS: Final = frozenset({"/quit", "/exit", "/q"})
 _ANSWER_HELP: Final = "the option's number, y (allow), n (reject) or c (dismiss)"
 #: Permission requests that may wait for the user at once; more are dismissed unseen.
-MAX_WAITING_PERMISSIONS: Final = 4
+MAX_WAITING_PERMISSIONS: Final = 16
 
 
 @dataclass
