@@ -14,7 +14,9 @@ Modes, each breaking one rule:
 * ``crash``: fails at start with a traceback on stderr;
 * ``linger``: does not exit when its stdin closes;
 * ``number-ids``: answers a request whose id is a string of digits with that number;
-* ``answer-notification-batch``: answers a batch of only notifications with ``[]``.
+* ``answer-notification-batch``: answers a batch of only notifications with ``[]``;
+* ``delete-unknown-fails``: offers session/delete, and answers it -32002 for a session
+  that never existed.
 """
 
 from __future__ import annotations
@@ -121,7 +123,9 @@ def handle_request(request_id: object, method: str, params: Any) -> dict[str, ob
             {
                 "protocolVersion": 2,
                 "info": {"name": f"raw-agent-{MODE}", "version": "0.0.1"},
-                "capabilities": {"session": {}},
+                "capabilities": {
+                    "session": {"delete": {}} if MODE == "delete-unknown-fails" else {}
+                },
             },
         )
     if method == "session/new":
@@ -141,6 +145,13 @@ def handle_request(request_id: object, method: str, params: Any) -> dict[str, ob
         if session is not None and session["turn"] is not None and not session["turn"]["done"]:
             session["turn"]["cancelled"].set()
             finish(params["sessionId"], session["turn"], "cancelled")
+        return reply(request_id, {})
+    if method == "session/delete" and MODE == "delete-unknown-fails":
+        if params["sessionId"] not in _sessions:
+            return error(
+                request_id, -32002, "Resource not found", {"sessionId": params["sessionId"]}
+            )
+        _sessions.pop(params["sessionId"])
         return reply(request_id, {})
     return error(request_id, -32601, f"Method not found: {method}")
 

@@ -56,6 +56,7 @@ async def test_example_agents_pass(name: str, cancel_prompt: str | None) -> None
         "sessions",
         "prompt",
         "close",
+        "delete-unknown",
         "version-older",
         "version-newer",
         "parse-error",
@@ -112,6 +113,17 @@ async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], me
         for rule in failing
     )
     assert message in details
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_refuses_to_delete_an_unknown_session_gets_a_warning() -> None:
+    code, report = await _check(raw_agent("delete-unknown-fails"), cancel_prompt="slow", **FAST)
+    assert code == 0  # a SHOULD: a warning, not a failure
+    rule = _rule(report, "delete-unknown")
+    assert rule["status"] == "warn"
+    assert "-32002" in str(rule["detail"])
+    _, good = await _check(raw_agent("good"), **FAST)
+    assert _rule(good, "delete-unknown")["status"] == "skip"
 
 
 @pytest.mark.anyio

@@ -75,6 +75,12 @@ SCENARIO: Final[Mapping[str, ScenarioRule]] = _table(
         "close", "session/close is answered (part of the baseline session capability)", True
     ),
     ScenarioRule(
+        "delete-unknown",
+        "where the agent offers session/delete, deleting a session that never existed "
+        "succeeds silently",
+        False,
+    ),
+    ScenarioRule(
         "version-newer",
         "initialize with protocolVersion 65535 is answered with the newest supported version (2)",
         True,
