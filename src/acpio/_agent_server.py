@@ -404,8 +404,9 @@ class _AgentServer:
             with anyio.CancelScope(shield=True):
                 await session.close()
             self._forget(session)
-        if not self.store.delete(request.session_id) and session is None:
-            raise RequestError.session_not_found(request.session_id)
+        # Deleting a session that is gone or never existed succeeds silently (the
+        # session-delete page: SHOULD), as closing one does.
+        self.store.delete(request.session_id)
         return schema.DeleteSessionResponse()
 
     async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
