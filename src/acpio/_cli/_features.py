@@ -24,6 +24,7 @@ from .. import schema
 from ..testing import ElicitationRequest
 from ._input import LineInput
 from ._output import Output
+from ._safe_text import visible
 
 __all__ = [
     "CONFIG_HELP",
