@@ -28,7 +28,6 @@ import os
 import shlex
 import signal as signal_module
 import subprocess
-from binascii import b2a_base64
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -56,7 +55,6 @@ DEFAULT_FLUSH_DELAY: Final = 0.01
 # ignores SIGTERM is killed and its exit reported before the turn goes idle.
 KILL_GRACE: Final = 1.0
 _UNSET: Final = UNSET
-_LINE_END: Final = b'"}}}\n'  # closes the data string, the update, params and the message
 
 #: Every process started by a TerminalHandle that has not been reaped yet,
 #: with the connection of the session that started it.
@@ -136,13 +134,8 @@ class TerminalHandle:
         self._announced = False
         self._work: _Work | None = _current_work.get()
         self._run_scope: anyio.CancelScope | None = None
-        # A terminal_output_chunk line is this prefix, the base64, and _LINE_END.
-        self._line_prefix = (
-            session._prefix
-            + b'{"sessionUpdate":"terminal_output_chunk","terminalId":'
-            + schema.encode(terminal_id)
-            + b',"data":"'
-        )
+        # A terminal_output_chunk line is this prefix, the base64, and its end (_framing).
+        self._line_prefix = session._framing.terminal_chunk_prefix(terminal_id)
 
     async def announce(self) -> TerminalHandle:
         """Send the first ``terminal_update`` (command, cwd, size) unless already sent."""
@@ -230,7 +223,7 @@ class TerminalHandle:
             return
         step = self.max_chunk
         history = self.session.history
-        send = self.session._send_encoded_line
+        send = self.session._send_terminal_bytes
         prefix = self._line_prefix
         pieces: Iterable[bytes]
         if len(data) <= step:
@@ -240,8 +233,7 @@ class TerminalHandle:
             pieces = (bytes(view[start : start + step]) for start in range(0, len(view), step))
         for piece in pieces:
             history.record_terminal_output(self.id, piece)
-            # One join per line: chunks are large, and every copy of them counts.
-            await send(b"".join((prefix, b2a_base64(piece, newline=False), _LINE_END)))
+            await send(self.id, prefix, piece)
 
     async def snapshot(self, data: bytes) -> None:
         """Replace everything the client stores for this terminal with ``data``.
