@@ -572,7 +572,9 @@ class Session(_PromptLifecycle):
         """
         for queued in self._queue:
             queued.discarded = True
+            queued.ended.set()
         self._queue.clear()
+        self._wakeup()  # a runner waiting to start the next queued turn goes on
         work = self._work
         if work is None or work.finished or work.cancel_requested:
             return

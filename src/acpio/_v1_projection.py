@@ -97,22 +97,21 @@ V1_STOP_REASONS: Final = frozenset(
 # v1 diffs carry whole texts, v2 diffs a patch: file_diff() remembers the texts
 # of the Diff objects it made, for a bounded number of recent ones.
 _DIFF_TEXTS_LIMIT: Final = 256
-_diff_texts: dict[int, tuple[schema.Diff, list[tuple[str, str | None, str | None]]]] = {}
+DiffTexts = tuple[str, str, str | None, str | None]  # operation, path, old, new
+_diff_texts: dict[int, tuple[schema.Diff, list[DiffTexts]]] = {}
 
 
-def remember_diff_texts(
-    diff: schema.Diff, texts: Sequence[tuple[str, str | None, str | None]]
-) -> None:
-    """Keep ``(path, old_text, new_text)`` of each change of ``diff`` for its v1 form.
+def remember_diff_texts(diff: schema.Diff, texts: Sequence[DiffTexts]) -> None:
+    """Keep ``(operation, path, old_text, new_text)`` of each change of ``diff`` for v1.
 
-    ``None`` text means no such file (old) or no text form (binary, deleted).
+    ``None`` text means no such file, or (both ``None``) no text form (binary).
     """
     if len(_diff_texts) >= _DIFF_TEXTS_LIMIT:
         del _diff_texts[next(iter(_diff_texts))]
     _diff_texts[id(diff)] = (diff, list(texts))
 
 
-def diff_texts(diff: schema.Diff) -> list[tuple[str, str | None, str | None]] | None:
+def diff_texts(diff: schema.Diff) -> list[DiffTexts] | None:
     """The texts remembered for ``diff`` (this very object), if any."""
     entry = _diff_texts.get(id(diff))
     if entry is None or entry[0] is not diff:
@@ -143,6 +142,9 @@ class _Terminal:
     dirty: bool = False
     last_refresh: float = float("-inf")
     introduced: bool = False  # _meta.terminal_info sent (Zed's convention)
+    # Seen as an agent-side terminal (its terminal_update); until then a tool call's
+    # terminal item is passed through (a terminal the client runs, or one not yet seen).
+    agent_side: bool = False
 
 
 def _meta_with(meta: object, extra: Mapping[str, object]) -> dict[str, object]:
@@ -373,10 +375,16 @@ class V1Projection:
 
     def _link(self, call: _Call, tool_call_id: str, item: object) -> None:
         if isinstance(item, schema.Terminal):
-            terminal = self._terminals.get(item.terminal_id)
-            if terminal is not None and tool_call_id not in terminal.calls:
+            terminal = self._terminal(item.terminal_id)
+            if tool_call_id not in terminal.calls:
                 terminal.calls.append(tool_call_id)
                 call.terminals.add(item.terminal_id)
+
+    def _terminal(self, terminal_id: str) -> _Terminal:
+        terminal = self._terminals.get(terminal_id)
+        if terminal is None:
+            terminal = self._terminals[terminal_id] = _Terminal()
+        return terminal
 
     def _content_chunk(self, chunk: schema.ToolCallContentChunk) -> list[V1Update]:
         call = self._call(chunk.tool_call_id)
@@ -411,7 +419,11 @@ class V1Projection:
             return _diff_items(item)
         if isinstance(item, schema.Terminal):
             terminal = self._terminals.get(item.terminal_id)
-            if terminal is None or item.terminal_id in self._client_terminals:
+            if (
+                terminal is None
+                or not terminal.agent_side
+                or item.terminal_id in self._client_terminals
+            ):
                 return [{"type": "terminal", "terminalId": item.terminal_id}]
             if self.peer.terminal_output:
                 return [{"type": "terminal", "terminalId": item.terminal_id}]
@@ -443,9 +455,12 @@ class V1Projection:
         terminal_id = update.terminal_id
         if terminal_id in self._client_terminals:
             return []
-        terminal = self._terminals.get(terminal_id)
-        if terminal is None:
-            terminal = self._terminals[terminal_id] = _Terminal()
+        terminal = self._terminal(terminal_id)
+        if not terminal.agent_side:
+            terminal.agent_side = True
+            if terminal.calls:  # shown already (a replay sends the call first): show it so
+                terminal.dirty = True
+                self._dirty.add(terminal_id)
         out: list[V1Update] = []
         if isinstance(update.command, str) or update.command is None:
             terminal.command = update.command
@@ -466,15 +481,14 @@ class V1Projection:
             terminal.dirty = True
             self._dirty.add(terminal_id)
             now = float("inf")  # the exit shows at once
-        if terminal.dirty and (replay or now - terminal.last_refresh >= TERMINAL_REFRESH_INTERVAL):
+        if terminal.dirty and (replay or now >= terminal.last_refresh + TERMINAL_REFRESH_INTERVAL):
             out.extend(self._refresh(terminal_id, now))
         return out
 
     def terminal_output(self, terminal_id: str, data: bytes, *, now: float) -> list[V1Update]:
         """Bytes an agent-side terminal printed: a refresh now, or later (see :meth:`due`)."""
-        terminal = self._terminals.get(terminal_id)
-        if terminal is None:
-            terminal = self._terminals[terminal_id] = _Terminal()
+        terminal = self._terminal(terminal_id)
+        terminal.agent_side = True
         if self.peer.terminal_output:
             self._append(terminal, data)
             return [
@@ -493,7 +507,7 @@ class V1Projection:
         self._append(terminal, data)
         terminal.dirty = True
         self._dirty.add(terminal_id)
-        if now - terminal.last_refresh >= TERMINAL_REFRESH_INTERVAL:
+        if now >= terminal.last_refresh + TERMINAL_REFRESH_INTERVAL:
             return self._refresh(terminal_id, now)
         return []
 
@@ -510,7 +524,7 @@ class V1Projection:
         out: list[V1Update] = []
         for terminal_id in list(self._dirty):
             terminal = self._terminals[terminal_id]
-            if now - terminal.last_refresh >= TERMINAL_REFRESH_INTERVAL:
+            if now >= terminal.last_refresh + TERMINAL_REFRESH_INTERVAL:
                 out.extend(self._refresh(terminal_id, now))
         return out
 
@@ -642,11 +656,13 @@ def _diff_items(diff: schema.Diff) -> list[object]:
     texts = diff_texts(diff)
     if texts is not None:
         items: list[object] = []
-        for path, old, new in texts:
+        for operation, path, old, new in texts:
             if new is None and old is not None:
                 items.append({"type": "diff", "path": path, "oldText": old, "newText": ""})
             elif new is None:
-                items.append(_text_item(f"{path}: binary change (no text diff)"))
+                items.append(
+                    _text_item(f"Binary file, {operation} {path}: there is no text diff to show.")
+                )
             else:
                 items.append({"type": "diff", "path": path, "oldText": old, "newText": new})
         return items
