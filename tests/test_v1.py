@@ -6,6 +6,7 @@ schema by the test client (tests/v1_client.py); both anyio backends.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, ClassVar
@@ -626,3 +627,36 @@ def test_view_helper_rejects_a_second_tool_call_report() -> None:
     view.apply({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "x"})
     with pytest.raises(AssertionError):
         view.apply({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "x"})
+
+
+def test_interleaved_patches_and_chunks_stay_linear() -> None:
+    projection = V1Projection("s", Peer(protocol_version=1))
+    projection.project(schema.ToolCallUpdate(tool_call_id="c", title="t"), now=0.0)
+    sent = 0
+    for i in range(500):
+        chunk = schema.ToolCallContentChunk(
+            tool_call_id="c",
+            content=schema.Content(content=schema.TextContent(text=f"line {i}\n")),
+        )
+        patch = schema.ToolCallUpdate(tool_call_id="c", title=f"step {i}", status="in_progress")
+        for update in (*projection.project(chunk, now=0.0), *projection.project(patch, now=0.0)):
+            if "content" in update:
+                sent += len(schema.encode(update["content"]))
+    (final,) = projection.project(
+        schema.ToolCallUpdate(tool_call_id="c", status="completed"), now=0.0
+    )
+    content = final["content"]
+    assert isinstance(content, list) and len(content) == 500
+    final_size = len(schema.encode(content))
+    assert sent + final_size <= 3 * final_size
+
+
+def test_readme_editor_snippets_are_json_that_launch_an_example() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Editors", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```json\n")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        (server,) = json.loads(block)["agent_servers"].values()
+        assert server["args"][0].endswith("examples/shell_agent.py")
+        assert (Path(__file__).resolve().parents[1] / "examples/shell_agent.py").exists()

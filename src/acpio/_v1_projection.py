@@ -11,14 +11,13 @@ What it keeps per session, and why:
 * tool calls: whether the client has seen each (the first report is v1
   ``tool_call``, later ones ``tool_call_update``) and its content. v1 has no
   ``tool_call_content_chunk``: ``content`` is replaced whole, so appended items
-  are accumulated and the full array is sent, coalesced: a patch of the call
-  carries it, and otherwise it is sent when the bytes appended since the last
-  send reach the size last sent (so each send at least doubles it). Streaming
-  ``F`` bytes of content therefore costs fewer than ``2F`` bytes of content on
-  the wire plus one envelope per send, in ``O(log F)`` sends; whatever is still
-  pending goes out with the call's next patch, before a permission request
-  about it, and at the end of the turn, so the client's final view is the v2
-  view.
+  are accumulated and the full array is sent, coalesced: when the bytes
+  appended since the last send reach the size last sent (so each send at least
+  doubles it), and whatever is still pending with the patch that ends the call,
+  before a permission request about it, and at the end of the turn. Streaming
+  content of final size ``F`` therefore costs fewer than ``3F`` bytes of content
+  on the wire plus one envelope per send, in ``O(log F)`` sends, and the
+  client's final view is the v2 view.
 * agent-side terminals (a :class:`~acpio.TerminalHandle` the agent feeds): v1
   clients only show terminals they run themselves, so the output is shown as
   a text item in place of the ``terminal`` item of each tool call showing it:
@@ -331,8 +330,8 @@ class V1Projection:
         elif isinstance(patch.content, list):
             self._set_content(call, patch.tool_call_id, patch.content)
             out["content"] = self._content_of(call)
-        elif call.pending:
-            out["content"] = self._content_of(call)  # the pending chunks ride along
+        elif call.pending and out.get("status") in ("completed", "failed"):
+            out["content"] = self._content_of(call)  # the final view: pending chunks ride along
         if patch.locations is None:
             out["locations"] = []
         elif isinstance(patch.locations, list):
