@@ -660,3 +660,23 @@ def test_readme_editor_snippets_are_json_that_launch_an_example() -> None:
         (server,) = json.loads(block)["agent_servers"].values()
         assert server["args"][0].endswith("examples/shell_agent.py")
         assert (Path(__file__).resolve().parents[1] / "examples/shell_agent.py").exists()
+
+
+def test_ended_calls_release_their_content() -> None:
+    projection = V1Projection("s", Peer(protocol_version=1))
+    projection.project(schema.ToolCallUpdate(tool_call_id="c", title="t"), now=0.0)
+    projection.project(schema.TerminalUpdate(terminal_id="t", command="x"), now=0.0)
+    item = schema.Content(content=schema.TextContent(text="kept by the client"))
+    terminal = schema.Terminal(terminal_id="t")
+    for content in (item, terminal):
+        chunk = schema.ToolCallContentChunk(tool_call_id="c", content=content)
+        projection.project(chunk, now=0.0)
+    exit_status = schema.TerminalExitStatus(exit_code=0)
+    projection.project(schema.TerminalUpdate(terminal_id="t", exit_status=exit_status), now=1.0)
+    (final,) = projection.project(
+        schema.ToolCallUpdate(tool_call_id="c", status="completed"), now=1.0
+    )
+    assert final == {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"}
+    late = schema.ToolCallContentChunk(tool_call_id="c", content=item)
+    assert projection.project(late, now=2.0) == []
+    assert projection._calls["c"].content == [] and "t" not in projection._terminals

@@ -128,6 +128,7 @@ class _Call:
     sent_size: int = 0  # bytes of the content array last sent
     pending: int = 0  # bytes appended since (0: nothing to send)
     terminals: set[str] = field(default_factory=set)
+    released: bool = False  # ended: its content is no longer kept
 
 
 @dataclass
@@ -194,7 +195,7 @@ class V1Projection:
         if isinstance(update, schema.ToolCallContentChunk):
             return self._content_chunk(update)
         if isinstance(update, schema.ToolCallUpdate):
-            return self._tool_call(update)
+            return self._tool_call(update, replay)
         if isinstance(update, schema.TerminalUpdate):
             return self._terminal_update(update, now, replay)
         if isinstance(update, schema.TerminalOutputChunk):
@@ -293,7 +294,7 @@ class V1Projection:
             call = self._calls[tool_call_id] = _Call()
         return call
 
-    def _tool_call(self, patch: schema.ToolCallUpdate) -> list[V1Update]:
+    def _tool_call(self, patch: schema.ToolCallUpdate, replay: bool = False) -> list[V1Update]:
         call = self._call(patch.tool_call_id)
         first = not call.announced
         call.announced = True
@@ -344,7 +345,30 @@ class V1Projection:
             out["_meta"] = _meta_with(patch.meta, extra) if extra else patch.meta
         if "content" in out:
             self._introduce(out, call)
+        if out.get("status") in ("completed", "failed") and not replay:
+            # (A replayed call comes before its terminals' output: kept until the end.)
+            self._release(patch.tool_call_id, call)
         return [out]
+
+    def _release(self, tool_call_id: str, call: _Call) -> None:
+        """A call that ended: forget its content (memory stays bounded in long sessions).
+
+        What the client was last sent stays its view. Content appended after the
+        end is dropped; a later patch with ``content`` replaces it as usual.
+        """
+        call.content = []
+        call.pending = 0
+        call.released = True
+        for terminal_id in call.terminals:
+            terminal = self._terminals.get(terminal_id)
+            if terminal is None:
+                continue
+            if tool_call_id in terminal.calls:
+                terminal.calls.remove(tool_call_id)
+            if not terminal.calls and terminal.exit_status is not None:
+                del self._terminals[terminal_id]
+                self._dirty.discard(terminal_id)
+        call.terminals = set()
 
     def _introduce(self, out: V1Update, call: _Call) -> None:
         """Zed's convention: ``_meta.terminal_info`` with the first content showing a terminal."""
@@ -362,6 +386,7 @@ class V1Projection:
     def _set_content(
         self, call: _Call, tool_call_id: str, items: Sequence[schema.ToolCallContent]
     ) -> None:
+        call.released = False
         call.content = list(items)
         call.pending = 0
         for terminal_id in call.terminals:
@@ -387,6 +412,8 @@ class V1Projection:
 
     def _content_chunk(self, chunk: schema.ToolCallContentChunk) -> list[V1Update]:
         call = self._call(chunk.tool_call_id)
+        if call.released:
+            return self._dropped(chunk)
         call.content.append(chunk.content)
         self._link(call, chunk.tool_call_id, chunk.content)
         items = self._items(chunk.content)
