@@ -31,6 +31,8 @@ from binascii import b2a_base64
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+import msgspec
+
 from . import schema
 from ._peer import Peer
 from ._v1_projection import V1Projection
@@ -136,8 +138,8 @@ class SessionFraming:
         """This session's terminal-chunk prefix (see :func:`terminal_chunk_prefix`)."""
         return terminal_chunk_prefix(self.prefix, terminal_id)
 
-    def v1_lines(self, updates: Sequence[Mapping[str, object]]) -> list[bytes]:
-        """The lines of v1 updates made by the projection, in order."""
+    def v1_lines(self, updates: Sequence[Mapping[str, object] | msgspec.Raw]) -> list[bytes]:
+        """The lines of v1 updates made by the projection (mappings or encoded), in order."""
         prefix = self.prefix
         return [prefix + _encode(update) + UPDATE_END for update in updates]
 

@@ -43,10 +43,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
+import msgspec
 from msgspec import UNSET
 
 from . import schema
 from ._peer import Peer
+from .schema._codec import _encoder
 
 __all__ = [
     "META_KEY",
@@ -60,6 +62,12 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 V1Update = dict[str, object]
+#: What :meth:`V1Projection.project` returns: v1 updates, as mappings or already encoded.
+V1Encoded = V1Update | msgspec.Raw
+
+_encode = _encoder.encode
+_MESSAGE_CHUNK: Final = b'{"sessionUpdate":"agent_message_chunk","content":'
+_THOUGHT_CHUNK: Final = b'{"sessionUpdate":"agent_thought_chunk","content":'
 
 #: The ``_meta`` key under which the real v2 value of a mapped field is kept.
 META_KEY: Final = "acpio"
@@ -184,14 +192,15 @@ class V1Projection:
 
     def project(
         self, update: schema.SessionUpdate, *, now: float, replay: bool = False
-    ) -> list[V1Update]:
+    ) -> Sequence[V1Encoded]:
         """The v1 updates that show ``update`` (possibly none), in order.
 
         ``now`` is the current time (for the terminal refresh rate); ``replay``
         is true while ``session/load`` replays the history.
         """
         if isinstance(update, schema.AgentMessageChunk):
-            return [{"sessionUpdate": "agent_message_chunk", "content": _builtins(update.content)}]
+            # The streaming hot path: spliced like the v2 one (no messageId on v1).
+            return [msgspec.Raw(_MESSAGE_CHUNK + _encode(update.content) + b"}")]
         if isinstance(update, schema.ToolCallContentChunk):
             return self._content_chunk(update)
         if isinstance(update, schema.ToolCallUpdate):
@@ -205,7 +214,7 @@ class V1Projection:
                 return []
             return self.terminal_output(update.terminal_id, data, now=now)
         if isinstance(update, schema.AgentThoughtChunk):
-            return [{"sessionUpdate": "agent_thought_chunk", "content": _builtins(update.content)}]
+            return [msgspec.Raw(_THOUGHT_CHUNK + _encode(update.content) + b"}")]
         if isinstance(update, schema.AgentMessage | schema.AgentThought):
             kind = (
                 "agent_message_chunk"
