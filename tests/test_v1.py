@@ -18,7 +18,7 @@ from support import load_example
 from v1_client import V1Client, View, allow, reject, v1_client
 
 import acpio
-from acpio import schema
+from acpio import _agent_server, schema
 from acpio._peer import Peer
 from acpio._v1_projection import TERMINAL_REFRESH_INTERVAL, TERMINAL_TEXT_BYTES, V1Projection
 from acpio._v1_server import v1_peer
@@ -680,3 +680,31 @@ def test_ended_calls_release_their_content() -> None:
     late = schema.ToolCallContentChunk(tool_call_id="c", content=item)
     assert projection.project(late, now=2.0) == []
     assert projection._calls["c"].content == [] and "t" not in projection._terminals
+
+
+async def test_commands_of_a_new_session_follow_its_v1_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = _agent_server._AgentServer._new_session
+    command = schema.Command(name="plan", description="Make a plan")
+
+    async def with_commands(self: Any, params: Any, context: Any) -> object:
+        response = await original(self, params, context)
+        assert isinstance(response, schema.NewSessionResponse)
+        response.available_commands = [command]
+        return response
+
+    monkeypatch.setattr(_agent_server._AgentServer, "_new_session", with_commands)
+    # The v2 answer carries commands once an agent declares some; stand in for that here.
+    async with v1_client(echo_agent.EchoAgent()) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        await client.until(lambda: bool(client.view(session_id).updates))
+        assert client.view(session_id).updates == [
+            {
+                "sessionUpdate": "available_commands_update",
+                "availableCommands": [{"name": "plan", "description": "Make a plan"}],
+            }
+        ]
+        answer = next(i for i, m in enumerate(client.messages) if "result" in m and m["id"] == 2)
+        update = next(i for i, m in enumerate(client.messages) if m.get("method"))
+        assert answer < update

@@ -260,7 +260,20 @@ class V1Methods:
         out: dict[str, object] = {"sessionId": response.session_id}
         if isinstance(response.config_options, list):
             out["configOptions"] = config_options(response.config_options)
+        self._commands_after(response.session_id, response.available_commands, context)
         return out
+
+    def _commands_after(self, session_id: str, commands: object, context: RequestContext) -> None:
+        """v1 answers carry no commands: send them as an update right after the answer."""
+        session = self.server.sessions.get(session_id)
+        if session is None or not isinstance(commands, list) or not commands:
+            return
+        update = schema.AvailableCommandsUpdate(available_commands=list(commands))
+
+        def send() -> None:
+            session._task_group.start_soon(session.send, update)
+
+        context.after_response(send)
 
     async def _resume(
         self, params: msgspec.Raw | None, context: RequestContext, *, replay: bool
@@ -272,10 +285,12 @@ class V1Methods:
             request["replayFrom"] = {"type": "start"}
         response = await self.server._v2_requests["session/resume"](_as_raw(request), context)
         out: dict[str, object] = {}
-        if isinstance(response, schema.ResumeSessionResponse) and isinstance(
-            response.config_options, list
-        ):
-            out["configOptions"] = config_options(response.config_options)
+        if isinstance(response, schema.ResumeSessionResponse):
+            if isinstance(response.config_options, list):
+                out["configOptions"] = config_options(response.config_options)
+            session_id = request.get("sessionId")
+            if isinstance(session_id, str):
+                self._commands_after(session_id, response.available_commands, context)
         return out
 
     async def _load_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
