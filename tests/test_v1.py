@@ -708,3 +708,31 @@ async def test_commands_of_a_new_session_follow_its_v1_answer(
         answer = next(i for i, m in enumerate(client.messages) if "result" in m and m["id"] == 2)
         update = next(i for i, m in enumerate(client.messages) if m.get("method"))
         assert answer < update
+
+
+async def test_cancelling_the_prompt_request_cancels_its_turn(tmp_path: Path) -> None:
+    agent = SlowAgent()
+    async with v1_client(agent) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(client.prompt, session_id, "one")
+                await agent.started.wait()
+                scope.cancel()  # the client's connection sends $/cancel_request
+        # The turn ended: the session takes the next prompt, whose work starts afresh.
+        agent.started = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(client.prompt, session_id, "two")
+            await agent.started.wait()
+            await client.connection.notify("session/cancel", {"sessionId": session_id})
+        cancel_answers = [m for m in client.messages if m.get("error", {}).get("code") == -32800]
+        assert len(cancel_answers) == 1
+        answer = client.messages.index(cancel_answers[0])
+
+        def chunks(messages: list[dict[str, Any]]) -> int:
+            return sum(m.get("method") == "session/update" for m in messages)
+
+        # Turn one said its one thing before its answer; only turn two speaks after it.
+        assert chunks(client.messages[:answer]) == 1
+        assert chunks(client.messages[answer:]) == 1
+        assert client.messages[-1]["result"] == {"stopReason": "cancelled"}

@@ -113,6 +113,10 @@ class Session(_PromptLifecycle):
     current turn's idle. ``session/cancel`` cancels the running turn (one
     ``idle`` with ``cancelled``, nothing of that turn after it) and discards
     queued prompts.
+
+    On a v1 connection the same turns are projected onto v1 (see ``docs/v1.md``):
+    each ``session/prompt`` is answered at the end of its own turn with its stop
+    reason, and updates take their v1 form; agent code does not change.
     """
 
     def __init__(

@@ -28,6 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Final
 
+import anyio
 import msgspec
 from msgspec import UNSET
 
@@ -192,7 +193,6 @@ class V1Methods:
         agent = server.agent
         agent.client_info = _client_info(params.get("clientInfo"))
         agent.client_capabilities = _v2_capabilities(server.peer)
-        self._client_capabilities = capabilities
         v2 = server._capabilities()
         session = v2.session if isinstance(v2.session, schema.SessionCapabilities) else None
         prompt = session.prompt if session is not None else UNSET
@@ -338,6 +338,18 @@ class V1Methods:
         try:
             await work.ended.wait()
         except BaseException:
+            # $/cancel_request of the prompt (or shutdown): v1 has no other way to say
+            # "stop this turn", so the turn is cancelled, and its answer still comes last.
+            with anyio.CancelScope(shield=True):
+                if not work.ended.is_set():
+                    if work is session._work:
+                        await session.cancel()
+                    elif work in session._queue:
+                        session._queue.remove(work)
+                        work.discarded = True
+                        work.ended.set()
+                with anyio.move_on_after(session.limits.cancel_grace + 1.0):
+                    await work.ended.wait()
             session._prompt_answered(work)
             raise
         return _answer(work)
