@@ -518,6 +518,10 @@ class V1Projection:
             now = float("inf")  # the exit shows at once
         if terminal.dirty and (replay or now >= terminal.last_refresh + TERMINAL_REFRESH_INTERVAL):
             out.extend(self._refresh(terminal_id, now))
+        if terminal.exit_status is not None and not terminal.calls and not replay:
+            # Exited and shown nowhere (a terminal of no tool call): nothing to keep.
+            del self._terminals[terminal_id]
+            self._dirty.discard(terminal_id)
         return out
 
     def terminal_output(self, terminal_id: str, data: bytes, *, now: float) -> list[V1Update]:
