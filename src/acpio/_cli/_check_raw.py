@@ -30,7 +30,7 @@ CLIENT_INFO: Final[dict[str, object]] = {
     "version": "0.1.0",
     "title": "acpio check",
 }
-OLDER_VERSION: Final = 1
+OLDER_VERSION: Final = 0  # below every version acpio speaks (1 and 2)
 NEWER_VERSION: Final = 65535
 
 _RAW_RULES: Final = [

@@ -87,8 +87,8 @@ SCENARIO: Final[Mapping[str, ScenarioRule]] = _table(
     ),
     ScenarioRule(
         "version-older",
-        "initialize with protocolVersion 1 fails with -32022 {requested, supported}, "
-        "unless the agent supports a version at or below 1",
+        "initialize with protocolVersion 0 fails with -32022 {requested, supported}, "
+        "unless the agent supports a version at or below 0",
         True,
     ),
     ScenarioRule("parse-error", "a line that is not JSON is answered -32700 with id null", True),
