@@ -25,6 +25,7 @@ fires when the order proves the agent wrong.
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -42,6 +43,7 @@ from ._rules import Violation as Violation
 from ._rules import short as _short
 from ._schema_check import Finding, load_schema
 from ._session_rules import JsonObject, Request, SessionRules, get
+from ._v1_rules import V1_HINTS, V1Rules, v1_rule_table
 
 __all__ = (
     "RULES",
@@ -63,6 +65,7 @@ _KNOWN_OPTION_KINDS: Final = frozenset(
     {"allow_once", "allow_always", "reject_once", "reject_always"}
 )
 _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
+_V1_SCHEMA: Final = str(importlib.resources.files("acpio.schema").joinpath("v1", "schema.json"))
 _decode_json = msgspec.json.Decoder().decode
 
 
@@ -108,7 +111,12 @@ class ConformanceChecker(SessionRules):
         schema-derived custom-values/absolute-paths/base64 findings); 1, the default, validates
         all. Meant for soak tests of huge streams; terminal base64 is still checked on every
         message.
-    :raises ValueError: for an unknown rule ID or a `schema_every_n` below 1.
+    :param protocol_version: the ACP version of the connection: 2 (draft v2, the default) or
+        1, which validates against the official v1 schema (vendored in ``acpio/schema/v1``) and
+        checks the envelope rules both versions share plus `V1_RULES` instead of the draft v2
+        session rules.
+    :raises ValueError: for an unknown rule ID, a `schema_every_n` below 1 or an unknown
+        protocol version.
     """
 
     def __init__(
@@ -118,20 +126,35 @@ class ConformanceChecker(SessionRules):
         *,
         rules: Iterable[str] | None = None,
         schema_every_n: int = 1,
+        protocol_version: int = 2,
     ) -> None:
-        enabled = list(RULES) if rules is None else list(rules)
-        unknown = [rule for rule in enabled if rule not in RULES]
+        if protocol_version not in (1, 2):
+            raise ValueError(f"protocol_version must be 1 or 2, got {protocol_version!r}")
+        self.protocol_version: int = protocol_version
+        """The ACP version whose schema and rules this checker applies."""
+        self._table = RULES if protocol_version == 2 else v1_rule_table()
+        enabled = list(self._table) if rules is None else list(rules)
+        unknown = [rule for rule in enabled if rule not in self._table]
         if unknown:
             raise ValueError(f"unknown conformance rules: {', '.join(unknown)}")
         if schema_every_n < 1:
             raise ValueError("schema_every_n must be at least 1")
+        if schema_path is None and protocol_version == 1:
+            schema_path = _V1_SCHEMA
         self._schema = load_schema(None if schema_path is None else os.fspath(schema_path))
         super().__init__(frozenset(enabled), strict)
+        self._v1: V1Rules | None = None
+        if protocol_version == 1:
+            self._hints = {**self._hints, **V1_HINTS}
+            self._v1 = V1Rules(self._v1_violate, self._exercise)
         self._every = schema_every_n
         self._agent_messages = 0
         self._agent_request_ids: set[object] = set()
         self._batches = Batches(self._client_requests)
         self._finished = False
+
+    def _v1_violate(self, rule: str, message: str, raw: str) -> None:
+        self._violate(rule, message, raw)
 
     # -- reporting -----------------------------------------------------------------------------
 
@@ -140,7 +163,7 @@ class ConformanceChecker(SessionRules):
         counts = Counter(violation.rule for violation in self.violations)
         results = tuple(
             RuleResult(rule, self._exercised[rule_id], counts[rule_id])
-            for rule_id, rule in RULES.items()
+            for rule_id, rule in self._table.items()
             if rule_id in self.rules
         )
         return ConformanceReport(results, tuple(self.violations), self._index)
@@ -291,6 +314,10 @@ class ConformanceChecker(SessionRules):
             scope = self._client_requests.get(id_key(get(params, "requestId")))
             session = scope.session if scope is not None else None
         subjects: set[str] = set()
+        if self._v1 is not None:
+            self._v1.agent_request(method, session, raw)
+            if method == "session/request_permission":
+                self._v1.permission_tool_call(session, get(params, "toolCall"), raw)
         if method == "session/request_permission":
             subjects = self._permission_request(params, session, raw, validated)
         elif method == "elicitation/create":
@@ -377,7 +404,10 @@ class ConformanceChecker(SessionRules):
             session = params.get("sessionId")
             update = params.get("update")
             if isinstance(session, str) and isinstance(update, dict):
-                self._session_update(session, update, raw, validated)
+                if self._v1 is not None:
+                    self._v1.session_update(session, update, raw)
+                else:
+                    self._session_update(session, update, raw, validated)
         elif method == "$/cancel_request":
             key = id_key(get(params, "requestId"))
             request = self._agent_requests.get(key)
@@ -423,6 +453,8 @@ class ConformanceChecker(SessionRules):
             )
             return
         request = self._client_requests.pop(id_key(response_id), None)
+        if request is None and self._v1 is not None:
+            self._v1.duplicate_answer(id_key(response_id), raw)
         if request is None:
             self._violate(
                 "jsonrpc",
@@ -446,6 +478,14 @@ class ConformanceChecker(SessionRules):
                 new = _session_of(message.get("result"))
                 if new is not None:
                     self._session(new)
+            return
+        if self._v1 is not None:
+            if request.method == "session/prompt":
+                self._v1.prompt_answered(id_key(response_id), session, request.index, message, raw)
+            else:
+                self._v1.answered_other(session, request.index)
+                if request.method == "session/load":
+                    self._v1.load_answered(session)
             return
         state = self._session(session)
         if state.cancel is not None and request.index > state.cancel.index:
@@ -476,11 +516,16 @@ class ConformanceChecker(SessionRules):
             if "id" in message:
                 request = Request(method, session, self._index, raw)
                 self._client_requests[id_key(message["id"])] = request
-                if session is not None:
+                if self._v1 is not None:
+                    self._v1.client_request(method, session, self._index)
+                elif session is not None:
                     self._client_request(self._session(session), request)
                 return request
             if method == "session/cancel" and session is not None:
-                self._client_cancel(self._session(session), session)
+                if self._v1 is not None:
+                    self._v1.client_cancel(session, bool(self._pending_for(session)))
+                else:
+                    self._client_cancel(self._session(session), session)
         elif "result" in message or "error" in message:
             answered = self._agent_requests.pop(id_key(message.get("id")), None)
             if answered is not None and answered.session is not None:

@@ -72,6 +72,8 @@ class PermissionRequest:
     answer: JsonObject | None = None
     answered_at: float | None = None
     cancelled_by_agent: bool = False
+    cancelled_by_client: bool = False
+    """v1: the client answered ``cancelled`` because it cancelled the turn (``session/cancel``)."""
     _done: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
     @property
@@ -84,6 +86,9 @@ class PermissionRequest:
     def title(self) -> str | None:
         """The ``title`` shown with the prompt."""
         value = self.params.get("title")
+        tool_call = self.params.get("toolCall")  # v1: the title is the tool call's
+        if value is None and isinstance(tool_call, dict):
+            value = tool_call.get("title")
         return value if isinstance(value, str) else None
 
     @property
@@ -110,7 +115,7 @@ class PermissionRequest:
         """The tool call the request is about (from either kind of subject), if any."""
         subject = self.subject
         if subject is None:
-            return None
+            subject = self.params  # v1: {sessionId, toolCall, options}
         value = subject.get("toolCallId")
         tool_call = subject.get("toolCall")
         if value is None and isinstance(tool_call, dict):
