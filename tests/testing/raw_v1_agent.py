@@ -198,8 +198,10 @@ def ask_scenario(session_id: str) -> str:
     )
     outcome = answer.get("outcome", {}) if isinstance(answer, dict) else {}
     if outcome.get("outcome") == "cancelled":
-        update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "run1",
-                            "status": "failed"})  # fmt: skip
+        update(
+            session_id,
+            {"sessionUpdate": "tool_call_update", "toolCallId": "run1", "status": "failed"},
+        )
         return "end_turn" if MODE == "ignore-cancel" else "cancelled"
     allowed = outcome.get("optionId") == "allow"
     update(
@@ -265,8 +267,10 @@ def term_scenario(session_id: str) -> str:
 def fs_scenario(session_id: str, path: str) -> str:
     read = call("fs/read_text_file", {"sessionId": session_id, "path": path})
     content = read.get("content", "") if isinstance(read, dict) else ""
-    call("fs/write_text_file", {"sessionId": session_id, "path": path + ".out",
-                                "content": content.upper()})  # fmt: skip
+    call(
+        "fs/write_text_file",
+        {"sessionId": session_id, "path": path + ".out", "content": content.upper()},
+    )
     update(session_id, text_chunk("agent_message_chunk", f"read: {content}"))
     return "end_turn"
 

@@ -315,7 +315,7 @@ class ConformanceChecker(SessionRules):
             session = scope.session if scope is not None else None
         subjects: set[str] = set()
         if self._v1 is not None:
-            self._v1.agent_request(method, session, raw)
+            self._v1.agent_request(method, session, params, raw)
             if method == "session/request_permission":
                 self._v1.permission_tool_call(session, get(params, "toolCall"), raw)
         if method == "session/request_permission":

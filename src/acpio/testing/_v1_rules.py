@@ -31,6 +31,8 @@ from typing import Final
 
 from ._rules import RULES, Rule
 from ._rules import short as _short
+from ._schema_check import is_absolute
+from ._session_rules import get
 
 __all__ = ("V1_HINTS", "V1_RULES", "V1_SHARED_RULES", "V1Rules", "v1_rule_table")
 
@@ -262,8 +264,12 @@ class V1Rules:
             state.cancel = None
             state.proven = False
 
-    def agent_request(self, method: str, session: str | None, raw: str) -> None:
+    def agent_request(self, method: str, session: str | None, params: object, raw: str) -> None:
         """The agent sent a request for ``session``."""
+        if method in ("fs/read_text_file", "fs/write_text_file"):
+            self.check_path(get(params, "path"), f"{method} path", raw)
+        elif method == "terminal/create":
+            self.check_path(get(params, "cwd"), "terminal/create cwd", raw)
         if session is None:
             return
         state = self._session(session)
@@ -296,6 +302,24 @@ class V1Rules:
             raw,
         )
 
+    def check_path(self, path: object, what: str, raw: str) -> None:
+        """v1's schema has no absolute-path type: file paths are checked here."""
+        if not isinstance(path, str):
+            return
+        self._exercise("absolute-paths")
+        if not is_absolute(path):
+            self._violate("absolute-paths", f"{what} {path!r} is not an absolute path", raw)
+
+    def _tool_call_paths(self, update: dict[str, object], raw: str) -> None:
+        locations = update.get("locations")
+        for location in locations if isinstance(locations, list) else []:
+            if isinstance(location, dict):
+                self.check_path(location.get("path"), "location path", raw)
+        content = update.get("content")
+        for item in content if isinstance(content, list) else []:
+            if isinstance(item, dict) and item.get("type") == "diff":
+                self.check_path(item.get("path"), "diff path", raw)
+
     def session_update(self, session: str, update: dict[str, object], raw: str) -> None:
         """One ``session/update`` for ``session``."""
         state = self._session(session)
@@ -317,6 +341,8 @@ class V1Rules:
                 f"{kind} after the cancelled turn was answered: nothing of that turn may follow",
                 raw,
             )
+        if kind in ("tool_call", "tool_call_update"):
+            self._tool_call_paths(update, raw)
         tool_call_id = update.get("toolCallId")
         if kind == "tool_call" and isinstance(tool_call_id, str):
             self._exercise("v1-tool-call-order")
