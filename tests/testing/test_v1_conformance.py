@@ -157,3 +157,24 @@ def test_unknown_protocol_version_and_v2_rule_ids_are_refused() -> None:
         ConformanceChecker(protocol_version=3)
     with pytest.raises(ValueError, match="turn-lifecycle"):
         ConformanceChecker(protocol_version=1, rules=["turn-lifecycle"])
+
+
+def test_a_v2_checker_judges_a_v1_initialize_answer_by_the_v1_schema() -> None:
+    checker = ConformanceChecker(strict=False)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+    answer = {"protocolVersion": 1, "agentCapabilities": {"loadSession": True}, "authMethods": []}
+    _feed(
+        checker,
+        ("client->agent", request),
+        ("agent->client", {"jsonrpc": "2.0", "id": 1, "result": answer}),
+    )
+    assert checker.violations == []
+    _feed(
+        checker,
+        ("client->agent", {**request, "id": 2}),
+        (
+            "agent->client",
+            {"jsonrpc": "2.0", "id": 2, "result": {"protocolVersion": 1, "authMethods": 3}},
+        ),
+    )
+    assert [violation.rule for violation in checker.violations] == ["schema"]

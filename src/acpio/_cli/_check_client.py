@@ -54,14 +54,20 @@ class _Permissions:
 
 
 _SESSION_RULES: Final = ["sessions", "prompt", "cancel", "close"]
+_NO_V1: Final = (
+    "the agent does not serve ACP v1, the version today's editors (Zed, JetBrains, ...) speak"
+)
 
 
 async def _client_run(
-    run: _Run, command: list[str], options: CheckOptions, cwd: str
+    run: _Run, command: list[str], options: CheckOptions, cwd: str, protocol_version: int = 2
 ) -> tuple[MockClient, schema.InitializeResponse | None]:
+    """Drive the scenario over ``protocol_version`` (on v1: the v1 shapes, turns ended by the
+    prompt's answer, the v1 schema and rules; an agent that does not serve v1 is a warning)."""
     permissions = _Permissions(options.allow)
     client = MockClient(
         command,
+        protocol_version=protocol_version,
         policy=PermissionPolicy.call(permissions),
         strict=False,
         initialize=False,
@@ -109,11 +115,17 @@ async def _start(run: _Run, client: MockClient) -> schema.InitializeResponse | N
         detail = f"no answer to initialize within {client.timeout:g}s" + _stderr_note(client.stderr)
     except RequestError as exc:
         detail = f"initialize was answered with error {exc.code}: {_short(exc.message)}"
+        if client.v1 is not None and exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
+            run.warn("start", _NO_V1 + f" (it answered initialize with error {exc.code})")
+            return None
     except RemoteProtocolError as exc:
         detail = f"the initialize result is invalid: {_short(str(exc))}"
     else:
         info = response.info
-        if response.protocol_version != schema.PROTOCOL_VERSION:
+        if client.v1 is not None and response.protocol_version != 1:
+            run.warn("start", _NO_V1 + f" (it answered protocol {response.protocol_version})")
+            return None
+        if client.v1 is None and response.protocol_version != schema.PROTOCOL_VERSION:
             run.verdict(
                 "start",
                 False,
@@ -144,7 +156,7 @@ async def _sessions(
 ) -> None:
     capabilities = response.capabilities
     session = capabilities.session if isinstance(capabilities, schema.AgentCapabilities) else None
-    if not isinstance(session, schema.SessionCapabilities):
+    if client.v1 is None and not isinstance(session, schema.SessionCapabilities):
         run.skip_rest(_SESSION_RULES, "the agent advertises no session capability")
         return
     try:
@@ -163,6 +175,9 @@ async def _sessions(
         run.output.status("cancelled prompt")
         await _cancel(run, client, first, options, permissions)
         run.output.status("session/close")
+        if client.v1 is not None and not _v1_offers_close(client.v1.initialize_result):
+            run.verdict("close", None, "the agent does not advertise session/close (v1)")
+            return
         try:
             await second.close()
         except RequestError as exc:
@@ -183,6 +198,12 @@ async def _sessions(
         run.skip_rest(_SESSION_RULES, f"not reached: {first_line}")
     except (RequestError, RemoteProtocolError) as exc:
         run.skip_rest(_SESSION_RULES, f"not reached: session/new failed: {_short(str(exc))}")
+
+
+def _v1_offers_close(result: object) -> bool:
+    capabilities = result.get("agentCapabilities") if isinstance(result, dict) else None
+    sessions = capabilities.get("sessionCapabilities") if isinstance(capabilities, dict) else None
+    return isinstance(sessions, dict) and sessions.get("close") is not None
 
 
 async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> None:

@@ -30,6 +30,13 @@ from ..testing import (
     TranscriptEntry,
 )
 from ..testing._conformance import ConformanceChecker, Violation
+from ..testing._v1_client import (
+    V1Updates,
+    initialize_response,
+    permission_tool_call,
+    prompt_echo,
+    prompt_end,
+)
 from ..testing._view import MessageRole
 from ._blocks import (
     answer_line,
@@ -128,6 +135,8 @@ class SessionLog:
         self._client_requests: dict[object, tuple[str, msgspec.Raw | None]] = {}
         self._permissions: dict[object, tuple[_Session, PermissionRequest]] = {}
         self._violations_shown = 0
+        # Set when the client asked for ACP v1: v1 updates are shown in their v2 form.
+        self._v1: V1Updates | None = None
 
     # -- input -------------------------------------------------------------------------------
 
@@ -169,7 +178,9 @@ class SessionLog:
         method = envelope.method
         params = envelope.params if isinstance(envelope.params, msgspec.Raw) else None
         if isinstance(method, str):
-            if method == "session/update" and params is not None:
+            if method == "session/update" and params is not None and self._v1 is not None:
+                self._v1_update(self._v1, params)
+            elif method == "session/update" and params is not None:
                 try:
                     notification = schema.decode(params, schema.UpdateSessionNotification)
                 except (msgspec.DecodeError, RecursionError):
@@ -189,7 +200,40 @@ class SessionLog:
             return
         self._response(request[0], request[1], envelope)
 
+    def _v1_update(self, v1: V1Updates, params: msgspec.Raw) -> None:
+        try:
+            raw = _decode_object(params)
+        except (msgspec.DecodeError, RecursionError):
+            return
+        session_id, body = raw.get("sessionId"), raw.get("update")
+        if isinstance(session_id, str) and isinstance(body, dict):
+            update = v1.translate(session_id, body)
+            if update is not None:
+                session = self._session(session_id)
+                self._apply(session, update)
+                self._commit(session)
+
+    def _v1_turn(self, params: msgspec.Raw | None, update: schema.SessionUpdate) -> None:
+        # v1 has no state updates: the client's prompt starts a turn, its answer ends it.
+        try:
+            session_id = _decode_object(params).get("sessionId") if params is not None else None
+        except (msgspec.DecodeError, RecursionError):
+            return
+        if isinstance(session_id, str) and self._v1 is not None:
+            self._v1.interrupt(session_id)
+            session = self._session(session_id)
+            self._apply(session, update)
+            self._commit(session)
+
     def _response(self, method: str, params: msgspec.Raw | None, envelope: _Envelope) -> None:
+        if self._v1 is not None and method == "session/prompt":
+            result = envelope.result if isinstance(envelope.result, msgspec.Raw) else None
+            try:
+                answer = msgspec.json.decode(result) if result is not None else None
+            except (msgspec.DecodeError, RecursionError):
+                answer = None
+            self._v1_turn(params, prompt_end(answer, envelope.error))
+            return
         if envelope.error is not msgspec.UNSET:
             error = envelope.error if isinstance(envelope.error, dict) else {}
             self.output.print(
@@ -205,7 +249,13 @@ class SessionLog:
         if result is None:
             return
         try:
-            if method == "initialize":
+            if method == "initialize" and self._v1 is not None:
+                response = initialize_response(msgspec.json.decode(result))
+                self.agent_info = response.info
+                self.protocol_version = response.protocol_version
+                if self.show_connect:
+                    self._connected(response)
+            elif method == "initialize":
                 response = schema.decode(result, schema.InitializeResponse)
                 self.agent_info = response.info
                 self.protocol_version = response.protocol_version
@@ -247,7 +297,11 @@ class SessionLog:
         record = PermissionRequest(request_id, raw, 0.0)
         session = self._session(record.session_id or "")
         self._permissions[_key(request_id)] = (session, record)
-        if params is not None:
+        patch = permission_tool_call(raw) if self._v1 is not None else None
+        if patch is not None:
+            session.view.apply_tool_call(patch)
+            self._touch(session, "tool", patch.tool_call_id)
+        elif params is not None and self._v1 is None:
             try:
                 typed = schema.decode(params, schema.RequestPermissionRequest)
             except (msgspec.DecodeError, RecursionError):
@@ -275,6 +329,10 @@ class SessionLog:
         if isinstance(method, str):
             if envelope.id is not msgspec.UNSET:
                 self._client_requests[_key(envelope.id)] = (method, params)
+                if method == "initialize":
+                    self._v1 = V1Updates() if _asks_v1(params) else None
+                elif method == "session/prompt" and self._v1 is not None:
+                    self._v1_prompt(self._v1, params)
             elif method == "session/cancel" and params is not None:
                 try:
                     session_id = _decode_object(params).get("sessionId")
@@ -295,6 +353,14 @@ class SessionLog:
         record.answer = outcome if outcome is not None else {}
         self._commit(session)
         self.output.print(answer_line(record, self.answered_by))
+
+    def _v1_prompt(self, v1: V1Updates, params: msgspec.Raw | None) -> None:
+        try:
+            raw = _decode_object(params) if params is not None else {}
+        except (msgspec.DecodeError, RecursionError):
+            return
+        self._v1_turn(params, prompt_echo(v1.next_message_id("user"), raw))
+        self._v1_turn(params, schema.RunningStateUpdate())
 
     # -- folding -----------------------------------------------------------------------------
 
@@ -479,6 +545,13 @@ class SessionLog:
         for violation in violations[self._violations_shown :]:
             self.output.print(violation_text(violation))
         self._violations_shown = len(violations)
+
+
+def _asks_v1(params: msgspec.Raw | None) -> bool:
+    try:
+        return params is not None and _decode_object(params).get("protocolVersion") == 1
+    except (msgspec.DecodeError, RecursionError):
+        return False
 
 
 def violation_text(violation: Violation) -> Text:

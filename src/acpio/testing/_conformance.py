@@ -268,11 +268,14 @@ class ConformanceChecker(SessionRules):
         else:
             self._violate("jsonrpc", "neither a request, a notification nor a response", raw)
 
-    def _validate(self, def_name: str | None, instance: object, raw: str, what: str) -> bool:
+    def _validate(
+        self, def_name: str | None, instance: object, raw: str, what: str, v1_schema: bool = False
+    ) -> bool:
         """Validate `instance` against a schema definition; whether it was validated."""
         if def_name is None or (self._every > 1 and self._agent_messages % self._every != 0):
             return False
-        checked = self._schema.check(def_name, instance)
+        schema = load_schema(_V1_SCHEMA) if v1_schema else self._schema
+        checked = schema.check(def_name, instance)
         self._exercise("schema")
         for rule in checked.examined:
             self._exercise(rule)
@@ -466,10 +469,18 @@ class ConformanceChecker(SessionRules):
         defs = self._schema.agent_methods.get(request.method)
         validated = False
         if has_result:
-            if defs is not None:
+            result = message["result"]
+            if (
+                request.method == "initialize"
+                and self._v1 is None
+                and get(result, "protocolVersion") == 1
+            ):
+                # An agent that also serves v1 answers a v1 initialize in v1's shape.
                 validated = self._validate(
-                    defs.result, message["result"], raw, f"{request.method} result"
+                    "InitializeResponse", result, raw, "initialize result (v1)", v1_schema=True
                 )
+            elif defs is not None:
+                validated = self._validate(defs.result, result, raw, f"{request.method} result")
         else:
             self._validate("Error", error, raw, "error")
         session = request.session

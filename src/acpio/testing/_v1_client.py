@@ -51,7 +51,17 @@ if TYPE_CHECKING:
     from ._client import MockClient
     from ._client_session import ClientSession, SentPrompt
 
-__all__ = ("V1_SESSION_UPDATES", "V1Client", "to_v2_update")
+__all__ = (
+    "V1_META_KEY",
+    "V1_SESSION_UPDATES",
+    "V1Client",
+    "V1Updates",
+    "initialize_response",
+    "permission_tool_call",
+    "prompt_echo",
+    "prompt_end",
+    "to_v2_update",
+)
 
 V1_SESSION_UPDATES: Final = frozenset(
     {
@@ -207,6 +217,114 @@ def to_v2_update(update: JsonObject, message_id: str | None = None) -> JsonObjec
     return None
 
 
+class V1Updates:
+    """Turns one connection's v1 ``session/update`` bodies into v2 updates, in arrival order.
+
+    Stateful only for messages: a chunk without ``messageId`` continues the message of the
+    chunk before it when that was of the same role in the same session, else starts a new
+    one. The client's own inserts (a prompt's echo, a turn's end) break the run too
+    (`interrupt`).
+    """
+
+    def __init__(self) -> None:
+        self._counter = 0
+        self._last_chunk: dict[str, tuple[str, str]] = {}  # session -> (role, messageId)
+
+    def next_message_id(self, role: str) -> str:
+        """A fresh messageId the client makes up (``v1-<role>-<n>``)."""
+        self._counter += 1
+        return f"v1-{role}-{self._counter}"
+
+    def interrupt(self, session_id: str) -> None:
+        """Something else was shown in the session: the next chunk starts a new message."""
+        self._last_chunk.pop(session_id, None)
+
+    def translate(self, session_id: str, update: JsonObject) -> schema.SessionUpdate | None:
+        """The v2 update to show for one v1 update (``None``: nothing a v1 editor shows)."""
+        kind = update.get("sessionUpdate")
+        role = _CHUNK_ROLES.get(kind) if isinstance(kind, str) else None
+        message_id: str | None = None
+        if role is not None:
+            last = self._last_chunk.get(session_id)
+            given = update.get("messageId")
+            if isinstance(given, str):
+                message_id = given
+            elif last is not None and last[0] == role:
+                message_id = last[1]
+            else:
+                message_id = self.next_message_id(role)
+            self._last_chunk[session_id] = (role, message_id)
+        else:
+            self._last_chunk.pop(session_id, None)
+        converted = to_v2_update(update, message_id)
+        if converted is None:
+            return None  # a v2-only (or unknown) update: a v1 editor shows nothing for it
+        try:
+            decoded: schema.SessionUpdate = schema.convert(converted, schema.SessionUpdate)
+        except msgspec.ValidationError:
+            return None  # the conformance checker reports it; the transcript keeps it
+        return decoded
+
+
+def permission_tool_call(params: JsonObject) -> schema.ToolCallUpdate | None:
+    """A v1 permission request's ``toolCall`` as the v2 patch editors apply before asking."""
+    tool_call = params.get("toolCall")
+    if not isinstance(tool_call, dict):
+        return None
+    try:
+        return schema.convert(_tool_call(tool_call, creation=False), schema.ToolCallUpdate)
+    except msgspec.ValidationError:
+        return None
+
+
+def initialize_response(result: object) -> schema.InitializeResponse:
+    """The kit's (v2) record of a v1 ``initialize`` result: version and agent info."""
+    raw = result if isinstance(result, dict) else {}
+    info = raw.get("agentInfo")
+    info = info if isinstance(info, dict) else {}
+    name, version, title = info.get("name"), info.get("version"), info.get("title")
+    version_value = raw.get("protocolVersion")
+    return schema.InitializeResponse(
+        protocol_version=version_value if isinstance(version_value, int) else 1,
+        info=schema.Implementation(
+            name=name if isinstance(name, str) else "",
+            version=version if isinstance(version, str) else "",
+            title=title if isinstance(title, str) else msgspec.UNSET,
+        ),
+    )
+
+
+def prompt_end(result: object, error: object) -> schema.IdleStateUpdate:
+    """The v2 end of a turn for the answer to a v1 ``session/prompt``: its stop reason, or
+    stop reason ``error`` with the error of an error answer."""
+    if isinstance(error, dict):
+        code, message = error.get("code"), error.get("message")
+        return schema.IdleStateUpdate(
+            stop_reason="error",
+            error=schema.Error(
+                code=code if isinstance(code, int) else 0,
+                message=message if isinstance(message, str) else "",
+                data=error.get("data", msgspec.UNSET),
+            ),
+        )
+    stop_reason = result.get("stopReason") if isinstance(result, dict) else None
+    return schema.IdleStateUpdate(
+        stop_reason=stop_reason if isinstance(stop_reason, str) else msgspec.UNSET
+    )
+
+
+def prompt_echo(message_id: str, params: object) -> schema.UserMessage:
+    """The user message a v1 editor shows for a ``session/prompt`` it sent."""
+    blocks = params.get("prompt") if isinstance(params, dict) else None
+    content: list[schema.ContentBlock] = []
+    for block in blocks if isinstance(blocks, list) else []:
+        try:
+            content.append(schema.convert(block, schema.ContentBlock))
+        except msgspec.ValidationError:
+            continue
+    return schema.UserMessage(message_id=message_id, content=content)
+
+
 class V1Client:
     """The v1 side of one :class:`MockClient` (see the module docstring)."""
 
@@ -230,8 +348,7 @@ class V1Client:
         self.terminals = ClientTerminals(client)
         self.initialize_result: object = None
         """The raw v1 ``initialize`` result."""
-        self._message_counter = 0
-        self._last_chunk: dict[str, tuple[str, str]] = {}  # session -> (role, messageId)
+        self._updates = V1Updates()
         self._prompt_ids: dict[int, str] = {}  # request id -> the client's user messageId
         self._sent: dict[int, tuple[ClientSession, SentPrompt]] = {}
         self._answers: dict[SentPrompt, schema.IdleStateUpdate] = {}  # answered, not ended
@@ -258,25 +375,9 @@ class V1Client:
     def initialize_response(self, result: object) -> schema.InitializeResponse:
         """The kit's (v2) record of a v1 ``initialize`` result; the raw one is kept."""
         self.initialize_result = result
-        raw = result if isinstance(result, dict) else {}
-        info = raw.get("agentInfo")
-        info = info if isinstance(info, dict) else {}
-        name, version, title = info.get("name"), info.get("version"), info.get("title")
-        version_value = raw.get("protocolVersion")
-        return schema.InitializeResponse(
-            protocol_version=version_value if isinstance(version_value, int) else 1,
-            info=schema.Implementation(
-                name=name if isinstance(name, str) else "",
-                version=version if isinstance(version, str) else "",
-                title=title if isinstance(title, str) else msgspec.UNSET,
-            ),
-        )
+        return initialize_response(result)
 
     # ------------------------------------------------------------------ updates
-
-    def _next_message_id(self, role: str) -> str:
-        self._message_counter += 1
-        return f"v1-{role}-{self._message_counter}"
 
     def apply_update(self, params: msgspec.Raw) -> None:
         """Fold one v1 ``session/update`` into its session, in v2 form."""
@@ -290,51 +391,25 @@ class V1Client:
         if not isinstance(session_id, str) or not isinstance(update, dict):
             return
         session = self._client._session(session_id)
-        kind = update.get("sessionUpdate")
-        if kind == "current_mode_update":
+        if update.get("sessionUpdate") == "current_mode_update":
             mode = update.get("currentModeId")
             if isinstance(mode, str):
                 session.current_mode_id = mode
-            self._last_chunk.pop(session_id, None)
-            return
-        role = _CHUNK_ROLES.get(kind) if isinstance(kind, str) else None
-        message_id: str | None = None
-        if role is not None:
-            last = self._last_chunk.get(session_id)
-            given = update.get("messageId")
-            if isinstance(given, str):
-                message_id = given
-            elif last is not None and last[0] == role:
-                message_id = last[1]
-            else:
-                message_id = self._next_message_id(role)
-            self._last_chunk[session_id] = (role, message_id)
-        else:
-            self._last_chunk.pop(session_id, None)
-        converted = to_v2_update(update, message_id)
-        if converted is None:
-            return  # a v2-only (or unknown) update: a v1 editor shows nothing for it
-        try:
-            decoded = schema.convert(converted, schema.SessionUpdate)
-        except msgspec.ValidationError:
-            return  # the conformance checker reports it; the transcript keeps it
-        session._receive(decoded)
+        decoded = self._updates.translate(session_id, update)
+        if decoded is not None:
+            session._receive(decoded)
 
     def apply_permission_tool_call(self, params: JsonObject) -> None:
         """Editors show a permission request's ``toolCall`` like a ``tool_call_update``."""
-        session_id, tool_call = params.get("sessionId"), params.get("toolCall")
-        if not isinstance(session_id, str) or not isinstance(tool_call, dict):
-            return
-        try:
-            patch = schema.convert(_tool_call(tool_call, creation=False), schema.ToolCallUpdate)
-        except msgspec.ValidationError:
-            return
-        self._client._session(session_id).view.apply_tool_call(patch)
+        session_id = params.get("sessionId")
+        patch = permission_tool_call(params)
+        if isinstance(session_id, str) and patch is not None:
+            self._client._session(session_id).view.apply_tool_call(patch)
 
     # ------------------------------------------------------------------- turns
 
     def _inject(self, session: ClientSession, update: schema.SessionUpdate) -> None:
-        self._last_chunk.pop(session.id, None)
+        self._updates.interrupt(session.id)
         session._receive(update)
 
     def prompt_sent(self, session: ClientSession, request_id: int, params: object) -> None:
@@ -343,16 +418,9 @@ class V1Client:
         if prompt is None:
             return
         self._sent[request_id] = (session, prompt)
-        message_id = self._next_message_id("user")
+        message_id = self._updates.next_message_id("user")
         self._prompt_ids[request_id] = message_id
-        blocks = params.get("prompt") if isinstance(params, dict) else None
-        content: list[schema.ContentBlock] = []
-        for block in blocks if isinstance(blocks, list) else []:
-            try:
-                content.append(schema.convert(block, schema.ContentBlock))
-            except msgspec.ValidationError:
-                continue
-        self._inject(session, schema.UserMessage(message_id=message_id, content=content))
+        self._inject(session, prompt_echo(message_id, params))
         self._advance(session)
 
     def message_id(self, request_id: int) -> str:
@@ -367,7 +435,7 @@ class V1Client:
         session, prompt = sent
         if prompt.end is not None:
             return  # discarded by the cancel that ended the turn before it
-        self._answers[prompt] = self._idle(result, error)
+        self._answers[prompt] = prompt_end(result, error)
         self._advance(session)
 
     def _advance(self, session: ClientSession) -> None:
@@ -383,23 +451,6 @@ class V1Client:
             if idle is None:
                 return
             self._inject(session, idle)
-
-    @staticmethod
-    def _idle(result: object, error: object) -> schema.IdleStateUpdate:
-        if isinstance(error, dict):
-            code, message = error.get("code"), error.get("message")
-            return schema.IdleStateUpdate(
-                stop_reason="error",
-                error=schema.Error(
-                    code=code if isinstance(code, int) else 0,
-                    message=message if isinstance(message, str) else "",
-                    data=error.get("data", msgspec.UNSET),
-                ),
-            )
-        stop_reason = result.get("stopReason") if isinstance(result, dict) else None
-        return schema.IdleStateUpdate(
-            stop_reason=stop_reason if isinstance(stop_reason, str) else msgspec.UNSET
-        )
 
     def cancel_sent(self, session: ClientSession) -> None:
         """``session/cancel`` went out: v1 clients answer the session's permission requests
