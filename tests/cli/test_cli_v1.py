@@ -113,3 +113,26 @@ def test_check_and_inspect_take_the_protocol(tmp_path: Path) -> None:
     replay = run_cli("inspect", "--replay", str(record))
     assert replay.returncode == 0, replay.stderr
     assert "Hello world" in replay.stdout and replay.stdout.count("■ end_turn") == 4
+
+
+@pytest.mark.anyio
+async def test_the_demo_drives_an_agent_that_serves_v1_as_an_editor_would(tmp_path: Path) -> None:
+    from acpio._cli._demo import _v1_step  # noqa: PLC0415
+
+    captured = Captured()
+    problems, violations = await _v1_step(captured.output, raw_v1_agent(), str(tmp_path), 10.0)
+    assert problems == [] and violations == []
+    text = captured.text
+    assert "raw-v1-agent-good 0.0.1 · protocol 1" in text
+    assert "Run `echo hello-from-v1` · execute · completed" in text
+    assert "output shown in the editor's terminal: True" in text
+    assert "stopReason end_turn" in text
+
+
+@pytest.mark.anyio
+async def test_the_demo_notes_an_agent_that_does_not_serve_v1(tmp_path: Path) -> None:
+    from acpio._cli._demo import _v1_step  # noqa: PLC0415
+
+    captured = Captured()
+    assert await _v1_step(captured.output, raw_agent("good"), str(tmp_path), 10.0) == ([], [])
+    assert "does not serve ACP v1 yet" in " ".join(captured.text.split())

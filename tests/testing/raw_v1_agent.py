@@ -12,6 +12,7 @@ text picks the scenario:
   rejected, the turn cancelled if the permission was cancelled;
 * ``slow``: works until cancelled (answer ``cancelled``);
 * ``term``: runs ``python -c print(...)`` through the client's terminal;
+* ``run COMMAND``: runs ``sh -c COMMAND`` through the client's terminal;
 * ``fs PATH``: reads PATH through the client and writes PATH.out;
 * anything else: echoes it.
 
@@ -264,6 +265,31 @@ def term_scenario(session_id: str) -> str:
     return "end_turn"
 
 
+def run_scenario(session_id: str, command: str) -> str:
+    created = call(
+        "terminal/create", {"sessionId": session_id, "command": "sh", "args": ["-c", command]}
+    )
+    terminal_id = created["terminalId"]
+    update(
+        session_id,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "run2",
+            "title": f"Run `{command}`",
+            "kind": "execute",
+            "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": terminal_id}],
+        },
+    )
+    call("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+    call("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+    update(
+        session_id,
+        {"sessionUpdate": "tool_call_update", "toolCallId": "run2", "status": "completed"},
+    )
+    return "end_turn"
+
+
 def fs_scenario(session_id: str, path: str) -> str:
     read = call("fs/read_text_file", {"sessionId": session_id, "path": path})
     content = read.get("content", "") if isinstance(read, dict) else ""
@@ -302,6 +328,8 @@ def turn(request_id: object, session_id: str, text: str) -> None:
         stop_reason = "end_turn" if MODE == "ignore-cancel" else "cancelled"
     elif text == "term":
         stop_reason = term_scenario(session_id)
+    elif text.startswith("run ") and _client.get("terminal"):
+        stop_reason = run_scenario(session_id, text[4:])
     elif text.startswith("fs "):
         stop_reason = fs_scenario(session_id, text[3:])
     else:
