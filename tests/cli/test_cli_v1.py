@@ -98,7 +98,7 @@ def test_check_and_inspect_take_the_protocol(tmp_path: Path) -> None:
         str(tmp_path),
         "--",
         *raw_v1_agent(),
-        stdin=f"hello\ntool\nask\nfs {notes}\n",
+        stdin=f"hello\ntool\nask\nfs {notes}\nrun echo inspect-v1-output\n",
     )
     assert shown.returncode == 0, shown.stdout + shown.stderr
     text = shown.stdout
@@ -107,12 +107,15 @@ def test_check_and_inspect_take_the_protocol(tmp_path: Path) -> None:
     assert "Edit notes.txt" in text and "edit · completed" in text
     assert "Run rm -rf build" in text and "execute · completed" in text
     assert "read: from disk" in text
-    assert text.count("■ end_turn") == 4
+    # The command ran in the client's terminal; its output is shown in the tool call's box.
+    assert "inspect-v1-output" in [line.strip("│ ") for line in text.splitlines()]
+    assert text.count("■ end_turn") == 5
     assert (tmp_path / "notes.txt.out").read_text() == "FROM DISK"
 
     replay = run_cli("inspect", "--replay", str(record))
     assert replay.returncode == 0, replay.stderr
-    assert "Hello world" in replay.stdout and replay.stdout.count("■ end_turn") == 4
+    assert "Hello world" in replay.stdout and replay.stdout.count("■ end_turn") == 5
+    assert "inspect-v1-output" in replay.stdout
 
 
 @pytest.mark.anyio

@@ -282,6 +282,7 @@ def run_scenario(session_id: str, command: str) -> str:
         },
     )
     call("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+    call("terminal/output", {"sessionId": session_id, "terminalId": terminal_id})
     call("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
     update(
         session_id,

@@ -14,6 +14,7 @@ The same code renders a live session and a ``--replay``, so both look alike.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from ..testing._v1_client import (
     prompt_echo,
     prompt_end,
 )
+from ..testing._v1_terminals import show_terminal_answer
 from ..testing._view import MessageRole
 from ._blocks import (
     answer_line,
@@ -53,6 +55,7 @@ from ._output import Output
 __all__ = ["SessionLog"]
 
 _AGENT: Final = "agent->client"
+_V1_CLIENT_CALLS: Final = ("terminal/", "fs/")
 
 
 class _Envelope(msgspec.Struct):
@@ -137,6 +140,7 @@ class SessionLog:
         self._violations_shown = 0
         # Set when the client asked for ACP v1: v1 updates are shown in their v2 form.
         self._v1: V1Updates | None = None
+        self._v1_calls: dict[object, tuple[str, dict[str, object]]] = {}
 
     # -- input -------------------------------------------------------------------------------
 
@@ -192,6 +196,11 @@ class SessionLog:
                 self._permission_request(envelope.id, params)
             elif method == "$/cancel_request" and params is not None:
                 self._agent_cancel(params)
+            elif self._v1 is not None and method.startswith(_V1_CLIENT_CALLS):
+                # v1 client services (the editor's terminals and files): seen in the answers.
+                if envelope.id is not msgspec.UNSET and params is not None:
+                    with contextlib.suppress(msgspec.DecodeError, RecursionError):
+                        self._v1_calls[_key(envelope.id)] = (method, _decode_object(params))
             elif envelope.id is not msgspec.UNSET:
                 self._note(f"the agent called {method}, which this client does not offer")
             return
@@ -342,6 +351,10 @@ class SessionLog:
                     self._commit(self._sessions[session_id])
                 self._note("⊘ session/cancel sent", style="yellow")
             return
+        call = self._v1_calls.pop(_key(envelope.id), None)
+        if call is not None and isinstance(envelope.result, msgspec.Raw):
+            self._v1_answer(call[0], call[1], envelope.result)
+            return
         found = self._permissions.pop(_key(envelope.id), None)
         if found is None or not isinstance(envelope.result, msgspec.Raw):
             return
@@ -353,6 +366,31 @@ class SessionLog:
         record.answer = outcome if outcome is not None else {}
         self._commit(session)
         self.output.print(answer_line(record, self.answered_by))
+
+    def _v1_answer(self, method: str, params: dict[str, object], result: msgspec.Raw) -> None:
+        session_id = params.get("sessionId")
+        if not method.startswith("terminal/") or not isinstance(session_id, str):
+            return
+        try:
+            answer = msgspec.json.decode(result)
+        except (msgspec.DecodeError, RecursionError):
+            return
+        session = self._session(session_id)
+        terminal_id = show_terminal_answer(session.view, method, params, answer)
+        if terminal_id is None:
+            return
+        owner = session.owners.get(terminal_id)
+        if owner is None:
+            # The tool call that embeds it may have been reported first.
+            owner = next(
+                (c.id for c in session.view.tool_calls.values() if terminal_id in c.terminal_ids),
+                None,
+            )
+            if owner is not None:
+                session.owners[terminal_id] = owner
+        if owner is not None:
+            self._touch(session, "tool", owner)
+        self._commit(session)
 
     def _v1_prompt(self, v1: V1Updates, params: msgspec.Raw | None) -> None:
         try:

@@ -33,9 +33,9 @@ from .._errors import RequestError
 
 if TYPE_CHECKING:
     from ._client import MockClient
-    from ._view import TerminalView
+    from ._view import SessionView, TerminalView
 
-__all__ = ("ClientTerminal", "ClientTerminals", "trim_output")
+__all__ = ("ClientTerminal", "ClientTerminals", "show_terminal_answer", "trim_output")
 
 _READ_SIZE: Final = 65536
 _ids = itertools.count(1)
@@ -201,3 +201,44 @@ class ClientTerminals:
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
+
+
+def show_terminal_answer(
+    view: SessionView, method: str, params: dict[str, object], result: object
+) -> str | None:
+    """Fold a client's answer to a v1 ``terminal/*`` request into ``view``'s terminal, for a
+    viewer that sees only the wire (a recorded transcript): ``terminal/create`` gives the id,
+    command and cwd, ``terminal/output`` the retained output (and exit status, once exited),
+    ``terminal/wait_for_exit`` the exit status. Returns the terminal's id, if known."""
+    if not isinstance(result, dict):
+        return None
+    if method == "terminal/create":
+        terminal_id = result.get("terminalId")
+        if not isinstance(terminal_id, str):
+            return None
+        terminal = view._terminal(terminal_id)
+        command, args = params.get("command"), params.get("args")
+        words = [command, *(args if isinstance(args, list) else [])]
+        terminal.command = " ".join(str(word) for word in words)
+        cwd = params.get("cwd")
+        terminal.cwd = cwd if isinstance(cwd, str) else None
+        return terminal_id
+    terminal_id = params.get("terminalId")
+    if not isinstance(terminal_id, str):
+        return None
+    terminal = view._terminal(terminal_id)
+    status: object = None
+    if method == "terminal/output":
+        output = result.get("output")
+        if isinstance(output, str):
+            terminal._output = bytearray(output.encode("utf-8", "surrogateescape"))
+        status = result.get("exitStatus")
+    elif method == "terminal/wait_for_exit":
+        status = result
+    if isinstance(status, dict):
+        code, name = status.get("exitCode"), status.get("signal")
+        terminal.exit_status = schema.TerminalExitStatus(
+            exit_code=code if isinstance(code, int) else None,
+            signal=name if isinstance(name, str) else None,
+        )
+    return terminal_id
