@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from acpio import schema
+from acpio import RequestError, schema
 from acpio.testing import MockClient, PermissionPolicy
 from acpio.testing._v1_client import V1_META_KEY
+from acpio.testing._v1_terminals import trim_output
 
 pytestmark = pytest.mark.anyio
 
@@ -237,3 +238,63 @@ async def test_fs_is_refused_when_not_offered(tmp_path: Path) -> None:
         result = await session.prompt(f"fs {path}")
         assert result.text == "read: "  # the agent got -32601 and carried on
         assert not (tmp_path / "a.txt.out").exists()
+
+
+def test_trim_output_keeps_the_newest_bytes_at_a_character_boundary() -> None:
+    buffer = bytearray("aé€z".encode())  # 1 + 2 + 3 + 1 bytes
+    assert not trim_output(buffer, None) and not trim_output(buffer, 7)
+    assert trim_output(buffer, 4) and buffer == "€z".encode()
+    assert trim_output(buffer, 3)  # the cut falls inside "€": the whole character goes
+    assert buffer == b"z"
+    assert trim_output(buffer, 0) and buffer == b""
+
+
+async def test_client_terminals_kill_release_and_refuse_unknown_ids(tmp_path: Path) -> None:
+    async with v1_client(client_terminal=True) as client:
+        session = await client.new_session(tmp_path)
+        assert client.v1 is not None
+        terminals = client.v1.terminals
+        created = await terminals.serve(
+            "terminal/create",
+            {
+                "sessionId": session.id,
+                "command": sys.executable,
+                "args": [
+                    "-c",
+                    "import os, time; print(os.environ['GREETING'], flush=True); time.sleep(30)",
+                ],
+                "env": [{"name": "GREETING", "value": "hi-from-env"}],
+            },
+        )
+        assert isinstance(created, dict)
+        ids = {"sessionId": session.id, "terminalId": created["terminalId"]}
+        view = await session.wait_for_terminal_output(contains="hi-from-env\n")
+        assert view.cwd == str(tmp_path) and not view.exited
+        output = await terminals.serve("terminal/output", ids)
+        assert output == {"output": "hi-from-env\n", "truncated": False}
+        assert await terminals.serve("terminal/kill", ids) == {}
+        status = await terminals.serve("terminal/wait_for_exit", ids)
+        assert status == {"exitCode": None, "signal": "SIGKILL"}
+        assert view.exited and view.signal == "SIGKILL"
+        assert await terminals.serve("terminal/release", ids) == {}
+        with pytest.raises(RequestError, match="unknown terminal"):
+            await terminals.serve("terminal/output", ids)
+        with pytest.raises(RequestError, match="absolute"):
+            await terminals.serve(
+                "terminal/create", {"sessionId": session.id, "command": "true", "cwd": "rel"}
+            )
+        # Released while running: the command is killed.
+        created = await terminals.serve(
+            "terminal/create",
+            {
+                "sessionId": session.id,
+                "command": sys.executable,
+                "args": ["-c", "import time; time.sleep(30)"],
+            },
+        )
+        assert isinstance(created, dict)
+        terminal = terminals.terminals[str(created["terminalId"])]
+        ids = {"sessionId": session.id, "terminalId": terminal.id}
+        assert await terminals.serve("terminal/release", ids) == {}
+        await terminal.exited.wait()
+        assert terminal.signal == "SIGKILL"
