@@ -127,9 +127,9 @@ async def test_the_demo_drives_an_agent_that_serves_v1_as_an_editor_would(tmp_pa
     assert problems == [] and violations == []
     text = captured.text
     assert "raw-v1-agent-good 0.0.1 · protocol 1" in text
-    assert "Run `echo hello-from-v1` · execute · completed" in text
-    assert "output shown in the editor's terminal: True" in text
-    assert "stopReason end_turn" in text
+    assert "tool call 'Run `echo hello-from-v1`': execute, completed" in text
+    assert "the command's output is shown in the editor's own terminal" in text
+    assert "session/prompt answered {stopReason: end_turn}" in text
 
 
 @pytest.mark.anyio

@@ -244,12 +244,26 @@ async def _cancel(
 ) -> None:
     permissions.hold = True
     try:
+        before = len(session.updates)
         turn = await session.start_prompt(options.cancel_prompt or options.prompt)
         # Cancel once the work is seen running, as a user would (and so that the
         # conformance checker ties the cancel to that work).
         await session.wait_for(
             lambda: turn.done or session.view.state != "idle", what="the turn to start"
         )
+        if client.v1 is not None:
+            # v1 has no running state: wait for the agent's first sign of work instead
+            # (the client's own echo and running mark are two updates).
+            await session.wait_for(
+                lambda: (
+                    turn.done
+                    or len(session.updates) > before + 2
+                    or any(
+                        r.pending for r in client.permission_requests if r.session_id == session.id
+                    )
+                ),
+                what="the turn's first update or permission request",
+            )
         ended_first = turn.done
         await session.cancel()
         # A request sent after the cancel and answered before the turn ended proves the

@@ -251,18 +251,15 @@ async def _v1_step(
                 )
             )
             for call in session.view.tool_calls.values():
-                output.print(Text(f"  {call.title} · {call.kind} · {call.status}"))
+                output.print(Text(f"  tool call {call.title!r}: {call.kind}, {call.status}"))
             where = (
-                "the editor's terminal"
+                "the editor's own terminal (terminal/create)"
                 if client.v1 and client.v1.terminals.terminals
-                else ("the tool call")
+                else "the tool call's content"
             )
-            output.print(
-                Text(
-                    f"  output shown in {where}: {'hello-from-v1' in shown}; "
-                    f"the prompt was answered with stopReason {result.stop_reason}"
-                )
-            )
+            if "hello-from-v1" in shown:
+                output.print(Text(f"  the command's output is shown in {where}"))
+            output.print(Text(f"  session/prompt answered {{stopReason: {result.stop_reason}}}"))
             problems = (
                 []
                 if "hello-from-v1" in shown and result.stop_reason == "end_turn"

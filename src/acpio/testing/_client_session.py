@@ -430,6 +430,8 @@ class ClientSession:
         previous_view = self.view
         if replay:
             self.view = SessionView(self.id)
+            assert self.client.v1 is not None
+            self.client.v1.replay_starts(self)
         probe = self.client._probe(self)
         try:
             result = await self.client._request(

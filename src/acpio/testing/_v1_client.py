@@ -45,6 +45,7 @@ import msgspec
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
+from ._v1_rules import V1_SESSION_UPDATES as V1_SESSION_UPDATES
 from ._v1_terminals import ClientTerminals
 
 if TYPE_CHECKING:
@@ -63,25 +64,6 @@ __all__ = (
     "to_v2_update",
 )
 
-V1_SESSION_UPDATES: Final = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "notice",
-        "compaction_update",
-        "compaction_summary_chunk",
-    }
-)
-"""The ``sessionUpdate`` values the official v1 schema defines."""
 
 _CHUNK_ROLES: Final = {
     "user_message_chunk": "user",
@@ -407,6 +389,10 @@ class V1Client:
             self._client._session(session_id).view.apply_tool_call(patch)
 
     # ------------------------------------------------------------------- turns
+
+    def replay_starts(self, session: ClientSession) -> None:
+        """A ``session/load`` is about to replay the history into a fresh view."""
+        self._updates.interrupt(session.id)
 
     def _inject(self, session: ClientSession, update: schema.SessionUpdate) -> None:
         self._updates.interrupt(session.id)

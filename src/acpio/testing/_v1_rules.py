@@ -34,7 +34,14 @@ from ._rules import short as _short
 from ._schema_check import is_absolute
 from ._session_rules import get
 
-__all__ = ("V1_HINTS", "V1_RULES", "V1_SHARED_RULES", "V1Rules", "v1_rule_table")
+__all__ = (
+    "V1_HINTS",
+    "V1_RULES",
+    "V1_SESSION_UPDATES",
+    "V1_SHARED_RULES",
+    "V1Rules",
+    "v1_rule_table",
+)
 
 V1_RULES: Final[Mapping[str, Rule]] = MappingProxyType(
     {
@@ -105,7 +112,7 @@ V1_HINTS: Final[Mapping[str, str]] = MappingProxyType(
 V1_STOP_REASONS: Final = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 )
-_V1_UPDATES: Final = frozenset(
+V1_SESSION_UPDATES: Final = frozenset(
     {
         "user_message_chunk",
         "agent_message_chunk",
@@ -123,6 +130,7 @@ _V1_UPDATES: Final = frozenset(
         "compaction_summary_chunk",
     }
 )
+"""The ``sessionUpdate`` values the official v1 schema defines."""
 # What belongs to a turn, and so must not follow its cancelled answer.
 _TURN_WORK: Final = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
@@ -327,7 +335,7 @@ class V1Rules:
         self._exercise("v1-updates")
         if not isinstance(kind, str):
             return  # the schema reports it
-        if kind not in _V1_UPDATES and not kind.startswith("_"):
+        if kind not in V1_SESSION_UPDATES and not kind.startswith("_"):
             self._violate(
                 "v1-updates",
                 f"sessionUpdate {kind!r} is not a v1 update: a v1 client cannot show it",
