@@ -278,7 +278,9 @@ class ClientSession:
         """Send ``session/prompt`` and return as soon as the agent accepted it.
 
         Use it to act while the turn runs (cancel it, answer something);
-        :meth:`Turn.wait` then gives the result.
+        :meth:`Turn.wait` then gives the result. On v1, where the agent answers the
+        prompt at the end of its turn, it returns once the prompt is on the wire, and the
+        turn's ``message_id`` is the one the client gave the prompt's user message.
         """
         params = {"sessionId": self.id, "prompt": _blocks(content)}
         client = self.client
