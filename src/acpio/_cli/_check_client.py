@@ -210,10 +210,15 @@ async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> N
     try:
         result = await session.prompt(options.prompt)
     except AgentTimeoutError:
+        ending = (
+            "an answer to session/prompt"
+            if session.client.v1 is not None
+            else "an idle state_update"
+        )
         run.verdict(
             "prompt",
             False,
-            f"the turn did not end with an idle state_update within {options.timeout:g}s",
+            f"the turn did not end with {ending} within {options.timeout:g}s",
         )
         return
     except RequestError as exc:

@@ -17,7 +17,9 @@ The work is split by layer:
   findings;
 * `_patch_reader`: a diff's git patch text against its changes (``patch-consistency``);
 * `_session_rules` (the checker's base class): the rules that span a session's messages (tool
-  call titles, the prompt turn, cancellation, session close, background work).
+  call titles, the prompt turn, cancellation, session close, background work);
+* `_v1_rules`: on a v1 connection (``protocol_version=1``), the v1 schema and the v1 rules in
+  place of the draft v2 session rules.
 
 Where the wire cannot tell who was first (a cancel crossing an idle in flight), a rule only
 fires when the order proves the agent wrong.
@@ -95,7 +97,8 @@ def _excused(finding: Finding, instance: object) -> bool:
 
 
 class ConformanceChecker(SessionRules):
-    """Checks every message an agent sends against the ACP draft v2 rules in `RULES`.
+    """Checks every message an agent sends against the ACP draft v2 rules in `RULES` (or, with
+    ``protocol_version=1``, the official v1 schema and `V1_RULES`).
 
     Feed it every line in both directions with `observe`, in the order the client wrote and
     read them. Client lines are not judged; they tell the checker which requests are pending,
@@ -146,15 +149,12 @@ class ConformanceChecker(SessionRules):
         self._v1: V1Rules | None = None
         if protocol_version == 1:
             self._hints = {**self._hints, **V1_HINTS}
-            self._v1 = V1Rules(self._v1_violate, self._exercise)
+            self._v1 = V1Rules(self._violate, self._exercise)
         self._every = schema_every_n
         self._agent_messages = 0
         self._agent_request_ids: set[object] = set()
         self._batches = Batches(self._client_requests)
         self._finished = False
-
-    def _v1_violate(self, rule: str, message: str, raw: str) -> None:
-        self._violate(rule, message, raw)
 
     # -- reporting -----------------------------------------------------------------------------
 
