@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acpio import RequestError, schema
-from acpio.testing import MockClient, PermissionPolicy
+from acpio.testing import MockClient, PermissionPolicy, PermissionRequest
 from acpio.testing._v1_client import V1_META_KEY
 from acpio.testing._v1_terminals import trim_output
 
@@ -120,7 +120,7 @@ async def test_permission_requests_are_answered_by_the_policy(
         assert result.stop_reason == "end_turn"
         [request] = client.permission_requests
         assert request.tool_call_id == "run1"
-        assert request.title is None
+        assert request.title is None and request.command is None
         assert request.option_ids == ["allow", "reject"]
         call = session.view.tool_calls["run1"]
         assert call.status == status and call.text == text
@@ -298,3 +298,25 @@ async def test_client_terminals_kill_release_and_refuse_unknown_ids(tmp_path: Pa
         assert await terminals.serve("terminal/release", ids) == {}
         await terminal.exited.wait()
         assert terminal.signal == "SIGKILL"
+
+
+def test_a_v1_permission_request_keeps_what_an_acpio_agent_put_in_its_meta() -> None:
+    request = PermissionRequest(
+        7,
+        {
+            "sessionId": "s",
+            "toolCall": {
+                "toolCallId": "c",
+                "title": "Run ls",
+                "_meta": {"acpio": {"title": "Run `ls`?", "command": "ls"}},
+            },
+            "options": [],
+        },
+        0.0,
+    )
+    assert request.tool_call_id == "c"
+    assert request.title == "Run `ls`?" and request.command == "ls"
+    plain = PermissionRequest(
+        8, {"sessionId": "s", "toolCall": {"toolCallId": "c", "title": "Run ls"}}, 0.0
+    )
+    assert plain.title == "Run ls" and plain.command is None
