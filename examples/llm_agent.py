@@ -506,6 +506,7 @@ class LlmAgent(acpio.Agent):
                 async with session.tool_call(
                     f"{tool.title or tool.name} ({tool.server})", raw_input=arguments
                 ) as call:
+                    await call.start()
                     result = await servers.call_tool(tool, arguments)
                     for block in result.acp_content():
                         await call.append(schema.Content(content=block))
