@@ -102,11 +102,21 @@ def known_agents(python: str = sys.executable) -> dict[str, AgentDef]:
     if not PEERS_PY.exists() or py_version is None:
         py.missing = "run benchmarks/setup.sh (benchmarks/.venv-peers)"
 
+    # The same acpio bench agent, driven by a v1 client: the v1 projection at work.
+    acpio1 = AgentDef("acpio1", "acpio (v1)", acpio.argv, 1, acpio.missing)
+    ts1 = AgentDef(
+        "ts1",
+        f"TS SDK {ts_version or '?'} (v1)",
+        [node or "node", str(TS_DIR / "agent_v1.mjs")],
+        1,
+        ts.missing,
+    )
+
     floor = AgentDef("floor", "floor (no SDK)", [python, str(HERE / "floor_agent.py")], 2)
     loop = AgentDef(
         "loop", "asyncio floor (no SDK)", [python, str(HERE / "loop_floor_agent.py")], 2
     )
-    return {a.key: a for a in (acpio, ts, py, floor, loop)}
+    return {a.key: a for a in (acpio, ts, py, floor, loop, acpio1, ts1)}
 
 
 # -- units ------------------------------------------------------------------------------
@@ -255,7 +265,8 @@ def report(
         head = ["agent", u.rate.strip()]
         if perm:
             head += ["p50 µs", "p99 µs"]
-        head += [f"agent CPU {u.cpu}", "peak RSS MB", "client busy", "vs TS", "vs floor"]
+        head += [f"agent CPU {u.cpu}", "peak RSS MB", "client busy"]
+        head += ["vs TS (same protocol)", "vs Python SDK (v1)", "vs floor"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] + ["--:"] * (len(head) - 1)) + "|")
         medians: dict[str, tuple[float | None, float | None]] = {}
@@ -296,7 +307,8 @@ def report(
                 f"{statistics.median(busy):.0%}" if busy else "-",
             ]
             mine = medians[a.key]
-            for ref in ("ts", "floor"):
+            # A v1 agent is compared with the TS SDK's v1 agent, a v2 agent with its v2 one.
+            for ref in ("ts1" if a.protocol == 1 else "ts", "py", "floor"):
                 other = medians.get(ref, (None, None))
                 if a.key == ref:
                     row.append("1x")
@@ -375,8 +387,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--agents",
-        default="acpio,ts,py,floor,loop",
-        help="comma-separated: acpio,ts,py,floor,loop",
+        default="acpio,ts,py,floor,loop,acpio1,ts1",
+        help="comma-separated: acpio,ts,py,floor,loop,acpio1 (acpio over v1),ts1 (TS SDK v1)",
     )
     parser.add_argument(
         "--scenarios",

@@ -62,7 +62,7 @@ class EditAgent(acpio.Agent):
                     outcome = await call.request_permission(
                         acpio.permission.ALLOW_OR_REJECT, title=f"{edit.title}?"
                     )
-                    if outcome.cancelled:
+                    if outcome.dismissed:
                         await call.cancel()
                         return "cancelled"
                     if not outcome.allowed:

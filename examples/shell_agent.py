@@ -44,11 +44,12 @@ class ShellAgent(acpio.Agent):
             outcome = await call.request_permission(
                 acpio.permission.ALLOW_OR_REJECT, title=f"Run `{command}`?", command=command
             )
-            if outcome.cancelled:
+            # A cancelled turn (session/cancel) or call (tool_call/cancel) never gets
+            # here: the cancellation is raised, and this block ends the call cancelled.
+            if outcome.dismissed:
+                # The user dismissed the prompt: treat it as stopping the turn.
                 await call.cancel()
-                # tool_call/cancel stopped this call only: the turn goes on. Otherwise
-                # the user cancelled (session/cancel, or the prompt was dismissed).
-                return "end_turn" if call.cancel_requested else "cancelled"
+                return "cancelled"
             if not outcome.allowed:
                 # Rejected, or an answer we do not understand: never run anything.
                 await call.fail("Permission denied: the command was not run.")

@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
-# The interoperability test drives our example agents with the official TypeScript client.
-(cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+# The interoperability tests drive our example agents with real ACP clients (the official
+# TypeScript SDK, acpx). `npm install` honours the lock file; `npm ci` refuses it because
+# acpx's platform-specific optional packages for other systems are not on this registry.
+(cd tests/interop && npm install --no-audit --no-fund --loglevel=error)
 
 .venv/bin/python -m ruff check src tests examples benchmarks scripts
 .venv/bin/python -m ruff format --check src tests examples benchmarks scripts

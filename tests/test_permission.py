@@ -166,8 +166,10 @@ def test_interpret_outcome_only_trusts_offered_options() -> None:
     custom = interpret_outcome(schema.SelectedPermissionOutcome(option_id="x"), offered)
     assert custom.kind == "selected" and custom.option_kind == "_custom" and not custom.allowed
 
-    cancelled = interpret_outcome(schema.CancelledPermissionOutcome(), offered)
-    assert cancelled.cancelled and not cancelled.allowed
+    # A cancelled answer acpio reads is the client's own: the prompt was dismissed.
+    dismissed = interpret_outcome(schema.CancelledPermissionOutcome(), offered)
+    assert dismissed.dismissed and not dismissed.allowed
+    assert not dismissed.cancelled and not dismissed.rejected
 
 
 @pytest.mark.parametrize(
@@ -177,7 +179,7 @@ def test_interpret_outcome_only_trusts_offered_options() -> None:
         (PermissionPolicy.allow("allow_always"), "selected", "allow_always", True),
         (PermissionPolicy.reject(), "selected", "reject_once", False),
         (PermissionPolicy.reject("reject_always"), "selected", "reject_always", False),
-        (PermissionPolicy.cancelled(), "cancelled", None, False),
+        (PermissionPolicy.cancelled(), "dismissed", None, False),
         # An id that was never offered, even one that looks like approval, is not a choice.
         (PermissionPolicy.select("yes"), "unknown", None, False),
         (PermissionPolicy.select("ALLOW_ONCE"), "unknown", None, False),
@@ -419,7 +421,7 @@ async def test_session_cancel_abandons_a_pending_request() -> None:
     async def body(session: acpio.Session) -> None:
         async with session.tool_call("t", tool_call_id="c") as call:
             outcomes.append(await call.request_permission())
-            # Reached: the outcome is returned; cancellation strikes at the next checkpoint.
+            # Never reached: the cancellation is raised by request_permission itself.
             await session.message("cleaning up")
 
     async with MockClient(Scripted(body), policy=PermissionPolicy.never()) as client:
@@ -432,7 +434,8 @@ async def test_session_cancel_abandons_a_pending_request() -> None:
         messages = agent_messages(client)
 
     assert result.stop_reason == "cancelled"
-    assert [o.kind for o in outcomes] == ["cancelled"]
+    assert outcomes == []
+    assert "cleaning up" not in result.text
     assert request.cancelled_by_agent
     cancels = [m for m in messages if m.get("method") == "$/cancel_request"]
     assert cancels == [
@@ -502,7 +505,8 @@ async def test_tool_call_cancel_abandons_the_calls_request_and_the_turn_goes_on(
 
     assert result.stop_reason == "end_turn"
     assert result.text == "after the call"
-    assert [o.kind for o in outcomes] == ["cancelled"]
+    # Raised inside the block, which swallowed it: the code after the request never ran.
+    assert outcomes == []
     assert request.cancelled_by_agent
     assert session.view.tool_calls["c"].status == "cancelled"
     # The turn continued: back to running after the abandoned request.

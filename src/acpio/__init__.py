@@ -24,7 +24,6 @@ from ._connection import MessageHandler as MessageHandler
 from ._connection import RequestContext as RequestContext
 from ._content import text_of as text_of
 from ._diff import FileChange as FileChange
-from ._diff import RelativePathError as RelativePathError
 from ._diff import diff_of as diff_of
 from ._diff import file_change as file_change
 from ._diff import file_diff as file_diff
@@ -38,6 +37,7 @@ from ._errors import ConnectionClosed as ConnectionClosed
 from ._errors import EditConflict as EditConflict
 from ._errors import EditRefused as EditRefused
 from ._errors import LocalProtocolError as LocalProtocolError
+from ._errors import RelativePathError as RelativePathError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
 from ._history import History as History

@@ -23,7 +23,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import ClassVar, Final
 
 import anyio
@@ -80,8 +80,9 @@ class Agent:
     (new, list, resume with replay, close, delete), the prompt lifecycle and
     cancellation, and advertises exactly what it serves: the baseline session
     methods, ``session/delete`` and additional directories, the prompt
-    capabilities you set, and ``auth_methods`` (override :meth:`login` and
-    :meth:`logout` when you set them).
+    capabilities you set, the MCP transports of ``mcp_transports``, and
+    ``auth_methods`` (override :meth:`login` and :meth:`logout` when you set
+    them).
 
     Set ``config_options`` and ``commands`` to give every session pickers
     (model, mode, ...) and slash commands; the client's changes arrive in
@@ -94,9 +95,8 @@ class Agent:
     ``user_message`` go out at once) and runs after the current turn's idle.
     """
 
-    info: ClassVar[schema.Implementation] = schema.Implementation(
-        name="acpio-agent", version="0.0.0"
-    )
+    # A class attribute usually; an instance may set its own (adapters name the agent they serve).
+    info: schema.Implementation = schema.Implementation(name="acpio-agent", version="0.0.0")
     prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
     auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
     config_options: ClassVar[Sequence[schema.SessionConfigOption]] = ()
@@ -107,6 +107,11 @@ class Agent:
     commands: ClassVar[Sequence[schema.AvailableCommand]] = ()
     """Slash commands every new session advertises (:func:`acpio.command`); sent in
     the session answers. A prompt invoking one goes to :meth:`command`."""
+    mcp_transports: ClassVar[Collection[str]] = ()
+    """The MCP transports this agent connects to: ``"stdio"`` (the baseline), ``"http"``,
+    ``"sse"``. ``initialize`` advertises exactly these (``capabilities.session.mcp``) and
+    ``session/new``/``resume`` refuse servers of any other transport with ``-32602``; the
+    default, none, accepts no MCP server. :mod:`acpio.mcp` connects to them."""
 
     client_info: schema.Implementation | None = None
     """The client's ``info`` from its ``initialize`` request (the latest one, if one agent

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
@@ -34,6 +34,7 @@ from ._connection import Connection, RequestContext
 from ._errors import LocalProtocolError, RequestError
 from ._history import SessionRecord, SessionStore
 from ._ids import new_id
+from ._mcp_transports import check_mcp_servers, mcp_capabilities
 from ._paths import is_absolute
 from ._peer import Peer
 from ._session import Session
@@ -211,6 +212,7 @@ class _AgentServer:
         return schema.AgentCapabilities(
             session=schema.SessionCapabilities(
                 prompt=prompt if prompt is not None else UNSET,
+                mcp=mcp_capabilities(self.agent.mcp_transports),
                 delete=schema.SessionDeleteCapabilities(),
                 additional_directories=schema.SessionAdditionalDirectoriesCapabilities(),
             )
@@ -268,7 +270,7 @@ class _AgentServer:
         request = _decode(params, schema.NewSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
-        mcp_servers = _mcp_servers(request.mcp_servers)
+        mcp_servers = _mcp_servers(request.mcp_servers, self.agent.mcp_transports)
         session_id = new_id("sess")
         record = self.store.create(session_id, request.cwd, directories)
         try:
@@ -323,7 +325,7 @@ class _AgentServer:
         request = _decode(params, schema.ResumeSessionRequest)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
-        mcp_servers = _mcp_servers(request.mcp_servers)
+        mcp_servers = _mcp_servers(request.mcp_servers, self.agent.mcp_transports)
         replay = request.replay_from
         if (
             replay is not UNSET
@@ -502,9 +504,9 @@ def _directories(value: list[str] | UnsetType | None) -> list[str]:
     return directories
 
 
-def _mcp_servers(value: list[schema.McpServer] | UnsetType | None) -> list[schema.McpServer]:
+def _mcp_servers(
+    value: list[schema.McpServer] | UnsetType | None, transports: Collection[str]
+) -> list[schema.McpServer]:
     servers = _list_or_empty(value)
-    for server in servers:
-        if isinstance(server, schema.McpServerStdio):
-            _require_absolute_param(server.command, "mcpServers[].command")
+    check_mcp_servers(servers, transports)
     return servers

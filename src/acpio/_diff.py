@@ -39,11 +39,15 @@ import mimetypes
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Literal, TypeAlias, get_args
 
 from msgspec import UNSET
 
+from ._errors import RelativePathError
+from ._paths import require_absolute
+from ._values import require_value
 from .schema import (
+    KNOWN_DIFF_FILE_TYPE,
     AddChange,
     CopyChange,
     DeleteChange,
@@ -70,8 +74,7 @@ FileContent: TypeAlias = str | bytes | None
 
 FileOperation: TypeAlias = Literal["add", "delete", "modify", "move", "copy"]
 """The ACP-defined values of ``changes[].operation``."""
-
-_FILE_TYPES = frozenset({"text", "binary", "directory", "symlink"})
+_OPERATIONS: frozenset[str] = frozenset(get_args(FileOperation))
 
 _StrPath: TypeAlias = str | os.PathLike[str]
 
@@ -91,18 +94,6 @@ _LETTER_ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
 }
-
-
-class RelativePathError(ValueError):
-    """Raised when a path given for a diff is not absolute.
-
-    ACP requires every ``path`` and ``oldPath`` of a diff change, and every path
-    in its ``git_patch`` text, to be an absolute native path.
-    """
-
-    def __init__(self, path: str, what: str = "path") -> None:
-        super().__init__(f"{what} must be absolute, got {path!r}")
-        self.path = path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -147,15 +138,11 @@ class FileChange:
         elif self.operation in ("add", "delete", "modify"):
             if self.old_path is not None:
                 raise ValueError(f"operation {self.operation!r} takes no old_path")
-        elif not self.operation.startswith("_"):
+        else:
             # Other values are reserved for future ACP versions; this catches typos too.
-            raise ValueError(f"unknown operation {self.operation!r}; custom ones start with '_'")
-        if not (
-            self.file_type is None
-            or self.file_type in _FILE_TYPES
-            or self.file_type.startswith("_")
-        ):
-            raise ValueError(f"unknown file_type {self.file_type!r}; custom ones start with '_'")
+            require_value(self.operation, _OPERATIONS, "operation")
+        if self.file_type is not None:
+            require_value(self.file_type, KNOWN_DIFF_FILE_TYPE, "file_type")
 
     def to_schema(self) -> DiffChange:
         """This change as the protocol's ``changes`` entry (``None`` fields are omitted)."""
@@ -279,9 +266,7 @@ def file_change(
 def _check_absolute(path: str, what: str) -> str:
     if not isinstance(path, str):
         raise TypeError(f"{what} must be a str or os.PathLike[str], got {type(path).__name__}")
-    if not os.path.isabs(path):
-        raise RelativePathError(path, what)
-    return path
+    return require_absolute(path, what)
 
 
 def _as_text(content: str | bytes) -> str | None:

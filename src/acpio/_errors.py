@@ -43,6 +43,7 @@ __all__ = [
     "EditConflict",
     "EditRefused",
     "LocalProtocolError",
+    "RelativePathError",
     "RemoteProtocolError",
     "RequestError",
 ]
@@ -186,3 +187,25 @@ class EditConflict(EditRefused):
     def __init__(self, message: str, *, fresh: FileEdit | None = None) -> None:
         super().__init__(message)
         self.fresh = fresh
+
+
+class RelativePathError(LocalProtocolError):
+    """Raised when a path this side is about to send is not absolute.
+
+    ACP requires every path on the wire (a ``cwd``, a location, a diff's
+    ``path`` and ``oldPath``, the paths of its ``git_patch``) to be an absolute
+    native path: POSIX (``/...``), a Windows drive (``C:\\...``) or a UNC share;
+    nothing is ever resolved against the agent's own working directory. ``path``
+    is the offending value. Nothing is sent when this is raised.
+    """
+
+    def __init__(self, path: object, what: str = "path") -> None:
+        super().__init__(
+            f"{what} must be an absolute path, got {path!r}; ACP never resolves paths "
+            "against the agent's own working directory"
+        )
+        self.path = path
+        self.what = what
+
+    def __reduce__(self) -> tuple[type[RelativePathError], tuple[object, str]]:
+        return (type(self), (self.path, self.what))

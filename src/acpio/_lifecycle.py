@@ -36,8 +36,9 @@ import anyio.abc
 from msgspec import UNSET
 
 from . import schema
-from ._errors import ConnectionClosed, LocalProtocolError, RequestError
+from ._errors import INTERNAL_ERROR, ConnectionClosed, LocalProtocolError, RequestError
 from ._ids import new_id
+from ._values import require_value
 from ._work import _current_work, _Work
 
 if TYPE_CHECKING:
@@ -47,9 +48,7 @@ __all__ = ["KNOWN_STOP_REASONS", "_PromptLifecycle"]
 
 logger = logging.getLogger(__name__)
 
-KNOWN_STOP_REASONS: Final = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error"}
-)
+KNOWN_STOP_REASONS: Final = schema.KNOWN_STOP_REASON
 
 
 class _PromptLifecycle:
@@ -78,7 +77,7 @@ class _PromptLifecycle:
         @property
         def busy(self) -> bool: ...
 
-        async def send(self, update: schema.SessionUpdate) -> None: ...
+        async def _send(self, update: schema.SessionUpdate) -> None: ...
 
         def _try_send(self, update: schema.SessionUpdate) -> bool: ...
 
@@ -163,7 +162,7 @@ class _PromptLifecycle:
                 return True
             inserted = accepted.popleft()
             inserted.announced = True
-            await self.send(
+            await self._send(
                 schema.UserMessage(message_id=inserted.message_id, content=inserted.prompt)
             )
             return True
@@ -202,7 +201,7 @@ class _PromptLifecycle:
             else:
                 logger.exception("prompt handler of session %s failed", self.id)
                 message = _short(f"{type(exc).__name__}: {exc}")
-                outcome = ("error", schema.Error(code=-32603, message=message))
+                outcome = ("error", schema.Error(code=INTERNAL_ERROR, message=message))
         finally:
             work.done.set()
             if work.outcome is None:
@@ -218,7 +217,7 @@ class _PromptLifecycle:
             try:
                 await self._finalize_handles(work, stop_reason)
                 self._state = "idle"
-                await self.send(
+                await self._send(
                     schema.IdleStateUpdate(
                         stop_reason=stop_reason, error=UNSET if error is None else error
                     )
@@ -316,7 +315,7 @@ class _PromptLifecycle:
         if self._set_state_now(state):
             return
         self._state = state
-        await self.send(_state_update(state))
+        await self._send(_state_update(state))
         self._reported_state = state
 
     def _set_state_now(self, state: str) -> bool:
@@ -353,11 +352,7 @@ def _stop_reason(result: object) -> str:
         raise LocalProtocolError(
             f"a prompt handler must return a stop reason string, got {result!r}"
         )
-    if result not in KNOWN_STOP_REASONS and not result.startswith("_"):
-        raise LocalProtocolError(
-            f"stop reason {result!r} is not an ACP stop reason; custom ones must start with '_'"
-        )
-    return result
+    return require_value(result, KNOWN_STOP_REASONS, "stop reason")
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -1,8 +1,15 @@
-"""Path rules of ACP: every path on the wire is absolute, never relative to the agent."""
+"""Path rules of ACP: every path on the wire is absolute, never relative to the agent.
+
+This is the one place that decides what "absolute" means (POSIX, a Windows
+drive or a UNC share, never empty and never holding NUL); every check of an
+outgoing path (:func:`require_absolute`, raising
+:class:`~acpio.RelativePathError`) and of an incoming one (:func:`is_absolute`)
+goes through it.
+"""
 
 from __future__ import annotations
 
-from ._errors import LocalProtocolError
+from ._errors import RelativePathError
 
 __all__ = ["is_absolute", "require_absolute"]
 
@@ -20,12 +27,9 @@ def is_absolute(path: object) -> bool:
 def require_absolute(path: str, what: str = "path") -> str:
     """Return ``path`` unchanged if absolute.
 
-    :raises LocalProtocolError: naming ``what`` when the path is relative or empty;
+    :raises RelativePathError: naming ``what`` when the path is relative or empty;
         ACP never interprets paths relative to the agent's own directory.
     """
     if not is_absolute(path):
-        raise LocalProtocolError(
-            f"{what} must be an absolute path, got {path!r}; ACP never resolves paths "
-            "against the agent's own working directory"
-        )
+        raise RelativePathError(path, what)
     return path

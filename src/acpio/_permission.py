@@ -4,8 +4,14 @@ How this works: the agent offers a list of :class:`PermissionOption`; the
 client answers with an outcome. :func:`interpret_outcome` is the single place
 that decides what an answer means: only a ``selected`` outcome naming an
 option that was offered *in that very request* counts as a choice, and only a
-choice of an ``allow_*`` kind is approval. Cancelled, unknown and malformed
-answers are never approval.
+choice of an ``allow_*`` kind is approval. Dismissed, cancelled, unknown and
+malformed answers are never approval.
+
+An :class:`Outcome` says by name which of four things happened: the user chose
+an option (``allowed``, ``rejected``, or a custom kind), the prompt was
+``dismissed`` (the client answered ``cancelled`` without acpio withdrawing the
+request), the work was ``cancelled`` (acpio withdrew the request because the
+call or the connection went away), or the answer was not understood.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from typing import Final, Literal
 
 from . import schema
 from ._errors import LocalProtocolError
+from ._values import require_value
 
 __all__ = [
     "ALLOW_ALWAYS",
@@ -32,16 +39,13 @@ __all__ = [
 ]
 
 ALLOW_KINDS: Final = frozenset({"allow_once", "allow_always"})
-KNOWN_OPTION_KINDS: Final = frozenset(
-    {"allow_once", "allow_always", "reject_once", "reject_always"}
-)
+REJECT_KINDS: Final = frozenset({"reject_once", "reject_always"})
+KNOWN_OPTION_KINDS: Final = schema.KNOWN_PERMISSION_OPTION_KIND
+assert ALLOW_KINDS | REJECT_KINDS == KNOWN_OPTION_KINDS
 
 
 def _check_kind(kind: str) -> None:
-    if kind not in KNOWN_OPTION_KINDS and not kind.startswith("_"):
-        raise LocalProtocolError(
-            f"permission option kind {kind!r} is not an ACP kind; custom kinds must start with '_'"
-        )
+    require_value(kind, KNOWN_OPTION_KINDS, "permission option kind")
 
 
 def option(option_id: str, name: str, kind: str) -> schema.PermissionOption:
@@ -78,17 +82,26 @@ def validate_options(options: Sequence[schema.PermissionOption]) -> None:
 class Outcome:
     """What the client answered to a permission request, as acpio understood it.
 
-    ``kind`` is ``"selected"`` only for an option that was offered in this
-    request (``option_id`` and ``option_kind`` then name it), ``"cancelled"``
-    when the work was cancelled or the request abandoned, and ``"unknown"``
-    for anything else (a custom or future outcome, an option id that was
-    never offered, a malformed or error answer); ``raw`` keeps the client's
-    payload. ``option_id`` and ``option_kind`` are set only for ``selected``.
-    ``remembered`` is true when the answer came from an earlier
-    ``allow_always``/``reject_always`` choice instead of the client.
+    ``kind`` is one of:
+
+    - ``"selected"``: an option that was offered in this request was chosen
+      (``option_id`` and ``option_kind`` name it); :attr:`allowed` for an
+      ``allow_*`` kind, :attr:`rejected` for a ``reject_*`` kind;
+    - ``"dismissed"``: the client answered ``cancelled`` on its own (the user
+      dismissed the prompt, or the client declined it by policy);
+    - ``"cancelled"``: the work was cancelled and acpio withdrew the request
+      (``tool_call/cancel`` of a call driven without ``async with``, or the
+      connection closed). A cancelled turn, or a call cancelled inside its
+      ``async with`` block, raises the cancellation instead of returning;
+    - ``"unknown"``: anything else (a custom or future outcome, an option id
+      that was never offered, a malformed or error answer).
+
+    ``raw`` keeps the client's payload. ``remembered`` is true when the answer
+    came from an earlier ``allow_always``/``reject_always`` choice instead of
+    the client. Only :attr:`allowed` is approval.
     """
 
-    kind: Literal["selected", "cancelled", "unknown"]
+    kind: Literal["selected", "dismissed", "cancelled", "unknown"]
     option_id: str | None = None
     option_kind: str | None = None
     raw: object = None
@@ -100,14 +113,23 @@ class Outcome:
         return self.kind == "selected" and self.option_kind in ALLOW_KINDS
 
     @property
+    def rejected(self) -> bool:
+        """True when the user said no: a selected option of a ``reject_*`` kind."""
+        return self.kind == "selected" and self.option_kind in REJECT_KINDS
+
+    @property
+    def dismissed(self) -> bool:
+        """True when the client answered ``cancelled`` without acpio withdrawing the request."""
+        return self.kind == "dismissed"
+
+    @property
     def cancelled(self) -> bool:
-        """True when the request was cancelled rather than answered."""
+        """True when the work was cancelled and the request withdrawn rather than answered."""
         return self.kind == "cancelled"
 
 
 CANCELLED: Final = Outcome("cancelled")
 
-REJECT_KINDS: Final = frozenset({"reject_once", "reject_always"})
 # An "always" answer stands for every option of its polarity: the same kind is
 # preferred, then the "once" variant, so a later request that offers only
 # "allow once" is still answered by an earlier "always allow".
@@ -136,6 +158,8 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
     Keeps the protocol's rule that only an offered option can be chosen: a
     ``selected`` outcome naming an id that is not in ``options`` is
     ``unknown``, as is any custom or future outcome; none of them is approval.
+    A ``cancelled`` outcome is ``dismissed``: acpio stops waiting for the
+    requests it withdraws, so a ``cancelled`` answer it reads is the client's own.
     """
     raw = schema.to_builtins(outcome)
     if isinstance(outcome, schema.SelectedPermissionOutcome):
@@ -145,5 +169,6 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
         # No option_id either: code comparing ids must not match one that was never offered.
         return Outcome("unknown", raw=raw)
     if isinstance(outcome, schema.CancelledPermissionOutcome):
-        return Outcome("cancelled", raw=raw)
+        # Requests acpio withdrew are no longer waited for: this answer is the client's own.
+        return Outcome("dismissed", raw=raw)
     return Outcome("unknown", raw=raw)

@@ -39,6 +39,7 @@ from ._peer import Peer
 from ._session_features import _SessionFeatures
 from ._terminal import TerminalHandle
 from ._tool_call import ToolCallHandle
+from ._values import check_values, require_value
 from ._work import _current_work, _Work
 from .schema._codec import _encoder
 
@@ -176,6 +177,8 @@ class Session(_PromptLifecycle, _SessionFeatures):
         self.config = SessionConfig(self)
         self._commands: list[schema.AvailableCommand] = []
         self._setup_lines: list[bytes] | None = None
+        # Resources that live as long as the session (acpio.mcp's connections).
+        self._on_close: list[Callable[[], None]] = []
 
     def __repr__(self) -> str:
         return f"<Session {self.id} cwd={self.cwd!r} state={self._reported_state!r}>"
@@ -207,11 +210,20 @@ class Session(_PromptLifecycle, _SessionFeatures):
     async def send(self, update: schema.SessionUpdate) -> None:
         """Send one session update, in order, after any buffered terminal bytes.
 
-        The update is recorded in the history first. Updates from foreground
-        work that was already reported idle (for example cancelled work that
-        ignored cancellation) are dropped, and so is everything sent after the
-        session was closed.
+        Every enum value in it (kinds, statuses, plan priorities, ...) is
+        checked first: a known one or a ``_``-prefixed one. The update is
+        recorded in the history. Updates from foreground work that was already
+        reported idle (for example cancelled work that ignored cancellation)
+        are dropped, and so is everything sent after the session was closed.
+
+        :raises LocalProtocolError: for a value the protocol does not allow,
+            before anything is sent.
         """
+        check_values(update)
+        await self._send(update)
+
+    async def _send(self, update: schema.SessionUpdate) -> None:
+        """:meth:`send` of an update acpio built or relays (no value checks)."""
         admitted = self._admit_now()
         if admitted is None:
             admitted = await self._admit()
@@ -365,10 +377,7 @@ class Session(_PromptLifecycle, _SessionFeatures):
 
         :raises LocalProtocolError: for a severity that is neither known nor ``_``-prefixed.
         """
-        if severity not in schema.KNOWN_NOTICE_SEVERITY and not severity.startswith("_"):
-            raise LocalProtocolError(
-                f"notice severity {severity!r} is not an ACP value; custom values start with '_'"
-            )
+        require_value(severity, schema.KNOWN_NOTICE_SEVERITY, "notice severity")
         await self.send(
             schema.Notice(
                 severity=severity,
@@ -401,8 +410,15 @@ class Session(_PromptLifecycle, _SessionFeatures):
 
         The first ``tool_call_update`` carries the title and the status
         (``pending`` unless given) and a fresh unique ``toolCallId`` unless one
-        is passed (an LLM's own tool-use id is the common case).
+        is passed (an LLM's own tool-use id is the common case). Every id
+        names one call for the whole session: to go on reporting an earlier
+        call use :meth:`reattach_tool_call`.
+
+        :raises LocalProtocolError: for an id already used in this session, a
+            kind or status neither known nor ``_``-prefixed, or a relative path.
         """
+        if tool_call_id is not None:
+            self._refuse_reused_tool_call_id(tool_call_id)
         return ToolCallHandle(
             self,
             tool_call_id or new_id("call"),
@@ -462,10 +478,21 @@ class Session(_PromptLifecycle, _SessionFeatures):
 
     # ----------------------------------------------------- registry of handles
 
+    def _refuse_reused_tool_call_id(
+        self, tool_call_id: str, handle: ToolCallHandle | None = None
+    ) -> None:
+        existing = self._tool_calls.get(tool_call_id)
+        if existing is not None and existing is not handle:
+            # A finished call would silently reopen on the client (completed, then pending).
+            raise LocalProtocolError(
+                f"tool call id {tool_call_id!r} was already used in this session"
+                + (f" (that call ended {existing.status})" if existing.final else "")
+                + "; ids must not be reused: use a fresh id, or reattach_tool_call() "
+                "to go on reporting the existing call"
+            )
+
     def _register_tool_call(self, handle: ToolCallHandle) -> None:
-        existing = self._tool_calls.get(handle.id)
-        if existing is not None and existing is not handle and not existing.final:
-            raise LocalProtocolError(f"tool call id {handle.id!r} is already in use")
+        self._refuse_reused_tool_call_id(handle.id, handle)
         self._tool_calls[handle.id] = handle
         work = _current_work.get()
         if work is not None:
@@ -485,6 +512,21 @@ class Session(_PromptLifecycle, _SessionFeatures):
     def tool_call_handle(self, tool_call_id: str) -> ToolCallHandle | None:
         """The handle of a tool call of this session, if any."""
         return self._tool_calls.get(tool_call_id)
+
+    def reattach_tool_call(self, tool_call_id: str) -> ToolCallHandle:
+        """The existing handle of a tool call already reported in this session.
+
+        The explicit way to go on reporting a call (say, from a later turn):
+        :meth:`tool_call` refuses an id that was used before, since reporting
+        it again would reopen the call on the client. A final status stays
+        final on the returned handle.
+
+        :raises LocalProtocolError: when no call with this id was reported.
+        """
+        handle = self._tool_calls.get(tool_call_id)
+        if handle is None:
+            raise LocalProtocolError(f"no tool call {tool_call_id!r} in session {self.id}")
+        return handle
 
     def terminal_handle(self, terminal_id: str) -> TerminalHandle | None:
         """The handle of a terminal of this session, if any."""
@@ -548,6 +590,8 @@ class Session(_PromptLifecycle, _SessionFeatures):
             self._notify_idle()
             for terminal in self._terminals.values():
                 terminal.request_cancel()
+            for release in self._on_close:
+                release()
             done.set()
 
     # ------------------------------------------------------------------ resume

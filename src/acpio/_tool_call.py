@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
 import anyio
+import anyio.lowlevel
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -47,6 +48,8 @@ from ._permission import (
     validate_options,
 )
 from ._terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
+from ._values import FINAL_TOOL_CALL_STATUSES, require_value
+from ._work import _current_work
 
 if TYPE_CHECKING:
     from ._session import Session
@@ -57,21 +60,14 @@ logger = logging.getLogger(__name__)
 
 KNOWN_KINDS: Final = schema.KNOWN_TOOL_KIND
 KNOWN_STATUSES: Final = schema.KNOWN_TOOL_CALL_STATUS
-FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 REMEMBERED_KINDS: Final = frozenset({"allow_always", "reject_always"})
 _UNSET: Final = UNSET
 
 
 def _check_open_value(value: object, known: frozenset[str], what: str) -> None:
-    if value is _UNSET or value is None:
-        return
-    if not isinstance(value, str):
-        raise LocalProtocolError(f"{what} must be a string, got {value!r}")
-    if value not in known and not value.startswith("_"):
-        raise LocalProtocolError(
-            f"{what} {value!r} is not an ACP value (known: {', '.join(sorted(known))}); "
-            "custom values must start with '_'"
-        )
+    if value is not _UNSET and value is not None:
+        require_value(value, known, what)
 
 
 LocationLike = schema.ToolCallLocation | str | os.PathLike[str]
@@ -204,8 +200,8 @@ class ToolCallHandle:
             if (
                 swallowed
                 or (self.cancel_requested and scope.cancel_called)
-                # Cancelled work can run on to the end of the block (an abandoned
-                # permission request returns a cancelled outcome): not a completion.
+                # Cancelled work can run on to the end of the block (code that
+                # shields itself, or catches the cancellation): not a completion.
                 or self.session._work_cancel_requested()
             ):
                 await self._finish_quietly("cancelled")
@@ -427,13 +423,23 @@ class ToolCallHandle:
         session's, this call's ``toolCallId`` and the optional
         ``terminal_id``). ``title`` defaults to the call's title. While any
         request of the session is pending the session reports
-        ``requires_action``, then ``running`` again. If the work or this call
-        is cancelled meanwhile, the request is abandoned: ``$/cancel_request``
-        is sent, a later answer is ignored, and the outcome is cancelled.
+        ``requires_action``, then ``running`` again.
+
+        Cancellation needs no branch of its own: if the turn is cancelled
+        (``session/cancel``) or, inside this call's ``async with`` block, the
+        call is cancelled (``tool_call/cancel``) while the request waits, the
+        request is withdrawn with ``$/cancel_request``, a later answer is
+        ignored, and the cancellation is raised here, so the block ends the
+        call ``cancelled`` (and a cancelled turn ends ``cancelled``) whatever
+        the code after this line would have done. A call driven without a
+        block is reported cancelled at once and the outcome is
+        :attr:`~acpio.permission.Outcome.cancelled`.
 
         Only a selected option that was offered here, of kind ``allow_once``
-        or ``allow_always``, has ``outcome.allowed``; a cancelled, custom,
-        malformed or error answer, or an option id never offered, never does.
+        or ``allow_always``, has ``outcome.allowed``; ``outcome.rejected`` is
+        the user's "no", ``outcome.dismissed`` a prompt the user (or the
+        client) dismissed; a custom, malformed or error answer, or an option
+        id never offered, is none of these and never approval.
         With ``remember`` (a key the author chooses, such as the command), an
         ``allow_always``/``reject_always`` answer is kept for the session and
         later requests with the same key are answered locally.
@@ -497,10 +503,13 @@ class ToolCallHandle:
         finally:
             self._waits.discard(wait)
         if wait.cancel_called:
-            outcome = CANCELLED
-            if self._scope is None:
-                # Nothing else will finish the call: report the cancellation now.
-                await self._finish_quietly("cancelled")
+            if self._scope is not None:
+                # Inside the ``async with`` block, whose scope tool_call/cancel cancelled
+                # too: the cancellation goes on to the block, which ends the call cancelled.
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            # Driven without a block: nothing else will finish the call, so report it now.
+            await self._finish_quietly("cancelled")
+            return CANCELLED
         return outcome
 
     # ------------------------------------------------------------------ edits
@@ -591,11 +600,17 @@ class ToolCallHandle:
 
 
 async def request_permission(session: Session, params: schema.RequestPermissionRequest) -> Outcome:
-    """Send ``session/request_permission`` and interpret the answer (never raises on cancel)."""
+    """Send ``session/request_permission`` and interpret the answer.
+
+    Cancellation of the waiting task (the turn was cancelled) propagates: the
+    connection withdraws the request with ``$/cancel_request`` and ignores a
+    late answer. An answer that arrives once the work was cancelled is
+    dropped the same way, never returned as if the work went on.
+    """
     connection: Connection = session._connection
     if connection.closed:
         # No client to ask: never report requires_action for a request that cannot be sent.
-        return CANCELLED
+        return await _client_gone(session)
     await session._permission_started()
     try:
         try:
@@ -604,19 +619,33 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
                 params,
                 _decode_permission_response,
             )
-        except anyio.get_cancelled_exc_class():
-            # The connection already sent $/cancel_request; the late answer is ignored.
-            return CANCELLED
         except ConnectionClosed:
-            return CANCELLED
+            return await _client_gone(session)
         except RequestError as exc:
             logger.warning("the client answered a permission request with an error: %s", exc)
             return Outcome("unknown", raw={"error": {"code": exc.code, "message": exc.message}})
     finally:
         await session._permission_finished()
+    if session._work_cancel_requested():
+        # The answer raced session/cancel: the work is cancelled, let that reach it.
+        await anyio.lowlevel.checkpoint_if_cancelled()
     if response is None:
         return Outcome("unknown", raw=None)
     return interpret_outcome(response.outcome, params.options)
+
+
+async def _client_gone(session: Session) -> Outcome:
+    """The outcome of a request whose client went away: the work's cancellation, if any.
+
+    A closed connection is followed by the shutdown, which cancels every
+    session's foreground work; that cancellation ends the wait (so the call
+    ends ``cancelled``, as for ``session/cancel``). Other tasks, or work that
+    is not cancelled within the grace period, get a cancelled outcome.
+    """
+    if _current_work.get() is not None:
+        with anyio.move_on_after(session.limits.cancel_grace):
+            await anyio.sleep_forever()
+    return CANCELLED
 
 
 def _decode_permission_response(raw: msgspec.Raw) -> schema.RequestPermissionResponse | None:

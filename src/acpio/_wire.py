@@ -18,6 +18,7 @@ from typing import Final
 import msgspec
 
 from ._errors import INTERNAL_ERROR, RequestError
+from .schema._generated import CANCEL_REQUEST_METHOD
 
 __all__ = [
     "CANCEL_REQUEST",
@@ -47,7 +48,7 @@ __all__ = [
 
 RequestId = int | str
 
-CANCEL_REQUEST: Final = "$/cancel_request"
+CANCEL_REQUEST: Final = CANCEL_REQUEST_METHOD
 _MAX_ERROR_TEXT: Final = 300
 _MAX_CACHED_METHODS: Final = 256
 _LEADING_WHITESPACE: Final = frozenset(b" \t\r")

@@ -2,6 +2,13 @@
 
 ``ALLOW_OR_REJECT`` (allow once / reject once) is the usual set; ``ALL_OPTIONS``
 adds the "always" variants. :func:`option` builds a custom option.
+
+An :class:`Outcome` names what happened: ``allowed`` (the only approval),
+``rejected`` (the user said no), ``dismissed`` (the prompt was dismissed),
+``cancelled`` (the work was cancelled). A cancelled turn, or a call cancelled
+inside its ``async with`` block, does not return an outcome at all:
+``request_permission`` raises the cancellation, and the block ends the call
+``cancelled``.
 """
 
 from ._permission import (

@@ -187,7 +187,7 @@ class SessionLog:
                 self._commit(session)
             elif method == "session/request_permission" and envelope.id is not msgspec.UNSET:
                 self._permission_request(envelope.id, params)
-            elif method == "$/cancel_request" and params is not None:
+            elif method == schema.CANCEL_REQUEST_METHOD and params is not None:
                 self._agent_cancel(params)
             elif method == "elicitation/create" and envelope.id is not msgspec.UNSET:
                 self._elicitation_request(envelope.id, params)

@@ -153,7 +153,7 @@ class ClientHandler:
             session = self.prompts.pop(peek.id, None)
             if session is not None:
                 session._prompt_answered(peek.id, accepted=peek.error is msgspec.UNSET)
-        elif peek.method == "$/cancel_request" and isinstance(peek.params, msgspec.Raw):
+        elif peek.method == schema.CANCEL_REQUEST_METHOD and isinstance(peek.params, msgspec.Raw):
             try:
                 request_id = _decode_cancel(peek.params).request_id
             except (msgspec.DecodeError, RecursionError):

@@ -32,6 +32,8 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
+from .._values import is_known_or_custom
+from ..schema import CANCEL_REQUEST_METHOD, KNOWN_PERMISSION_OPTION_KIND
 from ._batches import Batches, id_key, valid_id
 from ._feature_rules import setup_problems
 from ._rules import RULES as RULES
@@ -60,9 +62,7 @@ Direction: TypeAlias = Literal["agent->client", "client->agent"]
 
 _AGENT: Final = "agent->client"
 _CLIENT: Final = "client->agent"
-_KNOWN_OPTION_KINDS: Final = frozenset(
-    {"allow_once", "allow_always", "reject_once", "reject_always"}
-)
+_KNOWN_OPTION_KINDS: Final = KNOWN_PERMISSION_OPTION_KIND
 _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 # Answers that carry the session's config options and commands.
 _SETUP_ANSWERS: Final = frozenset({"session/new", "session/resume", "session/set_config_option"})
@@ -334,11 +334,7 @@ class ConformanceChecker(SessionRules):
                     )
                 seen.add(option_id)
                 kind = get(option, "kind")
-                if (
-                    isinstance(kind, str)
-                    and kind not in _KNOWN_OPTION_KINDS
-                    and not kind.startswith("_")
-                ):
+                if isinstance(kind, str) and not is_known_or_custom(kind, _KNOWN_OPTION_KINDS):
                     self._violate(
                         "permission-options",
                         f"option {_short(option_id)} has kind {kind!r}, which is neither a known "
@@ -381,7 +377,7 @@ class ConformanceChecker(SessionRules):
             update = params.get("update")
             if isinstance(session, str) and isinstance(update, dict):
                 self._session_update(session, update, raw, validated)
-        elif method == "$/cancel_request":
+        elif method == CANCEL_REQUEST_METHOD:
             key = id_key(get(params, "requestId"))
             request = self._agent_requests.get(key)
             if request is not None:

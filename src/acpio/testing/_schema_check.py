@@ -22,7 +22,6 @@ import binascii
 import contextvars
 import functools
 import importlib.resources
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ import msgspec
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
+from .._paths import is_absolute as _is_absolute
 from ._rules import short as _short
 
 __all__ = (
@@ -77,13 +77,13 @@ def _has_official(errors: Iterable[ValidationError]) -> bool:
     return any(error.validator not in _FINDINGS for error in errors)
 
 
-_WINDOWS_DRIVE: Final = re.compile(r"[A-Za-z]:[\\/]")
-
-
 def is_absolute(path: str) -> bool:
-    """Whether `path` is absolute in the native syntax of the agent's machine."""
-    # Native syntax of the agent's machine: POSIX, a Windows drive, or a UNC share; never a URI.
-    return path.startswith(("/", "\\\\")) or _WINDOWS_DRIVE.match(path) is not None
+    """Whether `path` is absolute in the native syntax of the agent's machine.
+
+    The rule is acpio's one (:func:`acpio._paths.is_absolute`): POSIX, a Windows
+    drive, or a UNC share; never a URI.
+    """
+    return _is_absolute(path)
 
 
 def is_base64(data: str) -> bool:

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
+from .._values import FINAL_TOOL_CALL_STATUSES
 from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
 from ._rules import HINTS, ConformanceError, Violation
@@ -114,7 +115,7 @@ _MESSAGE_ROLES: Final[Mapping[str, str]] = {
     "agent_thought": "thought",
     "agent_thought_chunk": "thought",
 }
-_FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+_FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 
 
 def _live_span(state: SessionState) -> bool:

@@ -21,6 +21,7 @@ from typing import Final, Literal, TypeAlias
 from msgspec import UnsetType
 
 from acpio import schema
+from acpio._values import FINAL_TOOL_CALL_STATUSES
 
 __all__ = (
     "ClientView",
@@ -38,7 +39,7 @@ __all__ = (
 MessageRole: TypeAlias = Literal["user", "agent", "thought"]
 """Who a message belongs to: the user, the agent's answer, or the agent's reasoning."""
 
-_FINAL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
+_FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 
 _ToolCallPatch: TypeAlias = "schema.ToolCallUpdate | schema.ToolCallUpdateFields"
 _Meta: TypeAlias = "dict[str, object] | UnsetType | None"

@@ -1,0 +1,609 @@
+"""The pydantic-ai adapter driven by acpio's MockClient and pydantic-ai's FunctionModel.
+
+Every test scripts the model with a streaming ``FunctionModel`` (text, thinking and
+tool calls, no network) and checks what an editor would show (the rebuilt
+``SessionView``) and what the model saw (the messages it was given). pydantic-ai
+runs only on asyncio, so these tests run on asyncio; one test shows the clear
+error a trio turn gets.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
+from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
+
+import acpio
+from acpio import schema
+from acpio.adapters.pydantic_ai import ACPAgent, ModeChoice, ModelChoice, editor_tools, infer_kind
+from acpio.testing import MockClient, PermissionPolicy
+
+pytestmark = pytest.mark.anyio
+
+Script = Callable[[list[ModelMessage], AgentInfo], AsyncIterator[object]]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def _tool_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    last = messages[-1]
+    if not isinstance(last, ModelRequest):
+        return []
+    return [p for p in last.parts if isinstance(p, ToolReturnPart)]
+
+
+def _user_texts(messages: list[ModelMessage]) -> list[str]:
+    texts: list[str] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart):
+                    content = [part.content] if isinstance(part.content, str) else part.content
+                    texts.extend(c for c in content if isinstance(c, str))
+    return texts
+
+
+def _model(script: Script) -> FunctionModel:
+    return FunctionModel(stream_function=script)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ conversation
+
+
+async def test_streams_text_and_thinking_and_keeps_context() -> None:
+    seen: list[list[str]] = []
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        seen.append(_user_texts(messages))
+        if len(seen) == 1:
+            yield {0: DeltaThinkingPart(content="The user greets me.")}
+            yield "Hello!"
+        else:
+            for word in ["You ", "said ", "hello ", "before."]:
+                yield word
+
+    agent = Agent(_model(script), name="chat")
+    async with MockClient(ACPAgent(agent)) as client:
+        assert client.agent_info.name == "chat"
+        session = await client.new_session()
+        first = await session.prompt("hello")
+        assert first.stop_reason == "end_turn"
+        thoughts = [m for m in session.view.messages if m.role == "thought"]
+        assert [acpio.text_of(m.content) for m in thoughts] == ["The user greets me."]
+
+        second = await session.prompt("what did I say?")
+        assert second.stop_reason == "end_turn"
+        replies = [m for m in session.view.messages if m.role == "agent"]
+        assert acpio.text_of(replies[-1].content) == "You said hello before."
+    # The second request carried the first turn: the conversation has context.
+    assert seen[1] == ["hello", "what did I say?"]
+
+
+async def test_prompt_resources_become_user_content() -> None:
+    given: list[object] = []
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        request = messages[-1]
+        assert isinstance(request, ModelRequest)
+        given.extend(p.content for p in request.parts if isinstance(p, UserPromptPart))
+        yield "ok"
+
+    async with MockClient(ACPAgent(Agent(_model(script)))) as client:
+        session = await client.new_session()
+        await session.prompt(
+            [
+                schema.TextContent(text="look at this"),
+                schema.EmbeddedResource(
+                    resource=schema.TextResourceContents(uri="file:///a.py", text="x = 1")
+                ),
+                schema.ResourceLink(name="b.py", uri="file:///b.py"),
+            ]
+        )
+    assert given == [
+        ["look at this", "Contents of file:///a.py:\nx = 1", "Resource b.py: file:///b.py"]
+    ]
+
+
+async def test_usage_is_reported_with_the_context_window() -> None:
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        yield "short answer"
+
+    async with MockClient(ACPAgent(Agent(_model(script)), context_window=1000)) as client:
+        session = await client.new_session()
+        await session.prompt("hi")
+        usage = session.view.usage
+        assert usage is not None
+        assert usage.size == 1000
+        assert 0 < usage.used <= 1000
+
+
+# ------------------------------------------------------------------------- tools
+
+
+def _call_then_answer(tool: str, args: str) -> Script:
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        returns = _tool_returns(messages)
+        if returns:
+            yield f"tool said: {returns[0].content}"
+        else:
+            yield {0: DeltaToolCall(name=tool, json_args=args, tool_call_id="call-1")}
+
+    return script
+
+
+async def test_tool_call_is_reported_with_kind_input_locations_and_output(tmp_path: Path) -> None:
+    agent = Agent(_model(_call_then_answer("read_notes", '{"path": "notes.txt"}')))
+
+    @agent.tool_plain
+    def read_notes(path: str) -> str:
+        """Read the notes file."""
+        return f"contents of {path}"
+
+    async with MockClient(ACPAgent(agent), cwd=tmp_path) as client:
+        session = await client.new_session()
+        result = await session.prompt("read my notes")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed"
+        assert call.kind == "read"
+        assert call.name == "read_notes"
+        assert call.raw_input == {"path": "notes.txt"}
+        assert call.raw_output == "contents of notes.txt"
+        assert [loc.path for loc in call.locations] == [str(tmp_path / "notes.txt")]
+        replies = [m for m in session.view.messages if m.role == "agent"]
+        assert acpio.text_of(replies[-1].content) == "tool said: contents of notes.txt"
+
+
+async def test_declared_tool_kind_wins_over_the_inferred_one() -> None:
+    agent = Agent(_model(_call_then_answer("frobnicate", "{}")))
+
+    @agent.tool_plain
+    def frobnicate() -> str:
+        """Do a thing."""
+        return "done"
+
+    async with MockClient(ACPAgent(agent, tool_kinds={"frobnicate": "fetch"})) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+        (call,) = session.view.tool_calls.values()
+        assert call.kind == "fetch"
+
+
+async def test_a_tool_that_raises_fails_its_call_and_the_turn() -> None:
+    agent = Agent(_model(_call_then_answer("explode", "{}")))
+
+    @agent.tool_plain
+    def explode() -> str:
+        """Always fails."""
+        raise OSError("disk on fire")
+
+    async with MockClient(ACPAgent(agent)) as client:
+        session = await client.new_session()
+        result = await session.prompt("go")
+        assert result.stop_reason == "error"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "failed"
+        assert "disk on fire" in call.text
+
+
+async def test_a_model_that_raises_ends_the_turn_with_error() -> None:
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        yield "partial "
+        raise RuntimeError("model backend unavailable")
+
+    async with MockClient(ACPAgent(Agent(_model(script)))) as client:
+        session = await client.new_session()
+        result = await session.prompt("hi")
+        assert result.stop_reason == "error"
+        assert session.view.last_error is not None
+        assert "model backend unavailable" in session.view.last_error.message
+
+
+# -------------------------------------------------------------------- approvals
+
+
+def _approval_agent(calls: list[str]) -> Agent[None, str]:
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        returns = _tool_returns(messages)
+        if returns:
+            yield f"result: {returns[0].content}"
+        else:
+            yield {0: DeltaToolCall(name="delete_branch", json_args='{"name": "old"}')}
+
+    agent = Agent(_model(script))
+
+    @agent.tool_plain(requires_approval=True)
+    def delete_branch(name: str) -> str:
+        """Delete a git branch."""
+        calls.append(name)
+        return f"deleted {name}"
+
+    return agent
+
+
+async def test_allowed_approval_runs_the_tool() -> None:
+    calls: list[str] = []
+    async with MockClient(ACPAgent(_approval_agent(calls)), policy=PermissionPolicy.allow()) as c:
+        session = await c.new_session()
+        result = await session.prompt("clean up")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed" and call.kind == "delete"
+        assert len(c.permission_requests) == 1
+    assert calls == ["old"]
+
+
+async def test_rejected_approval_goes_back_to_the_model() -> None:
+    calls: list[str] = []
+    async with MockClient(ACPAgent(_approval_agent(calls)), policy=PermissionPolicy.reject()) as c:
+        session = await c.new_session()
+        result = await session.prompt("clean up")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "failed"
+        replies = [m for m in session.view.messages if m.role == "agent"]
+        assert acpio.text_of(replies[-1].content) == "result: The user rejected this tool call."
+    assert calls == []
+
+
+async def test_allow_always_is_remembered_per_session() -> None:
+    calls: list[str] = []
+    agent = ACPAgent(_approval_agent(calls))
+    async with MockClient(agent, policy=PermissionPolicy.allow("allow_always")) as client:
+        session = await client.new_session()
+        await session.prompt("clean up")
+        await session.prompt("again")
+        assert len(client.permission_requests) == 1
+        other = await client.new_session()
+        await other.prompt("clean up there")
+        assert len(client.permission_requests) == 2
+    assert calls == ["old", "old", "old"]
+
+
+# -------------------------------------------------------------------- cancelling
+
+
+async def test_cancel_mid_stream_ends_cancelled_and_keeps_what_was_said() -> None:
+    started = anyio.Event()
+    prompts: list[list[str]] = []
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        prompts.append(_user_texts(messages))
+        if len(prompts) == 1:
+            yield "I was saying "
+            started.set()
+            await anyio.sleep_forever()
+        yield "fine"
+
+    agent = ACPAgent(Agent(_model(script)))
+    async with MockClient(agent) as client:
+        session = await client.new_session()
+        turn = await session.start_prompt("tell me a story")
+        await started.wait()
+        await session.cancel()
+        result = await turn.wait()
+        assert result.stop_reason == "cancelled"
+        await session.prompt("go on")
+    assert prompts[1] == ["tell me a story", "go on"]
+
+
+async def test_cancel_mid_tool_cancels_the_call() -> None:
+    running = anyio.Event()
+
+    agent = Agent(_model(_call_then_answer("run_slow", "{}")))
+
+    @agent.tool_plain
+    async def run_slow() -> str:
+        """Takes forever."""
+        running.set()
+        await anyio.sleep_forever()
+        return "never"
+
+    async with MockClient(ACPAgent(agent)) as client:
+        session = await client.new_session()
+        turn = await session.start_prompt("go")
+        await running.wait()
+        await session.cancel()
+        result = await turn.wait()
+        assert result.stop_reason == "cancelled"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "cancelled"
+
+
+async def test_cancel_while_approval_is_pending() -> None:
+    calls: list[str] = []
+    agent = ACPAgent(_approval_agent(calls))
+    async with MockClient(agent, policy=PermissionPolicy.never()) as client:
+        session = await client.new_session()
+        turn = await session.start_prompt("clean up")
+        await session.wait_for_permission_request()
+        await session.cancel()
+        result = await turn.wait()
+        assert result.stop_reason == "cancelled"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "cancelled"
+    assert calls == []
+
+
+# ------------------------------------------------------------------------ models
+
+
+async def test_model_and_mode_pickers_take_effect_on_the_next_turn() -> None:
+    instructions_seen: list[str | None] = []
+
+    def answering(text: str) -> FunctionModel:
+        async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+            request = messages[-1]
+            assert isinstance(request, ModelRequest)
+            instructions_seen.append(request.instructions)
+            yield text
+
+        return _model(script)
+
+    models = [
+        ModelChoice("fast", "Fast", answering("from fast")),
+        ModelChoice("smart", "Smart", answering("from smart")),
+    ]
+    modes = [ModeChoice("ask", "Ask"), ModeChoice("review", "Review", "Review the code strictly.")]
+    adapter = ACPAgent(Agent(answering("unused")), models=models, modes=modes)
+    async with MockClient(adapter) as client:
+        session = await client.new_session()
+        assert session.view.config_values == {"model": "fast", "mode": "ask"}
+        await session.prompt("hi")
+        await session.set_config_option("model", "smart")
+        await session.set_config_option("mode", "review")
+        await session.prompt("hi again")
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+    assert replies == ["from fast", "from smart"]
+    assert instructions_seen[0] is None
+    assert instructions_seen[1] is not None and "Review the code strictly." in instructions_seen[1]
+
+
+# ------------------------------------------------------------------------ kinds
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("read_file", "read"),
+        ("write_file", "edit"),
+        ("delete_branch", "delete"),
+        ("run_command", "execute"),
+        ("grep", "search"),
+        ("fetch_url", "fetch"),
+        ("rename_symbol", "move"),
+        ("frobnicate", "other"),
+    ],
+)
+def test_infer_kind(name: str, kind: str) -> None:
+    assert infer_kind(name) == kind
+
+
+# --------------------------------------------------------------------- MCP tools
+
+
+MCP_SERVER = textwrap.dedent(
+    """
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("calc")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        return a + b
+
+    server.run("stdio")
+    """
+)
+
+
+async def test_session_mcp_servers_become_tools(tmp_path: Path) -> None:
+    script_path = tmp_path / "calc_server.py"
+    script_path.write_text(MCP_SERVER)
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        returns = _tool_returns(messages)
+        if returns:
+            yield f"sum is {returns[0].content}"
+        else:
+            assert "calc_add" in [t.name for t in info.function_tools]
+            yield {0: DeltaToolCall(name="calc_add", json_args='{"a": 2, "b": 3}')}
+
+    server = schema.McpServerStdio(name="calc", command=sys.executable, args=[str(script_path)])
+    async with MockClient(ACPAgent(Agent(_model(script)))) as client:
+        session = await client.new_session(mcp_servers=[server])
+        result = await session.prompt("add 2 and 3")
+        assert result.stop_reason == "end_turn"
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert replies[-1] == "sum is 5"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed" and call.raw_input == {"a": 2, "b": 3}
+
+
+# ----------------------------------------------------------------- editor tools
+
+
+def _calls_then_answer(*calls: tuple[str, str]) -> Script:
+    """Call each tool in turn (one per model response), then answer with the last result."""
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        done = sum(1 for m in messages if isinstance(m, ModelRequest) and _tool_returns([m]))
+        if done < len(calls):
+            name, args = calls[done]
+            yield {0: DeltaToolCall(name=name, json_args=args, tool_call_id=f"call-{done}")}
+        else:
+            yield f"last result: {_tool_returns(messages)[0].content}"
+
+    return script
+
+
+async def test_read_file_shows_the_location_and_returns_the_text(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    agent = Agent(
+        _model(_calls_then_answer(("read_file", '{"path": "a.txt"}'))), toolsets=[editor_tools()]
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path) as client:
+        session = await client.new_session()
+        await session.prompt("read a.txt")
+        (call,) = session.view.tool_calls.values()
+        assert call.kind == "read" and call.status == "completed"
+        assert [loc.path for loc in call.locations] == [str(tmp_path / "a.txt")]
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert replies[-1] == "last result: alpha\n"
+
+
+async def test_write_file_shows_the_diff_before_asking(tmp_path: Path) -> None:
+    target = tmp_path / "b.txt"
+    target.write_text("old\n")
+    agent = Agent(
+        _model(_calls_then_answer(("write_file", '{"path": "b.txt", "content": "new\\n"}'))),
+        toolsets=[editor_tools()],
+    )
+    diffs_when_asked: list[object] = []
+
+    async def decide(request: object) -> dict[str, object]:
+        view = session.view
+        diffs_when_asked.extend(d for c in view.tool_calls.values() for d in c.diffs)
+        options = request.params["options"]  # type: ignore[attr-defined]
+        return {"outcome": "selected", "optionId": options[0]["optionId"]}
+
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.call(decide)) as c:
+        session = await c.new_session()
+        await session.prompt("update b")
+        (call,) = session.view.tool_calls.values()
+        assert call.kind == "edit" and call.status == "completed"
+    assert len(diffs_when_asked) == 1
+    assert target.read_text() == "new\n"
+
+
+async def test_rejected_write_is_told_to_the_model(tmp_path: Path) -> None:
+    target = tmp_path / "c.txt"
+    target.write_text("keep\n")
+    agent = Agent(
+        _model(_calls_then_answer(("write_file", '{"path": "c.txt", "content": "x"}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.reject()) as c:
+        session = await c.new_session()
+        result = await session.prompt("overwrite c")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "failed"
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "rejected" in replies[-1]
+    assert target.read_text() == "keep\n"
+
+
+async def test_update_plan_shows_the_plan() -> None:
+    plan = (
+        '{"entries": [{"content": "read", "status": "completed", "priority": "high"},'
+        ' {"content": "fix", "status": "in_progress", "priority": "medium"}]}'
+    )
+    agent = Agent(_model(_calls_then_answer(("update_plan", plan))), toolsets=[editor_tools()])
+    async with MockClient(ACPAgent(agent)) as client:
+        session = await client.new_session()
+        await session.prompt("plan it")
+        assert not session.view.tool_calls
+        (shown,) = session.view.plans.values()
+        assert [(e.content, e.status, e.priority) for e in shown.entries] == [
+            ("read", "completed", "high"),
+            ("fix", "in_progress", "medium"),
+        ]
+
+
+# ------------------------------------------------------------------ resume, trio
+
+
+async def test_resume_replays_and_keeps_the_conversation() -> None:
+    seen: list[list[str]] = []
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        seen.append(_user_texts(messages))
+        yield f"reply {len(seen)}"
+
+    async with MockClient(ACPAgent(Agent(_model(script)))) as client:
+        session = await client.new_session()
+        await session.prompt("first")
+        await session.close()
+        replayed = await session.resume()
+        assert any(getattr(u, "session_update", None) == "agent_message" for u in replayed) or [
+            acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"
+        ] == ["reply 1"]
+        await session.prompt("second")
+    assert seen[-1] == ["first", "second"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_a_trio_turn_says_pydantic_ai_needs_asyncio() -> None:
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        yield "never"
+
+    async with MockClient(ACPAgent(Agent(_model(script)))) as client:
+        session = await client.new_session()
+        result = await session.prompt("hi")
+        assert result.stop_reason == "error"
+        assert session.view.last_error is not None
+        assert "only on asyncio" in session.view.last_error.message
+
+
+async def test_run_command_shows_a_terminal_and_gives_the_output_to_the_model(
+    tmp_path: Path,
+) -> None:
+    agent = Agent(
+        _model(_calls_then_answer(("run_command", '{"command": "echo from-shell; exit 4"}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.allow()) as c:
+        session = await c.new_session()
+        result = await session.prompt("run it")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.kind == "execute" and call.status == "failed"
+        (terminal_id,) = call.terminal_ids
+        terminal = session.view.terminals[terminal_id]
+        assert terminal.output == b"from-shell\n"
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "finished with exit code 4" in replies[-1]
+        assert "from-shell" in replies[-1]
+
+
+async def test_rejected_command_does_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    agent = Agent(
+        _model(_calls_then_answer(("run_command", f'{{"command": "touch {marker}"}}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.reject()) as c:
+        session = await c.new_session()
+        await session.prompt("run it")
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "rejected" in replies[-1]
+    assert not marker.exists()
+
+
+async def test_write_outside_the_project_is_refused_and_told_to_the_model(tmp_path: Path) -> None:
+    outside = tmp_path.parent / f"{tmp_path.name}-outside.txt"
+    agent = Agent(
+        _model(_calls_then_answer(("write_file", f'{{"path": "{outside}", "content": "x"}}'))),
+        toolsets=[editor_tools()],
+    )
+    async with MockClient(ACPAgent(agent), cwd=tmp_path, policy=PermissionPolicy.allow()) as c:
+        session = await c.new_session()
+        await session.prompt("write outside")
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "failed"
+        assert not c.permission_requests
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert "refused" in replies[-1]
+    assert not outside.exists()
