@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support import load_example
+from support import gone, load_example
 
 from acpio import schema
 from acpio.testing import MockClient, PermissionPolicy, PermissionRequest, SessionView
@@ -23,6 +23,7 @@ pytestmark = pytest.mark.anyio
 example = load_example("llm_agent")
 LlmAgent = example.LlmAgent
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "llm_agent.py"
+MCP_SERVERS = Path(__file__).with_name("mcp") / "mcp_servers.py"
 
 
 def update_types(updates: list[schema.SessionUpdate]) -> set[str]:
@@ -135,6 +136,18 @@ async def test_cancel_during_a_command_ends_the_turn_cancelled(tmp_path: Path) -
     assert after.text == "[scripted] - read_file: fine"
 
 
+async def test_cancel_while_asking_ends_the_call_cancelled(tmp_path: Path) -> None:
+    async with MockClient(LlmAgent(), policy=PermissionPolicy.never()) as client:
+        session = await client.new_session(cwd=tmp_path)
+        turn = await session.start_prompt("run touch marker")
+        await session.wait_for_permission_request()
+        await session.cancel()
+        result = await turn.wait()
+    assert result.stop_reason == "cancelled"
+    assert [c.status for c in result.view.tool_calls.values()] == ["cancelled"]
+    assert not (tmp_path / "marker").exists()
+
+
 async def test_the_model_picker_switches_the_model_of_the_next_turn(tmp_path: Path) -> None:
     async with MockClient(LlmAgent()) as client:
         session = await client.new_session(cwd=tmp_path)
@@ -237,3 +250,53 @@ def test_real_models_join_the_picker_first_when_configured() -> None:
     assert list(models) == ["llama3", "qwen", "scripted", "scripted-terse"]
     assert models["qwen"].url == "http://localhost:11434/v1/chat/completions"
     assert list(example.default_models({})) == ["scripted", "scripted-terse"]
+
+
+# ------------------------------------------------------------------ MCP
+
+
+async def test_mcp_tools_of_a_real_stdio_server_are_tools_of_the_model(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    server = schema.McpServerStdio(
+        name="calc",
+        command=sys.executable,
+        args=[str(MCP_SERVERS), "stdio"],
+        env=[schema.EnvVariable(name="ACPIO_TEST_PIDFILE", value=str(pidfile))],
+    )
+    async with MockClient(LlmAgent()) as client:
+        session = await client.new_session(cwd=tmp_path, mcp_servers=[server])
+        result = await session.prompt('use add {"a": 2, "b": 3}\nuse broken {"message": "nope"}')
+        # The connection stays for the session: a second turn uses the same server.
+        again = await session.prompt('use add {"a": 40, "b": 2}')
+        (pid,) = [int(line) for line in pidfile.read_text().split()]
+        await session.close()
+        assert await gone(pid, 10.0)  # closed with its session
+    assert result.stop_reason == "end_turn"
+    lines = result.text.splitlines()
+    assert lines[0] == "[scripted] - calc__add: 5"
+    assert lines[1].startswith("- calc__broken: ") and "nope" in lines[1]
+    add, broken = result.view.tool_calls.values()
+    assert (add.title, add.status, add.text, add.raw_input) == (
+        "add (calc)",
+        "completed",
+        "5",
+        {"a": 2, "b": 3},
+    )
+    assert broken.status == "failed"  # the tool's own error, for the model to read
+    assert again.text == "[scripted] - calc__add: 42"
+
+
+async def test_cancel_during_an_mcp_call_keeps_the_server(tmp_path: Path) -> None:
+    server = schema.McpServerStdio(
+        name="calc", command=sys.executable, args=[str(MCP_SERVERS), "stdio"]
+    )
+    async with MockClient(LlmAgent()) as client:
+        session = await client.new_session(cwd=tmp_path, mcp_servers=[server])
+        turn = await session.start_prompt("use hang {}")
+        await session.wait_for_tool_call(status="in_progress")
+        await session.cancel()
+        result = await turn.wait()
+        after = await session.prompt('use add {"a": 1, "b": 1}')
+    assert result.stop_reason == "cancelled"
+    assert [c.status for c in result.view.tool_calls.values()] == ["cancelled"]
+    assert after.text == "[scripted] - calc__add: 2"

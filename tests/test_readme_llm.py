@@ -73,3 +73,23 @@ async def test_the_llm_loop_agent_runs_over_stdio(
         session = await client.new_session(cwd=tmp_path)
         result = await session.prompt("printf 'a\\nb'")
     assert result.text == "Let me run that. It printed 'a\\nb'."
+
+
+@pytest.mark.anyio
+async def test_the_llm_loop_agent_cancelled_while_asking_ends_the_call_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "llm_loop.py").write_text(_files()["llm_loop.py"])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "llm_loop", raising=False)
+    from llm_loop import LoopAgent  # type: ignore[import-not-found]  # noqa: PLC0415
+
+    async with MockClient(LoopAgent(), policy=PermissionPolicy.never()) as client:
+        session = await client.new_session(cwd=tmp_path)
+        turn = await session.start_prompt("touch marker")
+        await session.wait_for_permission_request()
+        await session.cancel()
+        result = await turn.wait()
+    assert result.stop_reason == "cancelled"
+    assert [call.status for call in result.view.tool_calls.values()] == ["cancelled"]
+    assert not (tmp_path / "marker").exists()
