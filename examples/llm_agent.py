@@ -358,6 +358,7 @@ class LlmAgent(acpio.Agent):
     def __init__(self) -> None:
         self.conversations: dict[str, list[Message]] = {}
         self._compactions = itertools.count(1)
+        self._reported: set[tuple[str, str]] = set()  # (session, MCP server) warned about
 
     def _conversation(self, session: acpio.Session) -> list[Message]:
         return self.conversations.setdefault(
@@ -496,7 +497,12 @@ class LlmAgent(acpio.Agent):
             return []
         servers = await acpio_mcp.connect(session)  # once per session; closed with it
         for name, error in servers.errors.items():
-            await session.notice(f"MCP server {name} is unavailable", description=str(error))
+            if (session.id, name) in self._reported:
+                continue
+            self._reported.add((session.id, name))
+            await session.notice(
+                f"MCP server {name} is unavailable", severity="warning", description=str(error)
+            )
         found: list[tuple[ToolSpec, Tool]] = []
         for tool in await servers.list_tools():
 

@@ -189,7 +189,9 @@ async def test_the_example_runs_as_a_subprocess(
     async with acp_client_factory(command, policy=PermissionPolicy.allow()) as client:
         session = await client.new_session(cwd=tmp_path)
         result = await session.prompt("read notes.txt\nrun printf done")
+        assert client.violations == []
     assert result.text == "[scripted] - read_file: over stdio\n- run_command: exit code 0\ndone"
+    assert client.returncode == 0  # it exits once stdin closes
 
 
 # ------------------------------------------------- the real provider, without a network
@@ -300,3 +302,19 @@ async def test_cancel_during_an_mcp_call_keeps_the_server(tmp_path: Path) -> Non
     assert result.stop_reason == "cancelled"
     assert [c.status for c in result.view.tool_calls.values()] == ["cancelled"]
     assert after.text == "[scripted] - calc__add: 2"
+
+
+async def test_an_mcp_server_that_fails_to_start_is_a_warning_and_the_agent_goes_on(
+    tmp_path: Path,
+) -> None:
+    dead = schema.McpServerStdio(
+        name="dead", command=sys.executable, args=[str(MCP_SERVERS), "crash-at-start"]
+    )
+    (tmp_path / "a.txt").write_text("still here\n")
+    async with MockClient(LlmAgent()) as client:
+        session = await client.new_session(cwd=tmp_path, mcp_servers=[dead])
+        result = await session.prompt("read a.txt")
+        again = await session.prompt("read a.txt")
+    assert result.text == again.text == "[scripted] - read_file: still here"
+    (notice,) = session.view.notices  # once, not every turn
+    assert (notice.severity, notice.title) == ("warning", "MCP server dead is unavailable")
