@@ -16,6 +16,7 @@ import anyio
 import anyio.abc
 import msgspec
 import pytest
+from v1_client import v1_client
 
 import acpio
 from acpio import schema
@@ -71,31 +72,33 @@ async def test_version_negotiation_answers_the_highest_supported_at_or_below(
         assert agent.initialized[0].protocol_version == requested
 
 
-@pytest.mark.parametrize("requested", [0, 1])
-async def test_an_older_version_is_refused_with_the_supported_ones(requested: int) -> None:
+async def test_version_0_is_refused_with_the_supported_ones() -> None:
     async with MockClient(Plain(), initialize=False) as client:
         with pytest.raises(acpio.RequestError) as raised:
-            await initialize(client, {"protocolVersion": requested, "info": CLIENT_INFO})
+            await initialize(client, {"protocolVersion": 0, "info": CLIENT_INFO})
         assert raised.value.code == -32022
-        assert raised.value.data == {"requested": requested, "supported": [2]}
+        assert raised.value.data == {"requested": 0, "supported": [1, 2]}
         # The connection stays usable: the client may retry with a version we support.
         result = await initialize(client, {"protocolVersion": 2, "info": CLIENT_INFO})
         assert isinstance(result, dict) and result["protocolVersion"] == 2
 
 
-async def test_a_version_1_client_gets_the_version_error_not_a_params_error() -> None:
-    # Today's editors speak v1: their initialize has no `info` but must still learn
-    # which versions this agent supports.
+async def test_a_version_1_client_gets_a_v1_connection() -> None:
+    # Today's editors speak v1: their initialize has no `info`; they get v1's answer.
     v1_params = {
         "protocolVersion": 1,
         "clientCapabilities": {"fs": {"readTextFile": True}, "terminal": True},
         "clientInfo": {"name": "zed", "version": "0.200"},
     }
-    async with MockClient(Plain(), initialize=False) as client:
-        with pytest.raises(acpio.RequestError) as raised:
-            await initialize(client, v1_params)
-        assert raised.value.code == -32022
-        assert raised.value.data == {"requested": 1, "supported": [2]}
+    agent = Plain()
+    async with v1_client(agent, initialize=False) as client:
+        result = await client.request("initialize", v1_params)
+        assert isinstance(result, dict)
+        assert result["protocolVersion"] == 1
+        assert result["agentCapabilities"]["loadSession"] is True
+        assert "agentInfo" in result and "info" not in result
+        assert agent.client_info == acpio.Implementation(name="zed", version="0.200")
+        assert agent.initialized[0].protocol_version == 1
 
 
 @pytest.mark.parametrize(
@@ -134,7 +137,9 @@ async def test_initialize_response_carries_info_and_object_capabilities() -> Non
     assert result == {
         "protocolVersion": 2,
         "info": {"name": "plain-agent", "title": "Plain", "version": "2.3.4"},
-        "capabilities": {"session": {"delete": {}, "additionalDirectories": {}}},
+        "capabilities": {
+            "session": {"mcp": {"stdio": {}}, "delete": {}, "additionalDirectories": {}}
+        },
     }
 
 

@@ -148,7 +148,13 @@ async def test_echo_exits_0_soon_after_stdin_closes(tmp_path: Path) -> None:
                 "result": {
                     "protocolVersion": 2,
                     "info": {"name": "echo-agent", "title": "Echo agent", "version": "1.0.0"},
-                    "capabilities": {"session": {"delete": {}, "additionalDirectories": {}}},
+                    "capabilities": {
+                        "session": {
+                            "mcp": {"stdio": {}},
+                            "delete": {},
+                            "additionalDirectories": {},
+                        }
+                    },
                 },
             }
         ]
@@ -167,7 +173,7 @@ async def test_echo_answers_json_rpc_probes(tmp_path: Path) -> None:
     probes = [
         b"{not json",
         b"[]",
-        json.dumps(request(1, "initialize", {"protocolVersion": 1, "info": info})).encode(),
+        json.dumps(request(1, "initialize", {"protocolVersion": 0, "info": info})).encode(),
         json.dumps(request(2, "initialize", {"protocolVersion": 65535, "info": info})).encode(),
         json.dumps(request(3, "initialize", {"protocolVersion": "2", "info": info})).encode(),
         json.dumps(request(4, "_probe/unknown", {})).encode(),
@@ -205,7 +211,7 @@ async def test_echo_answers_json_rpc_probes(tmp_path: Path) -> None:
     batches = [a for a in answers if isinstance(a, list)]
     assert sorted(a["error"]["code"] for a in nulls) == [-32700, -32600]
     assert singles[1]["error"]["code"] == -32022
-    assert singles[1]["error"]["data"] == {"requested": 1, "supported": [2]}
+    assert singles[1]["error"]["data"] == {"requested": 0, "supported": [1, 2]}
     assert singles[2]["result"]["protocolVersion"] == 2
     assert singles[3]["error"]["code"] == -32602
     assert singles[4]["error"]["code"] == -32601

@@ -107,11 +107,13 @@ class Agent:
     commands: ClassVar[Sequence[schema.AvailableCommand]] = ()
     """Slash commands every new session advertises (:func:`acpio.command`); sent in
     the session answers. A prompt invoking one goes to :meth:`command`."""
-    mcp_transports: ClassVar[Collection[str]] = ()
-    """The MCP transports this agent connects to: ``"stdio"`` (the baseline), ``"http"``,
-    ``"sse"``. ``initialize`` advertises exactly these (``capabilities.session.mcp``) and
-    ``session/new``/``resume`` refuse servers of any other transport with ``-32602``; the
-    default, none, accepts no MCP server. :mod:`acpio.mcp` connects to them."""
+    mcp_transports: ClassVar[Collection[str]] = ("stdio",)
+    """The MCP transports this agent connects to: ``"stdio"`` (the baseline, the default:
+    ACP v1 requires every agent to accept stdio servers, and editors send the ones the user
+    configured), ``"http"``, ``"sse"``. ``initialize`` advertises exactly these
+    (``capabilities.session.mcp``) and ``session/new``/``resume`` refuse servers of any
+    other transport with ``-32602``; ``()`` refuses every MCP server. :mod:`acpio.mcp`
+    connects to them; an agent that uses none simply ignores the servers it accepted."""
 
     client_info: schema.Implementation | None = None
     """The client's ``info`` from its ``initialize`` request (the latest one, if one agent

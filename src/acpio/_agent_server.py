@@ -9,10 +9,14 @@ tool-call/terminal cancel methods, so an agent author only writes
 that outlives individual requests; :meth:`_AgentServer.shutdown` cancels it
 all when the client goes away.
 
-Protocol versions: ``initialize`` negotiates the version (the highest
-supported one at or below the client's), checked on its own before the rest
-of the params, since an older client's params look different; the sessions
-of the connection are created with it.
+Protocol versions: ``initialize`` negotiates the version (1 for a v1
+client, else the highest supported one at or below the client's), checked on
+its own before the rest of the params, since a v1 client's params look
+different. A v1 connection swaps in the v1 method table
+(:mod:`acpio._v1_server`); the sessions of the connection are created with
+the negotiated :class:`~acpio._peer.Peer`, whose version chooses their
+encoding (:mod:`acpio._framing`). Until an ``initialize`` succeeded, every
+other request is refused with ``-32600``.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from ._mcp_transports import check_mcp_servers, mcp_capabilities
 from ._paths import is_absolute
 from ._peer import Peer
 from ._session import Session
+from ._v1_server import V1Methods
 
 if TYPE_CHECKING:
     from ._agent import Agent, AgentLimits
@@ -46,7 +51,8 @@ __all__ = ["_AgentServer"]
 
 logger = logging.getLogger(__name__)
 
-SUPPORTED_PROTOCOL_VERSIONS: Final = (2,)
+SUPPORTED_PROTOCOL_VERSIONS: Final = (1, 2)
+V2_PROTOCOL_VERSIONS: Final = (2,)
 MAX_PROTOCOL_VERSION: Final = 65535  # ProtocolVersion is a uint16
 LIST_PAGE_SIZE: Final = 100
 T = TypeVar("T")
@@ -106,7 +112,11 @@ class _AgentServer:
         self.peer = Peer()
         self._connection: Connection | None = None
         self._requests: dict[str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]]
-        self._requests = {
+        self._v2_requests: dict[
+            str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
+        ]
+        self._initialized = False
+        self._v2_requests = {
             "initialize": self._initialize,
             "auth/login": self._login,
             "auth/logout": self._logout,
@@ -120,6 +130,10 @@ class _AgentServer:
             "terminal/cancel": self._cancel_terminal,
             "session/set_config_option": self._set_config_option,
         }
+        # The table of the negotiated version (v2 until a v1 initialize).
+        self._requests = self._v2_requests
+
+    _decode = staticmethod(_decode)
 
     @property
     def connection(self) -> Connection:
@@ -134,6 +148,10 @@ class _AgentServer:
     async def on_request(
         self, method: str, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
+        if not self._initialized and method != "initialize":
+            raise RequestError.invalid_request(
+                f"{method} before a successful initialize; send initialize first"
+            )
         handler = self._requests.get(method)
         if handler is not None:
             return await handler(params, context)
@@ -178,7 +196,9 @@ class _AgentServer:
                 "`protocolVersion` must be an integer from 0 to 65535, "
                 f"got {schema.encode(requested).decode()}"
             )
-        supported = [v for v in SUPPORTED_PROTOCOL_VERSIONS if v <= requested]
+        if requested == 1:
+            return await self._initialize_v1(raw)
+        supported = [v for v in V2_PROTOCOL_VERSIONS if v <= requested]
         if not supported:
             raise RequestError.unsupported_protocol_version(
                 requested, list(SUPPORTED_PROTOCOL_VERSIONS)
@@ -196,16 +216,35 @@ class _AgentServer:
         )
         self.protocol_version = max(supported)
         self.peer = Peer.from_v2(self.protocol_version, capabilities)
+        self._requests = self._v2_requests
         agent = self.agent
         agent.client_info = request.info
         agent.client_capabilities = capabilities
         await agent.on_initialize(request)
+        self._initialized = True
         return schema.InitializeResponse(
             protocol_version=self.protocol_version,
             info=agent.info,
             capabilities=self._capabilities(),
             auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
         )
+
+    async def _initialize_v1(self, raw: msgspec.Raw) -> object:
+        """A v1 client: the v1 method table, the peer from ``clientCapabilities``."""
+        methods = V1Methods(self)
+        response = methods.initialize(raw)
+        self.protocol_version = 1
+        self._requests = methods.table
+        agent = self.agent
+        await agent.on_initialize(
+            schema.InitializeRequest(
+                protocol_version=1,
+                info=agent.client_info or schema.Implementation(name="", version=""),
+                capabilities=agent.client_capabilities or schema.ClientCapabilities(),
+            )
+        )
+        self._initialized = True
+        return response
 
     def _capabilities(self) -> schema.AgentCapabilities:
         prompt = self.agent.prompt_capabilities
@@ -404,8 +443,9 @@ class _AgentServer:
             with anyio.CancelScope(shield=True):
                 await session.close()
             self._forget(session)
-        if not self.store.delete(request.session_id) and session is None:
-            raise RequestError.session_not_found(request.session_id)
+        # Deleting a session that is gone or never existed succeeds silently (the
+        # session-delete page: SHOULD), as closing one does.
+        self.store.delete(request.session_id)
         return schema.DeleteSessionResponse()
 
     async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:

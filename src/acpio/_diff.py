@@ -38,13 +38,14 @@ import difflib
 import mimetypes
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, TypeAlias, get_args
 
 from msgspec import UNSET
 
 from ._errors import RelativePathError
 from ._paths import require_absolute
+from ._v1_projection import remember_diff_texts
 from ._values import require_value
 from .schema import (
     KNOWN_DIFF_FILE_TYPE,
@@ -127,6 +128,11 @@ class FileChange:
     file_type: str | None = None
     mime_type: str | None = None
     patch: str | None = None
+    # Whole texts before and after (None: no such file, or not text), for ACP v1
+    # clients, whose diffs carry texts instead of a patch. Set by file_change().
+    _texts: tuple[str | None, str | None] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         _check_absolute(self.path, "path")
@@ -253,7 +259,7 @@ def file_change(
         patch = _header(op, source, new_path, 100)
     else:
         patch = None
-    return FileChange(
+    change = FileChange(
         operation=op,
         path=new_path,
         old_path=source,
@@ -261,6 +267,8 @@ def file_change(
         mime_type=mime_type,
         patch=patch,
     )
+    object.__setattr__(change, "_texts", (old_text, new_text) if both_text else (None, None))
+    return change
 
 
 def _check_absolute(path: str, what: str) -> str:
@@ -518,10 +526,20 @@ def diff_of(*changes: FileChange) -> Diff:
     patch is omitted when no change has text (binary updates, no-op modifies).
     """
     sections = [change.patch for change in changes if change.patch is not None]
-    return Diff(
+    diff = Diff(
         changes=[change.to_schema() for change in changes],
         patch=DiffPatch(format="git_patch", text="".join(sections)) if sections else UNSET,
     )
+    if all(change._texts is not None for change in changes):
+        remember_diff_texts(
+            diff,
+            [
+                (str(change.operation), change.path, *change._texts)
+                for change in changes
+                if change._texts is not None
+            ],
+        )
+    return diff
 
 
 def file_diff(

@@ -182,8 +182,16 @@ class _PromptLifecycle:
             await self._sleep()
         else:
             await self._finish(work)
+            # v1: the prompt's answer is its end on the wire; the next turn waits for it.
+            while work.awaiting_answer and self._queue and not self._closed:
+                await self._sleep()
             self._work = self._queue.popleft() if self._queue else None
         return True
+
+    def _prompt_answered(self, work: _Work) -> None:
+        """v1: the answer to ``work``'s ``session/prompt`` was queued; the next turn may start."""
+        work.awaiting_answer = False
+        self._wakeup()
 
     async def _work_task(self: Self, work: _Work) -> None:
         _current_work.set(work)
@@ -229,6 +237,7 @@ class _PromptLifecycle:
             finally:
                 self._state = self._reported_state = "idle"
                 work.finished = True
+                work.ended.set()
                 _current_work.reset(token)
 
     async def _finalize_handles(self, work: _Work, stop_reason: str) -> None:
@@ -248,6 +257,7 @@ class _PromptLifecycle:
                 work.cancel_requested = True
                 work.scope.cancel()
                 work.finished = True
+                work.ended.set()
         self._accepted.clear()
         self._queue.clear()
         self._work = None

@@ -35,6 +35,11 @@ class Peer:
     elicitation_form: bool = False
     #: ``elicitation/create`` in URL mode.
     elicitation_url: bool = False
+    #: v1 only: ``session.notices``, so ``notice`` updates may be sent.
+    notices: bool = False
+    #: v1 only: Zed's ``_meta.terminal_output`` convention (agent-side terminal output in
+    #: ``_meta`` of tool call updates, shown as a live terminal).
+    terminal_output: bool = False
 
     @classmethod
     def from_v2(cls, protocol_version: int, capabilities: schema.ClientCapabilities) -> Peer:

@@ -6,9 +6,12 @@ which (1) flushes terminal bytes still buffered, so nothing overtakes them,
 cancelled turn never speaks after its ``cancelled`` idle, (3) records the
 update in the session's history for replay, and (4) queues the encoded
 notification on the connection's single ordered writer. Sending is the one
-place where an update becomes wire bytes (``_encode`` and the precomputed
-envelope prefix): a later protocol version's encoding (a v1 downgrade for
-older editors) plugs in there, not in agent code.
+place where an update becomes wire bytes, in the encoding of the session's
+:class:`~acpio._framing.SessionFraming` (chosen per connection at
+``initialize``): on v2 the precomputed envelope prefix, the encoded update and
+:data:`~acpio._framing.UPDATE_END`; on v1 the lines its
+:class:`~acpio._v1_projection.V1Projection` makes of the update (possibly
+none). Agent code never sees the difference.
 
 The prompt lifecycle (accepting prompts, the runner task, ``running`` and
 ``idle``, cancellation) lives in :mod:`acpio._lifecycle`, a base class of
@@ -22,15 +25,17 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
 import anyio.abc
+import msgspec
 from msgspec import UNSET
 
 from . import _client_services, schema
 from ._config import SessionConfig
 from ._errors import LocalProtocolError
+from ._framing import TEXT_CHUNK_END, UPDATE_END, session_framing, terminal_chunk_line
 from ._history import InMemoryHistory
 from ._ids import new_id
 from ._lifecycle import _PromptLifecycle
@@ -46,6 +51,8 @@ from .schema._codec import _encoder
 if TYPE_CHECKING:
     from ._connection import Connection
     from ._history import History
+
+T = TypeVar("T")
 
 __all__ = ["MessageStream", "Session", "SessionLimits", "StopReason"]
 
@@ -116,6 +123,10 @@ class Session(_PromptLifecycle, _SessionFeatures):
     :mod:`acpio._session_features`. What the session sends while
     ``session/new`` or ``session/resume`` is answered goes out right after the
     answer, in order.
+
+    On a v1 connection the same turns are projected onto v1 (see ``docs/v1.md``):
+    each ``session/prompt`` is answered at the end of its own turn with its stop
+    reason, and updates take their v1 form; agent code does not change.
     """
 
     def __init__(
@@ -143,12 +154,12 @@ class Session(_PromptLifecycle, _SessionFeatures):
         self._task_group = task_group
         self._history = history
         self._prompt_handler = prompt_handler
-        # Every update of this session is this prefix, the encoded update, and "}}\n".
-        self._prefix = (
-            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
-            + schema.encode(session_id)
-            + b',"update":'
-        )
+        # How updates become lines: on v2 every update is this prefix, the encoded
+        # update and UPDATE_END; on v1 the projection decides (see _framing).
+        self._framing = session_framing(self._peer, session_id)
+        self._prefix = self._framing.prefix
+        self._v1 = self._framing.projection is not None
+        self._v1_timer = False
         self._send_line = connection.line_sender
         self._try_send_line = connection.line_try_sender
         self._record = history.record
@@ -229,14 +240,24 @@ class Session(_PromptLifecycle, _SessionFeatures):
             admitted = await self._admit()
         if admitted:
             self._record(update)
-            await self._send_line(self._prefix + _encode(update) + b"}}\n")
+            if self._v1:
+                await self._send_v1(update)
+            else:
+                await self._send_line(self._prefix + _encode(update) + UPDATE_END)
 
     def _try_send(self, update: schema.SessionUpdate) -> bool:
         """:meth:`send` when it would not wait (no terminal bytes buffered, no replay,
         room in the buffer); False when nothing was sent and :meth:`send` is needed."""
         admitted = self._admit_now()
         if admitted:
-            if not self._try_send_line(self._prefix + _encode(update) + b"}}\n"):
+            if self._v1:
+                if not isinstance(
+                    update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate
+                ):
+                    return False  # other updates may make lines: the waiting path sends them
+                self._record(update)
+                return True  # no v1 form: nothing to send
+            if not self._try_send_line(self._prefix + _encode(update) + UPDATE_END):
                 return False
             self._record(update)
         return admitted is not None
@@ -244,13 +265,13 @@ class Session(_PromptLifecycle, _SessionFeatures):
     def _try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`_send_text_chunk` when it would not wait; False when nothing was done."""
         # _admit_now() written out: this runs for every streamed text chunk.
-        if self._dirty_terminals or self._held:
+        if self._dirty_terminals or self._held or self._v1:
             return False
         work = _current_work.get()
         if work is not None and work.finished:
             self._drop_finished()
             return True  # dropped, as send() drops it
-        if not self._try_send_line(line_prefix + _encode(text) + b"}}}}}\n"):
+        if not self._try_send_line(line_prefix + _encode(text) + TEXT_CHUNK_END):
             return False
         self._record_text_chunk(tool_call_id, text)
         return True
@@ -262,12 +283,20 @@ class Session(_PromptLifecycle, _SessionFeatures):
         :meth:`ToolCallHandle.append_text`); the same checks and history record
         as :meth:`send`, without building the update.
         """
+        if self._v1:
+            await self.send(
+                schema.ToolCallContentChunk(
+                    tool_call_id=tool_call_id,
+                    content=schema.Content(content=schema.TextContent(text=text)),
+                )
+            )
+            return
         admitted = self._admit_now()
         if admitted is None:
             admitted = await self._admit()
         if admitted:
             self._record_text_chunk(tool_call_id, text)
-            await self._send_line(line_prefix + _encode(text) + b"}}}}}\n")
+            await self._send_line(line_prefix + _encode(text) + TEXT_CHUNK_END)
 
     def _admit_now(self) -> bool | None:
         """Whether an update may be sent, if that is known without waiting.
@@ -303,9 +332,90 @@ class Session(_PromptLifecycle, _SessionFeatures):
             return
         await self._send_line(line)
 
+    async def _send_terminal_bytes(self, terminal_id: str, line_prefix: bytes, data: bytes) -> None:
+        """Send bytes of an agent-side terminal: one ``terminal_output_chunk`` line on v2.
+
+        ``line_prefix`` is the terminal's :func:`~acpio._framing.terminal_chunk_prefix`.
+        On v1 the projection shows them in the tool calls that show the terminal.
+        No terminal flush and no history record: the caller records the bytes.
+        """
+        if not self._v1:
+            await self._send_encoded_line(terminal_chunk_line(line_prefix, data))
+            return
+        if self._held and not await self._wait_held():
+            return
+        projection = self._framing.projection
+        assert projection is not None
+        updates = projection.terminal_output(terminal_id, data, now=anyio.current_time())
+        for line in self._framing.v1_lines(updates):
+            await self._send_line(line)
+        self._v1_arm()
+
     async def _emit(self, update: schema.SessionUpdate) -> None:
         """Send an update as is: not recorded, not held back (replay and state snapshots)."""
-        await self._send_line(self._prefix + _encode(update) + b"}}\n")
+        if self._v1:
+            await self._send_v1(update, replay=True)
+        else:
+            await self._send_line(self._prefix + _encode(update) + UPDATE_END)
+
+    # ------------------------------------------------------------- v1 encoding
+
+    async def _send_v1(self, update: schema.SessionUpdate, *, replay: bool = False) -> None:
+        """Send the v1 lines the projection makes of ``update`` (possibly none)."""
+        projection = self._framing.projection
+        assert projection is not None
+        updates = projection.project(update, now=anyio.current_time(), replay=replay)
+        for line in self._framing.v1_lines(updates):
+            await self._send_line(line)
+        self._v1_arm()
+
+    def _v1_arm(self) -> None:
+        """Arm the timer of a rate-limited v1 terminal refresh, if one is due."""
+        projection = self._framing.projection
+        if self._v1_timer or self._released or projection is None:
+            return
+        due = projection.due()
+        if due is not None:
+            self._v1_timer = True
+            self._task_group.start_soon(self._v1_refresh_later, due)
+
+    async def _v1_refresh_later(self, due: float) -> None:
+        try:
+            await anyio.sleep(max(0.0, due - anyio.current_time()))
+            self._v1_timer = False
+            if self._held and not await self._wait_held():
+                return
+            projection = self._framing.projection
+            assert projection is not None
+            for line in self._framing.v1_lines(projection.flush_due(anyio.current_time())):
+                await self._send_line(line)
+        except Exception:
+            logger.debug("v1 terminal refresh of session %s failed", self.id, exc_info=True)
+        finally:
+            self._v1_timer = False
+        self._v1_arm()
+
+    def _permission_params(self, params: schema.RequestPermissionRequest) -> object:
+        """The ``session/request_permission`` params in the connection's version."""
+        projection = self._framing.projection
+        return params if projection is None else projection.permission_request(params)
+
+    async def _client_request(
+        self, method: str, params: object, decode: Callable[[msgspec.Raw], T]
+    ) -> T:
+        """Send a request to the client (``terminal/*``, ``fs/*``, ...) after pending output.
+
+        Buffered terminal bytes are flushed first, so the request never
+        overtakes output sent before it. ``params`` is sent as given: it must
+        already have the shape of the connection's protocol version
+        (:attr:`protocol_version`; on v1 see :mod:`acpio._v1_types`).
+
+        :raises RequestError: for an error answer; :raises ConnectionClosed:
+            when the connection ends first.
+        """
+        if self._dirty_terminals:
+            await self._flush_terminals()
+        return await self._connection.request(method, params, decode)
 
     async def _wait_held(self) -> bool:
         """Wait while a replay is being sent; False when the update must be dropped."""
@@ -545,7 +655,9 @@ class Session(_PromptLifecycle, _SessionFeatures):
         """
         for queued in self._queue:
             queued.discarded = True
+            queued.ended.set()
         self._queue.clear()
+        self._wakeup()  # a runner waiting to start the next queued turn goes on
         work = self._work
         if work is None or work.finished or work.cancel_requested:
             return
@@ -608,6 +720,8 @@ class Session(_PromptLifecycle, _SessionFeatures):
         self._update_held()
         try:
             if replay:
+                # A v1 client rebuilds its view from the replay (session/load).
+                self._framing.reset_projection()
                 for update in list(self._history.replay()):
                     await self._emit(update)
             await self._emit(self._state_snapshot())

@@ -29,7 +29,6 @@ import base64
 import logging
 import math
 import shlex
-from binascii import b2a_base64
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -63,7 +62,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_CHUNK: Final = 64 * 1024
 DEFAULT_FLUSH_DELAY: Final = 0.01
 _UNSET: Final = UNSET
-_LINE_END: Final = b'"}}}\n'  # closes the data string, the update, params and the message
 
 
 class TerminalHandle:
@@ -119,13 +117,8 @@ class TerminalHandle:
         # v1 with client terminals: the tool call whose content shows this
         # terminal once it is known which id to show (see ToolCallHandle.terminal).
         self._show_in: ToolCallHandle | None = None
-        # A terminal_output_chunk line is this prefix, the base64, and _LINE_END.
-        self._line_prefix = (
-            session._prefix
-            + b'{"sessionUpdate":"terminal_output_chunk","terminalId":'
-            + schema.encode(terminal_id)
-            + b',"data":"'
-        )
+        # A terminal_output_chunk line is this prefix, the base64, and its end (_framing).
+        self._line_prefix = session._framing.terminal_chunk_prefix(terminal_id)
 
     async def announce(self) -> TerminalHandle:
         """Send the first ``terminal_update`` (command, cwd, size) unless already sent."""
@@ -215,7 +208,7 @@ class TerminalHandle:
             return
         step = self.max_chunk
         history = self.session.history
-        send = self.session._send_encoded_line
+        send = self.session._send_terminal_bytes
         prefix = self._line_prefix
         pieces: Iterable[bytes]
         if len(data) <= step:
@@ -225,8 +218,7 @@ class TerminalHandle:
             pieces = (bytes(view[start : start + step]) for start in range(0, len(view), step))
         for piece in pieces:
             history.record_terminal_output(self.id, piece)
-            # One join per line: chunks are large, and every copy of them counts.
-            await send(b"".join((prefix, b2a_base64(piece, newline=False), _LINE_END)))
+            await send(self.id, prefix, piece)
 
     async def snapshot(self, data: bytes) -> None:
         """Replace everything the client stores for this terminal with ``data``.

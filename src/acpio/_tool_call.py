@@ -132,12 +132,7 @@ class ToolCallHandle:
         self.cancellable: Final = cancellable
         self.cancel_requested = False
         # append_text's line up to the text: a tool_call_content_chunk of one text item.
-        self._text_chunk_prefix = (
-            session._prefix
-            + b'{"sessionUpdate":"tool_call_content_chunk","toolCallId":'
-            + schema.encode(tool_call_id)
-            + b',"content":{"type":"content","content":{"type":"text","text":'
-        )
+        self._text_chunk_prefix = session._framing.text_chunk_prefix(tool_call_id)
         self._first = schema.ToolCallUpdate(
             tool_call_id=tool_call_id,
             title=title,
@@ -616,7 +611,7 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
         try:
             response = await connection.request(
                 "session/request_permission",
-                params,
+                session._permission_params(params),
                 _decode_permission_response,
             )
         except ConnectionClosed:

@@ -9,8 +9,9 @@ A work item moves through these steps, each owned by the session's runner
 ``responded`` (the response was queued), ``announced`` (its ``user_message``
 was sent), ``started`` (``running`` was sent and the handler runs), an
 ``outcome`` (the handler returned or failed, or it was abandoned after
-ignoring cancellation), ``finished`` (its one ``idle`` was sent). A queued
-prompt discarded by ``session/cancel`` is announced but never started.
+ignoring cancellation), ``finished`` (its one ``idle`` was sent), and
+``ended`` set. A queued prompt discarded by ``session/cancel`` is announced
+but never started; its ``ended`` is set when it is discarded.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ class _Work:
     outcome: tuple[str, schema.Error | None] | None = None
     finished: bool = False
     pending_permissions: int = 0
+    #: Set once the work's end was reported (or it was discarded, or dropped).
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    #: v1: the ``session/prompt`` answer ends the turn on the wire; the next
+    #: queued prompt starts only once it was queued (see ``_lifecycle``).
+    awaiting_answer: bool = False
     tool_calls: list[ToolCallHandle] = field(default_factory=list)
     terminals: list[TerminalHandle] = field(default_factory=list)
 

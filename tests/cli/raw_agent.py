@@ -12,7 +12,11 @@ Modes, each breaking one rule:
 * ``ignore-cancel``: finishes its slow turn with ``end_turn`` despite ``session/cancel``;
 * ``answer-notifications``: answers every notification with an error;
 * ``crash``: fails at start with a traceback on stderr;
-* ``linger``: does not exit when its stdin closes.
+* ``linger``: does not exit when its stdin closes;
+* ``number-ids``: answers a request whose id is a string of digits with that number;
+* ``answer-notification-batch``: answers a batch of only notifications with ``[]``;
+* ``delete-unknown-fails``: offers session/delete, and answers it -32002 for a session
+  that never existed.
 """
 
 from __future__ import annotations
@@ -119,7 +123,9 @@ def handle_request(request_id: object, method: str, params: Any) -> dict[str, ob
             {
                 "protocolVersion": 2,
                 "info": {"name": f"raw-agent-{MODE}", "version": "0.0.1"},
-                "capabilities": {"session": {}},
+                "capabilities": {
+                    "session": {"delete": {}} if MODE == "delete-unknown-fails" else {}
+                },
             },
         )
     if method == "session/new":
@@ -140,6 +146,13 @@ def handle_request(request_id: object, method: str, params: Any) -> dict[str, ob
             session["turn"]["cancelled"].set()
             finish(params["sessionId"], session["turn"], "cancelled")
         return reply(request_id, {})
+    if method == "session/delete" and MODE == "delete-unknown-fails":
+        if params["sessionId"] not in _sessions:
+            return error(
+                request_id, -32002, "Resource not found", {"sessionId": params["sessionId"]}
+            )
+        _sessions.pop(params["sessionId"])
+        return reply(request_id, {})
     return error(request_id, -32601, f"Method not found: {method}")
 
 
@@ -156,7 +169,10 @@ def handle(message: Any) -> dict[str, object] | None:
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         return error(None, -32600, "Invalid request")
     if "id" in message:
-        return handle_request(message["id"], message["method"], message.get("params"))
+        request_id = message["id"]
+        if MODE == "number-ids" and isinstance(request_id, str) and request_id.isdigit():
+            request_id = int(request_id)
+        return handle_request(request_id, message["method"], message.get("params"))
     handle_notification(message["method"], message.get("params"))
     return None
 
@@ -178,7 +194,7 @@ def main() -> None:
                 send(error(None, -32600, "Empty batch"))
                 continue
             answers = [answer for entry in message if (answer := handle(entry)) is not None]
-            if answers:
+            if answers or MODE == "answer-notification-batch":
                 send(answers)
             continue
         answer = handle(message)

@@ -63,13 +63,16 @@ async def test_example_agents_pass(name: str, cancel_prompt: str | None, tmp_pat
         "sessions",
         "prompt",
         "close",
+        "delete-unknown",
         "version-older",
         "version-newer",
         "parse-error",
         "unknown-method",
         "unknown-extension",
         "unknown-notification",
+        "ids",
         "batch-empty",
+        "batch-notifications",
         "batch-mixed",
         "shutdown",
     ):
@@ -97,10 +100,12 @@ async def test_a_correct_agent_in_another_style_passes() -> None:
         ("ignore-cancel", {"cancel"}, "read session/cancel"),
         (
             "answer-notifications",
-            {"unknown-notification", "no-reply-to-notification"},
+            {"unknown-notification", "batch-notifications", "no-reply-to-notification"},
             "answered a notification",
         ),
         ("linger", {"shutdown"}, "still running"),
+        ("number-ids", {"ids", "id-fidelity"}, 'sent id "42", answered with id 42'),
+        ("answer-notification-batch", {"batch-notifications"}, "answered a batch of only"),
     ],
 )
 async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], message: str) -> None:
@@ -115,6 +120,17 @@ async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], me
         for rule in failing
     )
     assert message in details
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_refuses_to_delete_an_unknown_session_gets_a_warning() -> None:
+    code, report = await _check(raw_agent("delete-unknown-fails"), cancel_prompt="slow", **FAST)
+    assert code == 0  # a SHOULD: a warning, not a failure
+    rule = _rule(report, "delete-unknown")
+    assert rule["status"] == "warn"
+    assert "-32002" in str(rule["detail"])
+    _, good = await _check(raw_agent("good"), **FAST)
+    assert _rule(good, "delete-unknown")["status"] == "skip"
 
 
 @pytest.mark.anyio

@@ -131,15 +131,25 @@ async def test_servers_of_undeclared_transports_are_invalid_params(
         await client.request(method, params)
 
 
-async def test_an_agent_that_declares_nothing_accepts_no_server(tmp_path: Path) -> None:
-    class NoMcp(acpio.Agent):
+async def test_stdio_is_the_default_and_an_empty_declaration_accepts_no_server(
+    tmp_path: Path,
+) -> None:
+    class Default(acpio.Agent):
         async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
             return None
 
+    class NoMcp(Default):
+        mcp_transports = ()
+
     stdio = {"type": "stdio", "name": "s", "command": sys.executable}
+    params = {"cwd": str(tmp_path), "mcpServers": [stdio]}
+    async with MockClient(Default()) as client:
+        # ACP v1 requires every agent to accept stdio servers; editors send the user's.
+        answer = await client.request("session/new", params)
+        assert isinstance(answer, dict) and answer["sessionId"]
     async with MockClient(NoMcp()) as client:
         with pytest.raises(acpio.RequestError) as raised:
-            await client.request("session/new", {"cwd": str(tmp_path), "mcpServers": [stdio]})
+            await client.request("session/new", params)
     assert raised.value.code == -32602
     assert "accepted: none" in raised.value.message
 

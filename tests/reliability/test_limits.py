@@ -294,7 +294,6 @@ UNKNOWN = "sess_does_not_exist"
     [
         ("session/prompt", {"sessionId": UNKNOWN, "prompt": [{"type": "text", "text": "x"}]}),
         ("session/resume", {"sessionId": UNKNOWN, "cwd": "/tmp"}),
-        ("session/delete", {"sessionId": UNKNOWN}),
         ("tool_call/cancel", {"sessionId": UNKNOWN, "toolCallId": "call_1"}),
         ("terminal/cancel", {"sessionId": UNKNOWN, "terminalId": "term_1"}),
     ],
@@ -315,6 +314,16 @@ async def test_closing_an_unknown_session_succeeds() -> None:
         with anyio.fail_after(WAIT):
             await state.client.initialize()
             assert await state.client.call("session/close", {"sessionId": UNKNOWN}) == {}
+
+
+async def test_deleting_an_unknown_session_succeeds_silently() -> None:
+    # The session-delete page: deleting an already-deleted session, or one that
+    # never existed, SHOULD succeed silently.
+    async with served(ScriptAgent()) as state:
+        with anyio.fail_after(WAIT):
+            await state.client.initialize()
+            assert await state.client.call("session/delete", {"sessionId": UNKNOWN}) == {}
+            assert await state.client.call("session/delete", {"sessionId": UNKNOWN}) == {}
 
 
 @pytest.mark.parametrize("how", ["close", "delete"])

@@ -278,7 +278,7 @@ async def test_initialize_can_be_sent_by_the_test() -> None:
         response = await client.initialize(protocol_version=65535)
         assert response.protocol_version == 2
         with pytest.raises(acpio.RequestError) as raised:
-            await client.initialize(protocol_version=1)
+            await client.initialize(protocol_version=0)
         assert raised.value.code == schema.UNSUPPORTED_PROTOCOL_VERSION
 
 

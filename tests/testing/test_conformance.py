@@ -1615,3 +1615,34 @@ def test_fast_validator_agrees_with_jsonschema() -> None:
         assert expected == (not any(official(error) for error in errors)), (name, instance)
         checked += 1
     assert checked == 1500
+
+
+# -- id-fidelity ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("sent", "echoed"), [("42", 42), (42, "42"), ("7", 7)])
+def test_a_response_keeps_its_request_ids_type(sent: object, echoed: object) -> None:
+    wire = started()
+    wire.client(request(sent, "_x/ping", {}))
+    wire.agent(result(echoed, {}))
+    (violation,) = only(wire, "id-fidelity")
+    assert "_x/ping" in violation.message
+    assert f"id {json.dumps(sent)}" in violation.message
+    assert f"with id {json.dumps(echoed)}" in violation.message
+
+
+def test_ids_that_only_look_alike_are_both_answered_exactly() -> None:
+    wire = started()
+    wire.client(request("42", "_x/ping", {}))
+    wire.client(request(42, "_x/pong", {}))
+    wire.agent(result(42, {}))
+    wire.agent(result("42", {}))
+    clean(wire)
+
+
+def test_an_empty_array_answering_a_notification_batch() -> None:
+    wire = started()
+    wire.client([notification("_x/ping", {}), notification("_x/pong", {})])
+    wire.agent([])
+    (violation,) = only(wire, "no-reply-to-notification")
+    assert "[]" in violation.message

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from support import EXAMPLES
 
@@ -96,8 +97,21 @@ async def test_working_on_after_session_cancel() -> None:
     assert broken(client) == {"cancel-silence"}
 
 
+async def test_echoing_an_id_in_another_type() -> None:
+    async with wrong("id-fidelity") as client:
+        session = await client.new_session()
+        async with anyio.create_task_group() as group:
+            # Never answered as sent (its id comes back as a string): given up below.
+            group.start_soon(client.request, "_x/id", {"sessionId": session.id})
+            # The agent reports this right after its bad answer, so the answer was seen.
+            await session.wait_for(lambda: session.view.info.title == "answered")
+            group.cancel_scope.cancel()
+        await session.prompt("hello")
+    assert broken(client) == {"id-fidelity"}, [str(v) for v in client.violations]
+
+
 def test_every_rule_has_a_wrong_agent() -> None:
-    covered = {*BROKEN_BY_A_PROMPT, "no-reply-to-notification", "cancel-silence"}
+    covered = {*BROKEN_BY_A_PROMPT, "no-reply-to-notification", "cancel-silence", "id-fidelity"}
     assert covered == set(RULES)
 
 

@@ -264,6 +264,11 @@ def handle_request(request_id: object, method: str, params: Any) -> dict[str, ob
             update(params["sessionId"], {"sessionUpdate": "session_info_update", "title": "late"})
             return None
         return reply(request_id, {})
+    if method == "_x/id":
+        # Loses the id's type: the number 5 comes back as the string "5".
+        send(reply(str(request_id) if MODE == "id-fidelity" else request_id, {}))
+        update(params["sessionId"], {"sessionUpdate": "session_info_update", "title": "answered"})
+        return None
     if method == "_x/status":
         send(reply(request_id, {}))
         _status_answered.set()

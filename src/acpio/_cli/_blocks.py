@@ -3,7 +3,9 @@
 Pure functions of the testing kit's views (no I/O, no state): the log renderer
 decides when to print them, these decide how they look. Paths under the
 session's working directory are shown relative to it, as editors show paths
-relative to the open project.
+relative to the open project. Every string from the agent is shown through
+:mod:`._safe_text` (control characters visible, never obeyed); titles,
+commands and paths stay on one line.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import Final
 from msgspec import UnsetType
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.spinner import Spinner
@@ -23,6 +24,7 @@ from rich.text import Text
 
 from .. import schema
 from ..testing import MessageView, PermissionRequest, PlanView, TerminalView, ToolCallView
+from ._safe_text import safe, safe_markdown, terminal_text, visible
 
 __all__ = [
     "answer_line",
@@ -78,10 +80,11 @@ _PATCH_HEADERS: Final = (
 
 
 def display_path(path: str, cwd: str | None) -> str:
-    """``path`` relative to ``cwd`` when it lies inside it, else as given."""
+    """``path`` relative to ``cwd`` when it lies inside it, else as given; on one line,
+    :func:`~._safe_text.visible`."""
     if cwd and path != cwd and path.startswith(cwd.rstrip(os.sep) + os.sep):
-        return os.path.relpath(path, cwd)
-    return path
+        path = os.path.relpath(path, cwd)
+    return visible(path, one_line=True)
 
 
 def _block_text(block: schema.ContentBlock) -> str:
@@ -102,8 +105,9 @@ def _block_text(block: schema.ContentBlock) -> str:
 
 
 def blocks_text(blocks: Iterable[schema.ContentBlock]) -> str:
-    """The content blocks as display text (non-text blocks as short placeholders)."""
-    return "".join(_block_text(block) for block in blocks)
+    """The content blocks as display text (non-text blocks as short placeholders), with
+    control characters :func:`~._safe_text.visible`."""
+    return visible("".join(_block_text(block) for block in blocks))
 
 
 def _tail(lines: list[str], limit: int) -> tuple[list[str], int]:
@@ -135,7 +139,7 @@ def message_block(message: MessageView, *, live: bool = False) -> RenderableType
         return Group(Text(f"… {hidden} lines", style="dim"), tail) if hidden else tail
     if message.role == "thought":
         return Text.assemble(("thinking: ", "dim italic bold"), (text, "dim italic"))
-    return Markdown(text) if text.strip() else Text("(empty message)", style="dim")
+    return safe_markdown(text) if text.strip() else Text("(empty message)", style="dim")
 
 
 # -- terminals ----------------------------------------------------------------------------------
@@ -170,7 +174,7 @@ def terminal_block(
     """A display-only terminal: its command, its output (the last lines) and its exit."""
     parts: list[RenderableType] = []
     if terminal.command is not None:
-        header = Text.assemble(("$ ", "dim"), (terminal.command, "bold"))
+        header = Text.assemble(("$ ", "dim"), safe(terminal.command, "bold"))
         if terminal.cwd is not None and terminal.cwd != cwd:
             header.append(f"   (in {display_path(terminal.cwd, cwd)})", style="dim")
         parts.append(header)
@@ -180,7 +184,7 @@ def terminal_block(
     if hidden:
         parts.append(Text(f"… {hidden} earlier lines", style="dim italic"))
     if lines:
-        parts.append(Text.from_ansi("\n".join(lines)))
+        parts.append(terminal_text("\n".join(lines)))
     parts.append(exit_text(terminal))
     return Group(*parts)
 
@@ -195,6 +199,7 @@ def _change_line(change: schema.DiffChange, cwd: str | None) -> Text:
     style = {"add": "green", "delete": "red", "move": "yellow", "copy": "yellow"}.get(
         str(operation), "bold"
     )
+    operation = visible(str(operation), one_line=True)
     line = Text.assemble((f"{operation} ", style), (display_path(str(path), cwd), "bold"))
     if isinstance(old, str):
         line = Text.assemble(
@@ -205,14 +210,14 @@ def _change_line(change: schema.DiffChange, cwd: str | None) -> Text:
         )
     file_type = getattr(change, "file_type", None)
     if isinstance(file_type, str) and file_type != "text":
-        line.append(f" ({file_type})", style="dim")
+        line.append(f" ({visible(file_type, one_line=True)})", style="dim")
     return line
 
 
 def _patch_lines(text: str) -> Text:
     out = Text()
     in_header = False
-    for line in text.splitlines():
+    for line in visible(text).splitlines():
         if line.startswith("diff --git "):
             in_header = True
             continue
@@ -247,7 +252,7 @@ def diff_block(diff: schema.Diff, *, cwd: str | None) -> RenderableType:
             if body:
                 parts.append(body)
         else:
-            parts.append(Text(f"({patch.format} patch not shown)", style="dim"))
+            parts.append(safe(f"({patch.format} patch not shown)", "dim"))
     return Group(*parts)
 
 
@@ -263,15 +268,15 @@ def content_block(
 ) -> RenderableType:
     """One tool-call content item: text, a diff, a terminal, or a placeholder."""
     if isinstance(item, schema.Content):
-        return Text(_block_text(item.content))
+        return Text(blocks_text([item.content]))
     if isinstance(item, schema.Diff):
         return diff_block(item, cwd=cwd)
     if isinstance(item, schema.Terminal):
         terminal = terminals.get(item.terminal_id)
         if terminal is None:
-            return Text(f"terminal {item.terminal_id} (no output yet)", style="dim")
+            return safe(f"terminal {item.terminal_id} (no output yet)", "dim")
         return terminal_block(terminal, cwd=cwd, live=live)
-    return Text(f"[{getattr(item, 'type', 'unknown')} content]", style="dim")
+    return safe(f"[{getattr(item, 'type', 'unknown')} content]", "dim")
 
 
 def tool_call_header(call: ToolCallView) -> Text:
@@ -279,9 +284,9 @@ def tool_call_header(call: ToolCallView) -> Text:
     icon, style = STATUS_ICONS.get(call.status, ("?", "magenta"))
     return Text.assemble(
         (f"{icon} ", style),
-        (call.title or "(untitled tool call)", "bold"),
+        safe(call.title or "(untitled tool call)", "bold"),
         ("  ", ""),
-        (f"{call.kind} · {call.status}", style if call.status != "pending" else "dim"),
+        safe(f"{call.kind} · {call.status}", style if call.status != "pending" else "dim"),
     )
 
 
@@ -317,12 +322,12 @@ def tool_call_block(
             )
             for location in call.locations
         )
-        body.append(Text(f"at {where}", style="dim"))
+        body.append(safe(f"at {where}", "dim"))
     if live and not call.is_final:
         header = Text.assemble(
-            (call.title or "(untitled tool call)", "bold"),
+            safe(call.title or "(untitled tool call)", "bold"),
             ("  ", ""),
-            (f"{call.kind} · {call.status}", style),
+            safe(f"{call.kind} · {call.status}", style),
         )
         spinner = Spinner("dots", header, style="cyan")
         return (
@@ -332,9 +337,11 @@ def tool_call_block(
         return tool_call_header(call)
     return Panel(
         Group(*body),
-        title=Text.assemble((f"{icon} ", style), (call.title or "(untitled tool call)", "bold")),
+        title=Text.assemble(
+            (f"{icon} ", style), safe(call.title or "(untitled tool call)", "bold")
+        ),
         title_align="left",
-        subtitle=Text(f"{call.kind} · {call.status}", style=style),
+        subtitle=safe(f"{call.kind} · {call.status}", style),
         subtitle_align="right",
         border_style=style if call.status != "pending" else "dim",
         box=box.ROUNDED,
@@ -353,30 +360,31 @@ def permission_block(
     cwd: str | None,
     numbered: bool = False,
 ) -> RenderableType:
-    """The permission prompt: its title, what it is about, and the options offered."""
+    """The permission prompt: its title, what it is about, and the options offered.
+
+    Nothing in it can move the cursor or hide a line (see :mod:`._safe_text`); a command
+    to run is always shown on a line of its own, and its directory on the next, whatever
+    the title says.
+    """
     parts: list[RenderableType] = [
-        Text.assemble(("? ", "bold yellow"), (request.title or "Permission requested", "bold"))
+        Text.assemble(("? ", "bold yellow"), safe(request.title or "Permission requested", "bold"))
     ]
     description = request.params.get("description")
     body: list[RenderableType] = []
     if isinstance(description, str):
-        body.append(Text(description))
+        body.append(safe(description, one_line=False))
     subject = request.subject
     if request.command is not None:
         where = subject.get("cwd") if subject is not None else None
-        elsewhere = isinstance(where, str) and where != cwd
-        # The title usually quotes the command already; show it again only to add the directory.
-        if elsewhere or request.command not in (request.title or ""):
-            line = Text.assemble(("$ ", "dim"), (request.command, "bold"))
-            if isinstance(where, str) and elsewhere:
-                line.append(f"   (in {display_path(where, cwd)})", style="dim")
-            body.append(line)
+        body.append(Text.assemble(("command: ", "dim"), safe(request.command, "bold")))
+        if isinstance(where, str):
+            body.append(Text.assemble(("in: ", "dim"), safe(where, "bold")))
     elif call is not None:
         if call.title and call.title not in (request.title or ""):
             body.append(tool_call_header(call))
         body.extend(content_block(item, terminals, cwd=cwd) for item in call.content)
     elif subject is not None:
-        body.append(Text(f"about: {subject.get('type', 'unknown subject')}", style="dim"))
+        body.append(safe(f"about: {subject.get('type', 'unknown subject')}", "dim"))
     options = Text("options: ", style="dim")
     for index, option in enumerate(request.options, start=1):
         if index > 1:
@@ -385,7 +393,7 @@ def permission_block(
             options.append(f"[{index}] ", style="bold")
         kind = str(option.get("kind", ""))
         options.append(
-            str(option.get("name", option.get("optionId", "?"))),
+            visible(str(option.get("name", option.get("optionId", "?"))), one_line=True),
             style="green"
             if kind.startswith("allow")
             else "red"
@@ -413,11 +421,11 @@ def answer_line(request: PermissionRequest, by: str) -> Text:
             mark, style = "✗ rejected", "red"
         else:
             mark, style = "→ selected", "magenta"
-        return Text.assemble(("  ", ""), (f"{mark}: ", f"bold {style}"), name, (who, "dim"))
+        return Text.assemble(("  ", ""), (f"{mark}: ", f"bold {style}"), safe(name), (who, "dim"))
     if outcome == "cancelled":
         why = " (the agent withdrew the request)" if request.cancelled_by_agent else ""
         return Text.assemble(("  ⊘ cancelled", "bold yellow"), (why + who, "dim"))
-    return Text.assemble(("  → ", "magenta"), str(outcome), (who, "dim"))
+    return Text.assemble(("  → ", "magenta"), safe(outcome), (who, "dim"))
 
 
 # -- the rest -----------------------------------------------------------------------------------
@@ -432,7 +440,10 @@ def plan_block(plan: PlanView) -> RenderableType:
         mark = PLAN_MARKS.get(entry.status, "·")
         lines.append("\n  ")
         lines.append(f"{mark} ", style="green" if entry.status == "completed" else "cyan")
-        lines.append(entry.content, style="dim" if entry.status == "completed" else "")
+        lines.append(
+            visible(entry.content, one_line=True),
+            style="dim" if entry.status == "completed" else "",
+        )
     return lines
 
 
@@ -440,9 +451,9 @@ def stop_line(stop_reason: str | None, error: schema.Error | None) -> Text:
     """The end of a turn: its stop reason (and the error of stop reason ``error``)."""
     if stop_reason is None:
         return Text("■ idle (no stop reason)", style="red")
-    line = Text.assemble(("■ ", STOP_STYLES.get(stop_reason, "magenta")), (stop_reason, "bold"))
+    line = Text.assemble(("■ ", STOP_STYLES.get(stop_reason, "magenta")), safe(stop_reason, "bold"))
     if error is not None:
-        line.append(f": {error.message} ({error.code})", style="red")
+        line.append(visible(f": {error.message} ({error.code})", one_line=True), style="red")
     return line
 
 
@@ -451,6 +462,6 @@ def notice_line(notice: schema.Notice) -> Text:
     severity = str(notice.severity)
     return Text.assemble(
         ("! ", NOTICE_STYLES.get(severity, "magenta")),
-        (f"{severity}: ", "bold"),
-        notice.title,
+        safe(f"{severity}: ", "bold"),
+        safe(notice.title),
     )

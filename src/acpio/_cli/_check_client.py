@@ -4,7 +4,8 @@ How this works: the agent is driven the way an editor would drive it, by
 the testing kit's :class:`~acpio.testing.MockClient` in lenient mode (the
 conformance checker collects violations instead of raising): initialize, two
 sessions, a prompt, a prompt cancelled while it runs, session/close, then
-end of input, timing how long the agent takes to exit. Permission requests
+session/delete of a session that never existed (where the agent offers
+delete), then end of input, timing how long the agent takes to exit. Permission requests
 are answered as ``--allow`` says during the prompt, and never while the
 cancelled turn runs, so the agent must withdraw them itself. Each step
 records the verdict of its scenario rule; a step that cannot be reached
@@ -53,7 +54,8 @@ class _Permissions:
         return {"outcome": "selected", "optionId": option}
 
 
-_SESSION_RULES: Final = ["sessions", "prompt", "cancel", "close"]
+_SESSION_RULES: Final = ["sessions", "prompt", "cancel", "close", "delete-unknown"]
+NEVER_EXISTED: Final = "sess_acpio_check_never_existed"
 
 
 async def _client_run(
@@ -87,6 +89,27 @@ async def _client_run(
     if closing_at is not None and response is not None:
         _shutdown_verdict(run, client.returncode, anyio.current_time() - closing_at, options)
     return client, response
+
+
+async def _delete_unknown(
+    run: _Run, client: MockClient, capabilities: schema.SessionCapabilities
+) -> None:
+    """Deleting a session that never existed SHOULD succeed silently (session-delete page)."""
+    if not isinstance(capabilities.delete, schema.SessionDeleteCapabilities):
+        run.verdict("delete-unknown", None, "the agent does not advertise session/delete")
+        return
+    run.output.status("session/delete of an unknown session")
+    try:
+        await client.request("session/delete", {"sessionId": NEVER_EXISTED})
+    except RequestError as exc:
+        run.verdict(
+            "delete-unknown",
+            False,
+            f"session/delete of {NEVER_EXISTED} was answered with error {exc.code}: "
+            f"{_short(exc.message)}; it should succeed silently",
+        )
+    else:
+        run.verdict("delete-unknown", True, "succeeded silently")
 
 
 def _start_failure(command: list[str], client: MockClient, exc: BaseException) -> str:
@@ -173,6 +196,7 @@ async def _sessions(
             )
         else:
             run.verdict("close", True, f"session {second.id} closed")
+        await _delete_unknown(run, client, session)
     except AgentExitedError:
         run.skip_rest(
             _SESSION_RULES,

@@ -4,7 +4,8 @@ How this works: a fresh agent process is spoken to line by line
 (:class:`~acpio._cli._probe.RawAgent`), every line it writes judged by a
 conformance checker of its own: protocol version probes (an older and a
 newer version than 2), a line that is not JSON, unknown methods and
-notifications, an empty and a mixed batch, then end of input. Each probe
+notifications, ids that look alike (``"42"`` and ``42``), an empty batch, a
+batch of notifications and a mixed batch, then end of input. Each probe
 remembers the position of its line in the agent's output, so its answer is
 looked for only after it; a notification that is never answered is proven
 by a request sent after it being answered first.
@@ -29,7 +30,7 @@ CLIENT_INFO: Final[dict[str, object]] = {
     "version": "0.1.0",
     "title": "acpio check",
 }
-OLDER_VERSION: Final = 1
+OLDER_VERSION: Final = 0  # below every version acpio speaks (1 and 2)
 NEWER_VERSION: Final = 65535
 
 _RAW_RULES: Final = [
@@ -39,7 +40,9 @@ _RAW_RULES: Final = [
     "unknown-method",
     "unknown-extension",
     "unknown-notification",
+    "ids",
     "batch-empty",
+    "batch-notifications",
     "batch-mixed",
 ]
 
@@ -58,6 +61,8 @@ async def _raw_run(
             await _versions(run, agent)
             run.output.status("malformed and unknown messages")
             await _malformed(run, agent)
+            run.output.status("request ids")
+            await _ids(run, agent)
             run.output.status("batches")
             await _batches(run, agent)
             run.output.status("closing stdin, waiting for the agent to exit")
@@ -226,6 +231,7 @@ async def _batches(run: _Run, agent: RawAgent) -> None:
             False,
             f"expected one -32600 error object, got {_short(line.decode(errors='replace'))}",
         )
+    await _notification_batch(run, agent)
     batch = [
         {"jsonrpc": "2.0", "id": "check-b1", "method": "_acpio/check/batch", "params": {}},
         {"jsonrpc": "2.0", "method": "_acpio/check/batchNotification", "params": {}},
@@ -253,3 +259,72 @@ def _judge_mixed(line: bytes | None) -> tuple[bool, str]:
     if sorted(map(str, ids)) == ["None", "check-b1"] and -32600 in codes:
         return True, "one array: the request's answer and a -32600 for the invalid entry"
     return False, f"the array should hold the request's answer and one -32600, got {shown}"
+
+
+def _answers_id_like(line: bytes, shown: str) -> bool:
+    """A response whose id is ``shown`` as a string or as a number."""
+    message = parse(line)
+    if not isinstance(message, dict) or "method" in message:
+        return False
+    response_id = message.get("id")
+    return isinstance(response_id, str | int) and str(response_id) == shown
+
+
+async def _ids(run: _Run, agent: RawAgent) -> None:
+    """A string id that looks like a number, then that number: each comes back as sent."""
+    for sent in ("42", 42):
+        mark = await agent.send_json(
+            {"jsonrpc": "2.0", "id": sent, "method": "_acpio/check/id", "params": {}}
+        )
+        line = await agent.wait_line(lambda data: _answers_id_like(data, "42"), mark)
+        if line is None:
+            run.verdict(
+                "ids", False, f"no answer with id {json.dumps(sent)} within {agent.timeout:g}s"
+            )
+            return
+        message = parse(line)
+        echoed = message.get("id") if isinstance(message, dict) else None
+        if type(echoed) is not type(sent) or echoed != sent:
+            run.verdict(
+                "ids",
+                False,
+                f"sent id {json.dumps(sent)}, answered with id {json.dumps(echoed)}: a response "
+                "carries its request's id exactly",
+            )
+            return
+    run.verdict("ids", True, 'id "42" answered as "42", id 42 as 42')
+
+
+async def _notification_batch(run: _Run, agent: RawAgent) -> None:
+    batch = [
+        {"jsonrpc": "2.0", "method": "_acpio/check/batchOnly", "params": {}},
+        {"jsonrpc": "2.0", "method": "_acpio/check/batchOnly", "params": {}},
+    ]
+    mark = await agent.send(json.dumps(batch, separators=(",", ":")).encode())
+    # The agent reads in order: once this is answered, any reply to the batch came first.
+    synced = await agent.request("check-sync-batch", "_acpio/check/sync", {})
+    replies = [
+        line
+        for line in agent.lines[mark:]
+        if isinstance(message := parse(line), list)
+        or (
+            isinstance(message, dict)
+            and "method" not in message
+            and message.get("id") != "check-sync-batch"
+        )
+    ]
+    if replies:
+        run.verdict(
+            "batch-notifications",
+            False,
+            "the agent answered a batch of only notifications: "
+            f"{_short(replies[0].decode(errors='replace'))}",
+        )
+    elif synced is None:
+        run.verdict(
+            "batch-notifications",
+            False,
+            "after a batch of notifications the agent no longer answered requests",
+        )
+    else:
+        run.verdict("batch-notifications", True, "no reply")

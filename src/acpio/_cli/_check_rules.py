@@ -21,6 +21,7 @@ from rich.text import Text
 from ..testing._conformance import Violation
 from ._failure import stderr_tail
 from ._output import Output
+from ._safe_text import safe
 
 __all__ = [
     "SCENARIO",
@@ -74,14 +75,20 @@ SCENARIO: Final[Mapping[str, ScenarioRule]] = _table(
         "close", "session/close is answered (part of the baseline session capability)", True
     ),
     ScenarioRule(
+        "delete-unknown",
+        "where the agent offers session/delete, deleting a session that never existed "
+        "succeeds silently",
+        False,
+    ),
+    ScenarioRule(
         "version-newer",
         "initialize with protocolVersion 65535 is answered with the newest supported version (2)",
         True,
     ),
     ScenarioRule(
         "version-older",
-        "initialize with protocolVersion 1 fails with -32022 {requested, supported}, "
-        "unless the agent supports a version at or below 1",
+        "initialize with protocolVersion 0 fails with -32022 {requested, supported}, "
+        "unless the agent supports a version at or below 0",
         True,
     ),
     ScenarioRule("parse-error", "a line that is not JSON is answered -32700 with id null", True),
@@ -94,7 +101,18 @@ SCENARIO: Final[Mapping[str, ScenarioRule]] = _table(
         "unknown notifications (plain and _-prefixed) are ignored, never answered",
         True,
     ),
+    ScenarioRule(
+        "ids",
+        'a request with the string id "42" is answered with id "42", one with the number 42 '
+        "with 42: ids keep their type and value",
+        True,
+    ),
     ScenarioRule("batch-empty", "an empty batch [] is answered with one -32600 (id null)", True),
+    ScenarioRule(
+        "batch-notifications",
+        "a batch of only notifications gets no reply at all (not [], not an error)",
+        True,
+    ),
     ScenarioRule(
         "batch-mixed",
         "a batch of a request, a notification and an invalid entry is answered with one array "
@@ -211,12 +229,15 @@ def _line(report: RuleReport) -> Table:
     grid.add_column(width=4, no_wrap=True)
     grid.add_column(width=_ID_WIDTH, no_wrap=True)
     grid.add_column()
-    detail = Text(report.detail or report.description, style="" if report.detail else "dim")
+    # Details and violations quote the agent: shown through the safe-text rule.
+    detail = safe(
+        report.detail or report.description, "" if report.detail else "dim", one_line=False
+    )
     for violation in report.violations[:1]:
         detail = Text.assemble(
-            (violation.message, ""),
+            safe(violation.message, one_line=False),
             ("\nmessage: ", "dim"),
-            (_short(violation.raw), "dim"),
+            safe(_short(violation.raw), "dim"),
             ("\nhint: ", "dim"),
             (violation.hint, "dim"),
         )

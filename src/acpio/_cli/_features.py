@@ -24,6 +24,7 @@ from .. import schema
 from ..testing import ElicitationRequest
 from ._input import LineInput
 from ._output import Output
+from ._safe_text import visible
 
 __all__ = [
     "CONFIG_HELP",
@@ -43,9 +44,8 @@ _DISMISS: Final = frozenset({"c", "cancel"})
 
 
 def _plain(value: object) -> str:
-    """Agent-supplied text as one safe line: control characters shown as escapes."""
-    text = str(value)
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    """Agent-supplied text as one safe line (the CLI's one rule: :mod:`._safe_text`)."""
+    return visible(str(value), one_line=True)
 
 
 def _options(option: schema.SessionConfigSelect) -> list[schema.SessionConfigSelectOption]:

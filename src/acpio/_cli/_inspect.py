@@ -5,8 +5,13 @@ Prompts are read from standard input, a terminal or a script alike: a line is
 a prompt, a line ending with a backslash continues on the next. Permission
 requests are answered at a prompt (or by ``--allow``/``--reject``). The first
 Ctrl-C sends ``session/cancel`` for the running turn; a second one, Ctrl-C at
-the prompt, Ctrl-D or ``/quit`` quits. Protocol violations are shown inline
-as they are found. ``--record`` writes the transcript as JSON Lines;
+the prompt, Ctrl-D or ``/quit`` quits. In a terminal, Ctrl-D quits at any
+moment, a turn running or not, and whatever the agent sends: permission
+requests beyond :data:`MAX_WAITING_PERMISSIONS` waiting for the user are
+dismissed at once (and not shown one by one), so a flood of them neither
+queues up nor keeps the event loop from seeing Ctrl-C. Everything the agent
+sends is shown through :mod:`._safe_text`. Protocol violations are shown
+inline as they are found. ``--record`` writes the transcript as JSON Lines;
 ``--replay`` rebuilds the same log from a recording, no agent needed.
 
 Elicitations are answered at a prompt too (a form field by field;
@@ -62,6 +67,8 @@ _REJECT_WORDS: Final = frozenset({"n", "no", "r", "reject"})
 _CANCEL_WORDS: Final = frozenset({"c", "cancel"})
 _QUIT_COMMANDS: Final = frozenset({"/quit", "/exit", "/q"})
 _ANSWER_HELP: Final = "the option's number, y (allow), n (reject) or c (dismiss)"
+#: Permission requests that may wait for the user at once; more are dismissed unseen.
+MAX_WAITING_PERMISSIONS: Final = 16
 
 
 @dataclass
@@ -73,7 +80,17 @@ class _State:
     busy: bool = False
     cancel_requested: bool = False
     interrupted: bool = False
+    quit_by: str | None = None
+    turns: int = 0
     main_scope: anyio.CancelScope | None = None
+
+    def quit(self, by: str) -> None:
+        """End the conversation now (Ctrl-C twice, or Ctrl-D in a terminal)."""
+        if self.quit_by is None:
+            self.quit_by = by
+        self.interrupted = True
+        if self.main_scope is not None:
+            self.main_scope.cancel()
 
 
 def parse_answer(text: str, request: PermissionRequest) -> Mapping[str, object] | None:
@@ -111,20 +128,46 @@ class _Asker:
         self.client: MockClient | None = None
         self.lock = anyio.Lock()
         self.eof = False
+        self.waiting = 0
+        self.dismissed = 0
 
     async def __call__(self, request: PermissionRequest) -> Mapping[str, object]:
+        if self.waiting >= MAX_WAITING_PERMISSIONS or self.state.quit_by is not None:
+            # A flood: dismissed unseen, so neither the queue nor the log grows with it.
+            if not self.dismissed and self.state.quit_by is None:
+                self.output.print(
+                    Text(
+                        f"⚠ more than {MAX_WAITING_PERMISSIONS} permission requests wait at "
+                        "once: the agent's further requests are dismissed unseen",
+                        style="yellow",
+                    )
+                )
+            self.dismissed += 1
+            return {"outcome": "cancelled"}
+        self.waiting += 1
+        try:
+            return await self._ask(request)
+        finally:
+            self.waiting -= 1
+
+    async def _ask(self, request: PermissionRequest) -> Mapping[str, object]:
         async with self.lock:
+            if self.eof or self.state.quit_by is not None:
+                return {"outcome": "cancelled"}
             if self.log is not None and self.client is not None:
                 self.log.sync(self.client.transcript)  # the prompt is printed first
+                self.log.show_permission(request.request_id)
             self.output.pause()
             while True:
-                if self.eof:
+                if self.eof or self.state.quit_by is not None:
                     return {"outcome": "cancelled"}
                 if self.reader.interactive:
                     self.output.print(Text(f"  answer ({_ANSWER_HELP}): ", style="bold"), end="")
                 line = await self.reader.readline()
                 if line is None:
                     self.eof = True
+                    if self.reader.interactive:
+                        self.state.quit("Ctrl-D")
                     continue
                 outcome = parse_answer(line, request)
                 if outcome is not None:
@@ -147,9 +190,7 @@ async def _watch_interrupts(state: _State, output: Output) -> None:
                 if turn is not None and state.session is not None:
                     await state.session.cancel()
             else:
-                state.interrupted = True
-                if state.main_scope is not None:
-                    state.main_scope.cancel()
+                state.quit("Ctrl-C")
 
 
 def _accept_with_defaults(request: ElicitationRequest) -> ElicitationPolicy:
@@ -206,6 +247,7 @@ async def run_inspect(
         answered_by=answered_by,
         label=shlex.join(command),
         numbered_options=policy == "ask",
+        permissions_on_demand=policy == "ask",
     )
     started: list[MockClient] = []
     step = Step()
@@ -252,8 +294,14 @@ async def run_inspect(
         output.close()
         if record is not None and started:
             _write_record(output, started[0], record)
+    if asker.dismissed:
+        output.note(
+            f"{asker.dismissed} permission request{'s' if asker.dismissed != 1 else ''} "
+            f"dismissed unseen: more than {MAX_WAITING_PERMISSIONS} waited at once"
+        )
     if state.interrupted:
-        output.note("quit (Ctrl-C)")
+        turns = state.turns
+        output.note(f"quit ({state.quit_by or 'Ctrl-C'})")
     output.note(f"{turns} turn{'s' if turns != 1 else ''}; the agent was stopped.")
     return 0
 
@@ -292,10 +340,18 @@ async def _converse(
         output.status("waiting for the agent")
         turn = state.turn = await session.start_prompt(text)
         turns += 1
+        state.turns = turns
         if state.cancel_requested:
             await session.cancel()
         step.doing = "waiting for the turn to end (idle)"
-        await turn.wait(timeout=math.inf)
+        if reader.interactive:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_quit_at_eof, reader, state)
+                await turn.wait(timeout=math.inf)
+                group.cancel_scope.cancel()
+        else:
+            # A script's end comes right after its last prompt: that turn still runs out.
+            await turn.wait(timeout=math.inf)
         state.turn = None
         state.busy = False
         output.status(None)
@@ -325,6 +381,12 @@ async def _config_command(
             log.sync(client.transcript)
             output.print(config_block(state))
     return True
+
+
+async def _quit_at_eof(reader: LineInput, state: _State) -> None:
+    """Ctrl-D while a turn runs quits, as it does at the prompt."""
+    await reader.wait_eof()
+    state.quit("Ctrl-D")
 
 
 def _write_record(output: Output, client: MockClient, path: str) -> None:

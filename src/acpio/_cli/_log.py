@@ -49,6 +49,7 @@ from ._features import (
     elicitation_block,
 )
 from ._output import Output
+from ._safe_text import safe, visible
 
 __all__ = ["SessionLog"]
 
@@ -118,6 +119,7 @@ class SessionLog:
         numbered_options: bool = False,
         checker: ConformanceChecker | None = None,
         feed_checker: bool = False,
+        permissions_on_demand: bool = False,
     ) -> None:
         self.output = output
         self.answered_by = answered_by
@@ -135,6 +137,10 @@ class SessionLog:
         self._client_requests: dict[object, tuple[str, msgspec.Raw | None]] = {}
         self._permissions: dict[object, tuple[_Session, PermissionRequest]] = {}
         self._elicitations: dict[object, tuple[_Session, ElicitationRequest]] = {}
+        # Permission requests wait for show_permission (the person asked), so a flood of
+        # requests dismissed unseen is never drawn one by one.
+        self.permissions_on_demand = permissions_on_demand
+        self._unseen: set[object] = set()
         self._violations_shown = 0
 
     # -- input -------------------------------------------------------------------------------
@@ -208,7 +214,7 @@ class SessionLog:
                 Text.assemble(
                     ("✗ ", "red"),
                     (f"{method} failed: ", "bold red"),
-                    str(error.get("message", error)),
+                    safe(error.get("message", error)),
                     (f" ({error.get('code')})", "dim"),
                 )
             )
@@ -246,9 +252,9 @@ class SessionLog:
 
     def _connected(self, response: schema.InitializeResponse) -> None:
         info = response.info
-        line = Text.assemble(("● ", "green"), (info.name, "bold"), f" {info.version}")
+        line = Text.assemble(("● ", "green"), safe(info.name, "bold"), safe(f" {info.version}"))
         if isinstance(info.title, str) and info.title != info.name:
-            line.append(f" ({info.title})")
+            line.append(visible(f" ({info.title})", one_line=True))
         line.append(f" · protocol {response.protocol_version}", style="dim")
         if self.label:
             line.append(f" · {self.label}", style="dim")
@@ -264,6 +270,9 @@ class SessionLog:
         record = PermissionRequest(request_id, raw, 0.0)
         session = self._session(record.session_id or "")
         self._permissions[_key(request_id)] = (session, record)
+        if self.permissions_on_demand:
+            self._unseen.add(_key(request_id))
+            return
         if params is not None:
             try:
                 typed = schema.decode(params, schema.RequestPermissionRequest)
@@ -273,6 +282,18 @@ class SessionLog:
                 session.view.apply_tool_call(typed.subject.tool_call)
                 self._touch(session, "tool", typed.subject.tool_call.tool_call_id)
         self._add(session, "permission", ("permission", _key(request_id)), record)
+        self._commit(session)
+
+    def show_permission(self, request_id: object) -> None:
+        """Show a permission request held back by ``permissions_on_demand`` (the person at
+        the keyboard is about to be asked it)."""
+        key = _key(request_id)
+        found = self._permissions.get(key)
+        if key not in self._unseen or found is None:
+            return
+        self._unseen.discard(key)
+        session, record = found
+        self._add(session, "permission", ("permission", key), record)
         self._commit(session)
 
     def _agent_cancel(self, params: msgspec.Raw) -> None:
@@ -329,6 +350,9 @@ class SessionLog:
             self.output.print(elicitation_answer_line(asked, self.answered_by))
             return
         found = self._permissions.pop(_key(envelope.id), None)
+        if _key(envelope.id) in self._unseen:
+            self._unseen.discard(_key(envelope.id))
+            return
         if found is None or not isinstance(envelope.result, msgspec.Raw):
             return
         session, record = found
@@ -503,7 +527,7 @@ class SessionLog:
         if kind == "unknown":
             update = item.payload
             name = getattr(update, "session_update", "?")
-            return Text(f"(an update of unknown type {name!r}, not shown)", style="dim")
+            return safe(f"(an update of unknown type {name!r}, not shown)", "dim")
         return None
 
     def refresh_footer(self) -> None:
@@ -533,10 +557,11 @@ class SessionLog:
     # -- notes -------------------------------------------------------------------------------
 
     def _note(self, text: str, style: str = "dim") -> None:
-        self.output.print(Text(text, style=style))
+        # Notes quote the agent (methods, session ids, paths): one line, made visible.
+        self.output.print(safe(text, style))
 
     def _warn(self, text: str) -> None:
-        self.output.print(Text.assemble(("⚠ ", "bold yellow"), (text, "yellow")))
+        self.output.print(Text.assemble(("⚠ ", "bold yellow"), safe(text, "yellow")))
 
     def _show_violations(self) -> None:
         if self.checker is None:
@@ -552,7 +577,7 @@ def violation_text(violation: Violation) -> Text:
     return Text.assemble(
         ("⚠ ", "bold yellow"),
         (f"[{violation.rule}] ", "bold yellow"),
-        (violation.message, "yellow"),
+        safe(violation.message, "yellow"),
         ("\n  hint: ", "dim"),
         (violation.hint, "dim"),
     )

@@ -14,6 +14,7 @@ from rich.text import Text
 from ._drive import leaf_error
 from ._failure import CliError
 from ._output import ColorMode, Output
+from ._safe_text import safe, visible
 
 __all__ = ["run"]
 
@@ -69,10 +70,12 @@ def report_error(error: CliError, color: ColorMode) -> None:
     )
     # In a terminal rich wraps the paragraph; in a log or a pipe it stays one line.
     console.print(
-        Text.assemble(("acpio: ", "bold red"), error.message), soft_wrap=not console.is_terminal
+        Text.assemble(("acpio: ", "bold red"), safe(error.message, one_line=False)),
+        soft_wrap=not console.is_terminal,
     )
     if error.detail:
-        indented = "\n".join("    " + line for line in error.detail.splitlines())
+        # An agent's stderr: shown, never obeyed.
+        indented = "\n".join("    " + line for line in visible(error.detail).splitlines())
         console.print(Text(indented, style="dim"), soft_wrap=True)
 
 

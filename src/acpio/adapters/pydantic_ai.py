@@ -158,6 +158,9 @@ class ACPAgent(acpio.Agent):
     no usage is reported when neither is known.
     """
 
+    # pydantic-ai connects to stdio and streamable-HTTP MCP servers (see mcp_toolsets).
+    mcp_transports = ("stdio", "http")
+
     def __init__(
         self,
         agent: PydanticAgent[None, Any],

@@ -109,6 +109,15 @@ class Batches:
 
     def reply(self, items: list[object]) -> Iterator[BatchEvent]:
         """Judge an array from the agent (see `BatchEvent` for what is yielded)."""
+        if not items and self._notification_batches and not any(b.empty for b in self._batches):
+            self._notification_batches -= 1
+            yield "no-reply-to-notification", None
+            yield (
+                "no-reply-to-notification",
+                "an empty array [] answering a batch of notifications, which gets no reply at "
+                "all (not even [])",
+            )
+            return
         if not items:
             yield (
                 "jsonrpc",

@@ -67,6 +67,11 @@ _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 # Answers that carry the session's config options and commands.
 _SETUP_ANSWERS: Final = frozenset({"session/new", "session/resume", "session/set_config_option"})
 _decode_json = msgspec.json.Decoder().decode
+_encode_json = msgspec.json.encode
+
+
+def _json(value: object) -> str:
+    return _encode_json(value).decode()
 
 
 def _session_of(params: object) -> str | None:
@@ -421,7 +426,19 @@ class ConformanceChecker(SessionRules):
                 "jsonrpc", f"response id {_short(response_id)} is not a string or an integer", raw
             )
             return
+        self._exercise("id-fidelity")
         request = self._client_requests.pop(id_key(response_id), None)
+        if request is None and (twin := self._lookalike(response_id)) is not None:
+            key, request = twin
+            del self._client_requests[key]
+            self._violate(
+                "id-fidelity",
+                f"answered request id {_json(key[1])} ({request.method}) with id "
+                f"{_json(response_id)}: a response carries its request's id exactly, the same "
+                "type and value",
+                raw,
+            )
+            return
         if request is None:
             self._violate(
                 "jsonrpc",
@@ -465,6 +482,15 @@ class ConformanceChecker(SessionRules):
                     raw,
                 )
             state.closed = True
+
+    def _lookalike(self, response_id: object) -> tuple[tuple[str, object], Request] | None:
+        """The pending client request whose id is `response_id` in another type, if any
+        (``"42"`` for ``42``, ``42`` for ``"42"``): a response that lost its id's type."""
+        shown = str(response_id)
+        for key, request in self._client_requests.items():
+            if isinstance(key, tuple) and key[0] in ("str", "int") and str(key[1]) == shown:
+                return key, request
+        return None
 
     # -- client messages -----------------------------------------------------------------------
 

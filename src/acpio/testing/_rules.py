@@ -52,7 +52,17 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         "one response per client request, arrays only to answer a client batch",
         True,
     ),
-    Rule("no-reply-to-notification", "notifications are never answered", True),
+    Rule(
+        "id-fidelity",
+        "every response echoes its request's id exactly: the same type (string or number) and "
+        "the same value",
+        True,
+    ),
+    Rule(
+        "no-reply-to-notification",
+        "notifications are never answered (a batch of only notifications not even with [])",
+        True,
+    ),
     Rule("schema", "every agent message validates against the official draft v2 JSON Schema", True),
     Rule(
         "methods",
@@ -133,8 +143,10 @@ HINTS: Final[Mapping[str, str]] = MappingProxyType(
         "stdout": "stdout carries only protocol messages: send logs and prints to stderr",
         "jsonrpc": "send JSON-RPC 2.0 objects; answer each client request exactly once, echoing "
         "its id (a client batch with one array of its responses)",
+        "id-fidelity": "answer with the request's id exactly as it came: keep it as the raw "
+        'JSON value, never convert "42" to 42 (or 42 to "42")',
         "no-reply-to-notification": "requests without an id are notifications: never answer "
-        "them, not even with an error",
+        "them, not even with an error (nor a batch of them with [])",
         "schema": "make the message match the draft v2 schema (see the path named in the message)",
         "methods": "call only methods the client implements, or use a _-prefixed extension method",
         "custom-values": "use a value the schema defines, or prefix custom values with _ "

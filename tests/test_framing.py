@@ -1,0 +1,113 @@
+"""The framing module: every framed line is exactly what the general encoder writes."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from acpio import schema
+from acpio._framing import (
+    TEXT_CHUNK_END,
+    UPDATE_END,
+    SessionFraming,
+    encode_update_line,
+    session_framing,
+    terminal_chunk_line,
+    text_chunk_prefix,
+    update_prefix,
+)
+from acpio._peer import Peer
+from acpio._wire import _notification_prefix
+
+# JSON strings hold any Unicode text but lone surrogates (not encodable as UTF-8).
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+ids = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
+
+updates = st.one_of(
+    st.builds(
+        lambda m, t: schema.AgentMessageChunk(message_id=m, content=schema.TextContent(text=t)),
+        ids,
+        text,
+    ),
+    st.builds(
+        lambda c, t, s: schema.ToolCallUpdate(tool_call_id=c, title=t, status=s),
+        ids,
+        text,
+        st.sampled_from(["pending", "in_progress", "completed", "_custom"]),
+    ),
+    st.builds(
+        lambda u, n: schema.UsageUpdate(used=u, size=n),
+        st.integers(0, 2**53),
+        st.integers(0, 2**53),
+    ),
+    st.builds(lambda t: schema.SessionInfoUpdate(title=t), st.one_of(st.none(), text)),
+    st.builds(schema.RunningStateUpdate),
+)
+
+
+def general(session_id: str, update: schema.SessionUpdate) -> bytes:
+    """What Connection.notify writes for the update: the reference encoding."""
+    params = schema.UpdateSessionNotification(session_id=session_id, update=update)
+    return _notification_prefix("session/update") + schema.encode(params) + b"}\n"
+
+
+@given(ids, updates)
+def test_a_framed_update_is_the_general_encoding(
+    session_id: str, update: schema.SessionUpdate
+) -> None:
+    framing = session_framing(Peer(), session_id)
+    line = framing.line(update)
+    assert line == general(session_id, update)
+    assert line == encode_update_line(update_prefix(session_id), update)
+    assert line.endswith(UPDATE_END) and line.count(b"\n") == 1
+    assert json.loads(line)["params"]["update"] == json.loads(schema.encode(update))
+
+
+@given(ids, ids, text)
+def test_a_framed_text_chunk_is_the_general_encoding(
+    session_id: str, tool_call_id: str, chunk: str
+) -> None:
+    framing = session_framing(Peer(), session_id)
+    line = framing.text_chunk_prefix(tool_call_id) + schema.encode(chunk) + TEXT_CHUNK_END
+    update = schema.ToolCallContentChunk(
+        tool_call_id=tool_call_id, content=schema.Content(content=schema.TextContent(text=chunk))
+    )
+    assert line == general(session_id, update)
+    assert framing.text_chunk_prefix(tool_call_id) == text_chunk_prefix(
+        framing.prefix, tool_call_id
+    )
+
+
+@given(ids, ids, st.binary(max_size=300))
+def test_a_framed_terminal_chunk_is_the_general_encoding(
+    session_id: str, terminal_id: str, data: bytes
+) -> None:
+    framing = session_framing(Peer(), session_id)
+    line = terminal_chunk_line(framing.terminal_chunk_prefix(terminal_id), data)
+    update = schema.TerminalOutputChunk(
+        terminal_id=terminal_id, data=base64.b64encode(data).decode()
+    )
+    assert line == general(session_id, update)
+    decoded = schema.decode(
+        json.dumps(json.loads(line)["params"]), schema.UpdateSessionNotification
+    )
+    assert isinstance(decoded.update, schema.TerminalOutputChunk)
+    assert base64.b64decode(decoded.update.data) == data
+
+
+@given(ids, updates)
+def test_v1_lines_share_the_envelope(session_id: str, update: schema.SessionUpdate) -> None:
+    framing = session_framing(Peer(protocol_version=1), session_id)
+    assert isinstance(framing, SessionFraming) and framing.projection is not None
+    assert framing.prefix == update_prefix(session_id)
+    body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    (line,) = framing.v1_lines([body])
+    message = json.loads(line)
+    assert message == {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {"sessionId": session_id, "update": body},
+    }
