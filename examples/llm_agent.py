@@ -203,6 +203,8 @@ class ChatCompletionsModel:
 
     Standard library only: the blocking HTTP reads run in a worker thread, one
     line at a time, abandoned (and the response closed) when the turn is cancelled.
+    An HTTP error (a bad key, an unknown model) ends the turn with stop reason
+    ``error``, the error object saying what the server answered.
     """
 
     def __init__(self, name: str, *, base_url: str, api_key: str, timeout: float = 300.0) -> None:
@@ -304,6 +306,8 @@ class ChatStreamParser:
             try:
                 arguments = json.loads(call["arguments"] or "{}")
             except ValueError:
+                arguments = None
+            if not isinstance(arguments, dict):  # the tool then reports what is missing
                 arguments = {"_unparsed": call["arguments"]}
             uses.append(ToolUse(call["id"], call["name"], arguments))
         return uses
@@ -369,8 +373,8 @@ class LlmAgent(acpio.Agent):
         conversation = self._conversation(session)
         conversation.append(Message("user", acpio.text_of(prompt)))
         model = self.models[str(session.config["model"])]  # chosen in the picker
-        tools = {name: getattr(self, name) for name in ("read_file", "run_command", "write_file")}
         specs = list(BUILTIN_TOOLS)
+        tools: dict[str, Tool] = {spec.name: getattr(self, spec.name) for spec in specs}
         for spec, mcp_call in await self._mcp_tools(session):
             specs.append(spec)
             tools[spec.name] = mcp_call
@@ -421,17 +425,6 @@ class LlmAgent(acpio.Agent):
 
     async def _use(self, session: acpio.Session, tools: Mapping[str, Tool], use: ToolUse) -> str:
         """Run one tool use; whatever happens, the model gets a text back."""
-        if use.name == "update_plan":
-            steps = use.arguments.get("steps")
-            entries = [
-                schema.PlanEntry(
-                    content=str(s.get("step")), priority="medium", status=str(s.get("status"))
-                )
-                for s in (steps if isinstance(steps, list) else [])
-                if isinstance(s, dict)
-            ]
-            await session.plan(entries)
-            return "The plan is shown to the user."
         tool = tools.get(use.name)
         if tool is None:
             return f"Error: there is no tool named {use.name!r}."
@@ -442,6 +435,21 @@ class LlmAgent(acpio.Agent):
             return f"Error: {exc}"
 
     # ----------------------------------------------------------------- tools
+
+    async def update_plan(self, session: acpio.Session, arguments: dict[str, object]) -> str:
+        """The model's plan becomes the session's plan (``plan_update``, replaced whole)."""
+        steps = arguments.get("steps")
+        entries = [
+            schema.PlanEntry(
+                content=str(step.get("step")),
+                priority="medium",
+                status=status if status in schema.KNOWN_PLAN_ENTRY_STATUS else "pending",
+            )
+            for step in (steps if isinstance(steps, list) else [])
+            if isinstance(step, dict) and isinstance(status := step.get("status"), str | None)
+        ]
+        await session.plan(entries)
+        return "The plan is shown to the user."
 
     async def read_file(self, session: acpio.Session, arguments: dict[str, object]) -> str:
         """A ``read`` tool call at the file's real path; its text for the model."""

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 from support import gone, load_example
 
+import acpio
 from acpio import schema
 from acpio.testing import MockClient, PermissionPolicy, PermissionRequest, SessionView
 
@@ -192,6 +194,41 @@ async def test_the_example_runs_as_a_subprocess(
         assert client.violations == []
     assert result.text == "[scripted] - read_file: over stdio\n- run_command: exit code 0\ndone"
     assert client.returncode == 0  # it exits once stdin closes
+
+
+class ModelOfOurOwn:
+    """A model as a user plugs one in: any object with a name and a stream()."""
+
+    name = "ours"
+
+    async def stream(
+        self, messages: Sequence[Any], tools: Sequence[Any]
+    ) -> AsyncGenerator[object, None]:
+        if messages[-1].role == "user":
+            assert [t.name for t in tools] == [
+                "update_plan",
+                "read_file",
+                "run_command",
+                "write_file",
+            ]
+            # What a real model may send: a status outside ACP's, a missing argument.
+            yield example.ToolUse("t1", "update_plan", {"steps": [{"step": "a", "status": "done"}]})
+            yield example.ToolUse("t2", "run_command", {})
+        else:
+            yield example.TextDelta(" | ".join(m.content for m in messages if m.role == "tool"))
+
+
+async def test_a_model_of_our_own_and_its_mistakes_do_not_end_the_turn(tmp_path: Path) -> None:
+    class OurAgent(LlmAgent):  # type: ignore[misc,valid-type]
+        models: ClassVar[dict[str, Any]] = {"ours": ModelOfOurOwn()}
+        config_options = (acpio.select_option("model", "Model", ["ours"], category="model"),)
+
+    async with MockClient(OurAgent()) as client:
+        session = await client.new_session(cwd=tmp_path)
+        result = await session.prompt("go")
+    assert result.stop_reason == "end_turn"
+    assert result.text == "The plan is shown to the user. | Error: 'command'"
+    assert [(e.content, e.status) for e in session.view.plans["plan"].entries] == [("a", "pending")]
 
 
 # ------------------------------------------------- the real provider, without a network
