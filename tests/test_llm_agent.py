@@ -67,7 +67,8 @@ async def test_a_turn_with_every_builtin_tool_feeds_the_results_back(tmp_path: P
     assert (tmp_path / "old.txt").read_text() == "two\n"
     # The diff was on screen before the permission request; the command asked with itself.
     (diff,) = seen_at_permission["edit"]
-    assert [change.path for change in diff.changes] == [f"{tmp_path}/old.txt"]
+    (change,) = diff.changes
+    assert isinstance(change, schema.ModifyChange) and change.path == f"{tmp_path}/old.txt"
     assert isinstance(diff.patch, schema.DiffPatch)
     assert "-one\n+two\n" in diff.patch.text
     assert [r.command for r in client.permission_requests] == [
@@ -153,7 +154,8 @@ async def test_cancel_while_asking_ends_the_call_cancelled(tmp_path: Path) -> No
 async def test_the_model_picker_switches_the_model_of_the_next_turn(tmp_path: Path) -> None:
     async with MockClient(LlmAgent()) as client:
         session = await client.new_session(cwd=tmp_path)
-        (picker,) = session.view.config_options or ()
+        assert session.view.config_options is not None
+        (picker,) = session.view.config_options
         assert isinstance(picker, schema.SessionConfigSelect)
         assert picker.category == "model"
         assert session.view.config_values == {"model": "scripted"}
