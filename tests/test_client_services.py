@@ -241,13 +241,15 @@ async def test_a_command_runs_in_the_clients_terminal_and_the_call_shows_it(
         r == {"sessionId": "sess_v1", "terminalId": "editor-term-1"} for _, r in requests[1:]
     )
     # The call shows the editor's own terminal, by the editor's id, and only that.
-    shown = [
+    # (v1: the whole content array in tool_call_update; the last one is the final view.)
+    contents = [
         u["content"]
         for u in updates
-        if u["sessionUpdate"] == "tool_call_content_chunk" and u["content"]["type"] == "terminal"
+        if u["sessionUpdate"] in ("tool_call", "tool_call_update") and "content" in u
     ]
-    assert shown == [{"type": "terminal", "terminalId": "editor-term-1"}]
-    # The bytes are the editor's to show: nothing is streamed by the agent.
+    assert contents and contents[-1] == [{"type": "terminal", "terminalId": "editor-term-1"}]
+    # The bytes are the editor's to show: the agent never sends them as text or chunks.
+    assert all(item["type"] == "terminal" for content in contents for item in content)
     assert not [u for u in updates if u["sessionUpdate"] == "terminal_output_chunk"]
 
 
@@ -322,13 +324,15 @@ async def test_a_cancelled_turn_kills_and_releases_the_clients_terminal(tmp_path
         "terminal/release",
     ]
     assert statuses == [acpio.ExitStatus(signal="SIGKILL")]
+    # v1 has no state updates (the prompt answer ends a turn) and no `cancelled` status:
+    # the call ends `failed`, with the real status kept in `_meta`.
+    assert not [u for u in updates if u["sessionUpdate"] == "state_update"]
     assert updates[-1] == {
-        "sessionUpdate": "state_update",
-        "state": "idle",
-        "stopReason": "cancelled",
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "status": "failed",
+        "_meta": {"acpio": {"status": "cancelled"}},
     }
-    call_status = [u.get("status") for u in updates if u.get("toolCallId") == "c"]
-    assert call_status[-1] == "cancelled"
 
 
 async def test_a_cancel_at_every_step_releases_every_client_terminal(tmp_path: Path) -> None:
@@ -375,8 +379,10 @@ async def test_without_the_terminal_capability_commands_run_in_the_agent(tmp_pat
         updates = editor.updates
 
     assert result.output == b"local\n" and editor.requests == []
-    shown = [u["content"] for u in updates if u["sessionUpdate"] == "tool_call_content_chunk"]
-    assert shown == [{"type": "terminal", "terminalId": "t"}]
+    # v1 shows an agent-run terminal as text in the call (the client runs no terminal).
+    contents = [u["content"] for u in updates if "content" in u]
+    assert contents and all(item["type"] == "content" for item in contents[-1])
+    assert "local" in contents[-1][0]["content"]["text"]
 
 
 async def test_bytes_the_agent_writes_itself_show_the_agents_terminal_on_v1(tmp_path: Path) -> None:
@@ -387,8 +393,10 @@ async def test_bytes_the_agent_writes_itself_show_the_agents_terminal_on_v1(tmp_
             await terminal.exit(0)
         updates = editor.updates
 
-    shown = [u["content"] for u in updates if u["sessionUpdate"] == "tool_call_content_chunk"]
-    assert shown == [{"type": "terminal", "terminalId": "mine"}]
+    # Not a client terminal: v1 shows the bytes as text in the call, asks the client nothing.
+    contents = [u["content"] for u in updates if "content" in u]
+    assert contents and "written by the agent" in contents[-1][0]["content"]["text"]
+    assert not [i for c in contents for i in c if i["type"] == "terminal"]
     assert editor.requests == []
 
 

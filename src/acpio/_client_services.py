@@ -10,9 +10,10 @@ the work is cancelled and ``terminal/release`` always, last. The editor shows
 its own live terminal: the tool call's content gets the v1 ``{type:
 "terminal", terminalId}`` item with the client's id right after the create.
 
-The requests go through the connection as plain JSON objects (the small
-Structs below follow the vendored v1 schema, ``schema/v1/schema.json``);
-unknown fields in answers are ignored. Asking for a service the client did not
+The requests are the v1 shapes of :mod:`acpio._v1_types` (the vendored v1
+schema, ``schema/v1/schema.json``), sent with :meth:`Session._client_request`,
+which flushes buffered terminal output first; unknown fields in answers are
+ignored. Asking for a service the client did not
 advertise, or on a v2 connection (v2 has no client-side services), raises
 :class:`~acpio.ClientCapabilityError` before anything is sent.
 """
@@ -27,6 +28,7 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from . import _v1_types as v1
 from ._errors import ClientCapabilityError, ConnectionClosed, RemoteProtocolError, RequestError
 from ._paths import require_absolute
 from ._process import ExitStatus, RunningCommand
@@ -54,71 +56,14 @@ CLEANUP_TIMEOUT: Final = 5.0
 _ANCHOR: Final = 4096
 
 
-class _V1(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
-    """Base of the v1 client-service shapes (unknown fields in answers are ignored)."""
+_decode_create = v1.decoder(v1.CreateTerminalResponse).decode
+_decode_output = v1.decoder(v1.TerminalOutputResponse).decode
+_decode_exit = v1.decoder(v1.WaitForTerminalExitResponse).decode
+_decode_read = v1.decoder(v1.ReadTextFileResponse).decode
 
 
-class _EnvVariable(_V1):
-    name: str
-    value: str
-
-
-class _CreateTerminal(_V1):
-    session_id: str
-    command: str
-    args: list[str] = []
-    env: list[_EnvVariable] = []
-    cwd: str | UnsetType = UNSET
-    output_byte_limit: int | UnsetType = UNSET
-
-
-class _CreateTerminalResult(_V1):
-    terminal_id: str
-
-
-class _TerminalRef(_V1):
-    """The params of ``terminal/output``, ``wait_for_exit``, ``kill`` and ``release``."""
-
-    session_id: str
-    terminal_id: str
-
-
-class _ExitStatus(_V1):
-    exit_code: int | None = None
-    signal: str | None = None
-
-
-class _TerminalOutput(_V1):
-    output: str
-    truncated: bool = False
-    exit_status: _ExitStatus | None = None
-
-
-class _ReadTextFile(_V1):
-    session_id: str
-    path: str
-    line: int | UnsetType = UNSET
-    limit: int | UnsetType = UNSET
-
-
-class _ReadTextFileResult(_V1):
-    content: str
-
-
-class _WriteTextFile(_V1):
-    session_id: str
-    path: str
-    content: str
-
-
-def _decoder(type_: type[T]) -> msgspec.json.Decoder[T]:
-    return msgspec.json.Decoder(type_)
-
-
-_decode_create = _decoder(_CreateTerminalResult).decode
-_decode_output = _decoder(_TerminalOutput).decode
-_decode_exit = _decoder(_ExitStatus).decode
-_decode_read = _decoder(_ReadTextFileResult).decode
+def _value(field: T | None | UnsetType) -> T | None:
+    return None if field is UNSET else field
 
 
 def _ignore(_: msgspec.Raw) -> None:
@@ -155,26 +100,24 @@ class _ClientCommand(RunningCommand):
         self._released = False
         self._delay = POLL_FIRST
 
-    def _ref(self) -> _TerminalRef:
+    def _ids(self) -> tuple[str, str]:
         assert self.terminal_id is not None
-        return _TerminalRef(session_id=self.terminal.session.id, terminal_id=self.terminal_id)
+        return self.terminal.session.id, self.terminal_id
 
     async def _start(self) -> None:
         """``terminal/create``, then show the client's terminal; runs shielded."""
         session = self.terminal.session
-        params = _CreateTerminal(
+        params = v1.CreateTerminalRequest(
             session_id=session.id,
             command=self._argv[0],
-            args=self._argv[1:],
-            env=[_EnvVariable(name=k, value=v) for k, v in (self._env or {}).items()],
+            args=list(self._argv[1:]),
+            env=[v1.EnvVariable(name=k, value=v) for k, v in (self._env or {}).items()],
             cwd=self._cwd,
             output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * self._limit),
         )
         try:
             with anyio.fail_after(START_TIMEOUT):
-                created = await session._connection.request(
-                    "terminal/create", params, _decode_create
-                )
+                created = await session._client_request("terminal/create", params, _decode_create)
         except TimeoutError:
             raise TimeoutError(
                 f"the client did not create a terminal within {START_TIMEOUT:g} s"
@@ -188,13 +131,17 @@ class _ClientCommand(RunningCommand):
 
     async def _poll(self) -> bytes:
         """One ``terminal/output``: the bytes that are new since the last one."""
-        answer = await self.terminal.session._connection.request(
-            "terminal/output", self._ref(), _decode_output
+        session_id, terminal_id = self._ids()
+        answer = await self.terminal.session._client_request(
+            "terminal/output",
+            v1.TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id),
+            _decode_output,
         )
-        if answer.exit_status is not None:
+        exited = _value(answer.exit_status) is not None
+        if exited:
             self._ended = True
         text = answer.output
-        if answer.exit_status is None and text.endswith("\ufffd"):
+        if not exited and text.endswith("\ufffd"):
             # Perhaps a character the process has not finished writing: count it next time.
             text = text[:-1]
         output = text.encode("utf-8", "replace")
@@ -223,18 +170,22 @@ class _ClientCommand(RunningCommand):
             self._delay = min(self._delay * 2, POLL_SLOWEST)
 
     async def _wait_exit(self) -> ExitStatus:
-        status = await self.terminal.session._connection.request(
-            "terminal/wait_for_exit", self._ref(), _decode_exit
+        session_id, terminal_id = self._ids()
+        status = await self.terminal.session._client_request(
+            "terminal/wait_for_exit",
+            v1.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id),
+            _decode_exit,
         )
-        return ExitStatus(status.exit_code, status.signal)
+        return ExitStatus(_value(status.exit_code), _value(status.signal))
 
     async def _stop(self) -> ExitStatus:
         if self.terminal_id is None:
             return ExitStatus()
-        connection = self.terminal.session._connection
+        session_id, terminal_id = self._ids()
+        kill = v1.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         try:
             with anyio.move_on_after(CLEANUP_TIMEOUT):
-                await connection.request("terminal/kill", self._ref(), _ignore)
+                await self.terminal.session._client_request("terminal/kill", kill, _ignore)
             with anyio.move_on_after(CLEANUP_TIMEOUT):
                 return await self._wait_exit()
         except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
@@ -258,10 +209,11 @@ class _ClientCommand(RunningCommand):
         if self.terminal_id is None or self._released:
             return
         self._released = True
-        connection = self.terminal.session._connection
+        session_id, terminal_id = self._ids()
+        release = v1.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         try:
             with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
-                await connection.request("terminal/release", self._ref(), _ignore)
+                await self.terminal.session._client_request("terminal/release", release, _ignore)
         except Exception as exc:
             logger.debug("terminal/release of %s failed: %s", self.terminal_id, exc)
 
@@ -288,13 +240,13 @@ async def read_text_file(
     for name, value in (("line", line), ("limit", limit)):
         if value is not None and value < (1 if name == "line" else 0):
             raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
-    params = _ReadTextFile(
+    params = v1.ReadTextFileRequest(
         session_id=session.id,
         path=path,
         line=UNSET if line is None else line,
         limit=UNSET if limit is None else limit,
     )
-    answer = await session._connection.request("fs/read_text_file", params, _decode_read)
+    answer = await session._client_request("fs/read_text_file", params, _decode_read)
     return answer.content
 
 
@@ -302,5 +254,5 @@ async def write_text_file(session: Session, path: str, content: str) -> None:
     """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
     _require(session, session._peer.write_text_file, "fs.writeTextFile")
     require_absolute(path, "file path")
-    params = _WriteTextFile(session_id=session.id, path=path, content=content)
-    await session._connection.request("fs/write_text_file", params, _ignore)
+    params = v1.WriteTextFileRequest(session_id=session.id, path=path, content=content)
+    await session._client_request("fs/write_text_file", params, _ignore)

@@ -443,6 +443,10 @@ class TerminalHandle:
     async def _show_client_terminal(self, client_terminal_id: str) -> None:
         """Show the client's terminal (v1) in the tool call this terminal belongs to."""
         self.client_terminal_id = client_terminal_id
+        projection = self.session._framing.projection
+        if projection is not None:
+            # The item names the client's own terminal: the projection passes it through.
+            projection.mark_client_terminal(client_terminal_id)
         call, self._show_in = self._show_in, None
         if call is not None:
             await call.append(schema.Terminal(terminal_id=client_terminal_id))
