@@ -7,8 +7,10 @@ trio, the client checks every message (schema and protocol rules).
 
 from __future__ import annotations
 
+import io
 import json
 import sys
+import urllib.request
 from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -279,6 +281,63 @@ def test_the_conversation_in_the_chat_completions_shape() -> None:
             "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}]},
         {"role": "tool", "tool_call_id": "call_a", "content": "alpha"},
     ]  # fmt: skip
+
+
+async def test_a_chat_completions_model_through_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The HTTP exchange is canned (no network); the model class, the loop and the agent are real.
+    (tmp_path / "a.txt").write_text("alpha\n")
+    sent: list[dict[str, Any]] = []
+
+    def urlopen(request: urllib.request.Request, timeout: float) -> io.BytesIO:
+        assert isinstance(request.data, bytes)
+        sent.append({"url": request.full_url, "auth": request.get_header("Authorization")})
+        body = json.loads(request.data)
+        sent[-1]["body"] = body
+        if len(sent) == 1:
+            delta: dict[str, Any] = {
+                "tool_calls": [
+                    {
+                        "index": 0,
+                        "id": "call_1",
+                        "function": {
+                            "name": "read_file",
+                            "arguments": json.dumps({"path": "a.txt"}),
+                        },
+                    }
+                ]
+            }
+        else:
+            delta = {"content": f"It says {body['messages'][-1]['content']!r}."}
+        chunks = [{"choices": [{"delta": {"reasoning_content": "Hmm."}}]},
+                  {"choices": [{"delta": delta}]}]  # fmt: skip
+        return io.BytesIO(b"".join(b"data: %s\n\n" % json.dumps(c).encode() for c in chunks))
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    real = example.default_models({"ACPIO_LLM_API_KEY": "sk-test", "ACPIO_LLM_MODELS": "m1"})
+
+    class RealAgent(LlmAgent):  # type: ignore[misc,valid-type]
+        models: ClassVar[dict[str, Any]] = real
+        config_options = (acpio.select_option("model", "Model", list(real), category="model"),)
+
+    async with MockClient(RealAgent()) as client:
+        session = await client.new_session(cwd=tmp_path)
+        result = await session.prompt("what is in a.txt?")
+    assert result.text == "It says 'alpha\\n'."
+    assert [m.text for m in result.view.thoughts] == ["Hmm.", "Hmm."]
+    (call,) = result.view.tool_calls.values()
+    assert (call.kind, call.status) == ("read", "completed")
+    assert [(s["url"], s["auth"]) for s in sent] == [
+        ("https://api.openai.com/v1/chat/completions", "Bearer sk-test")
+    ] * 2
+    first, second = (s["body"] for s in sent)
+    assert (first["model"], first["stream"]) == ("m1", True)
+    assert [t["function"]["name"] for t in first["tools"]] == [
+        "update_plan", "read_file", "run_command", "write_file"
+    ]  # fmt: skip
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
+    assert second["messages"][3] == {"role": "tool", "tool_call_id": "call_1", "content": "alpha\n"}
 
 
 def test_real_models_join_the_picker_first_when_configured() -> None:
