@@ -216,7 +216,7 @@ def test_declarations_are_checked() -> None:
         acpio.select_option("model", "Model", [])
     with pytest.raises(acpio.LocalProtocolError, match="twice"):
         acpio.select_option("model", "Model", ["a", "a"])
-    with pytest.raises(acpio.LocalProtocolError, match="custom categories must start with '_'"):
+    with pytest.raises(acpio.LocalProtocolError, match="custom values must start with '_'"):
         acpio.boolean_option("x", "X", category="speed")
     assert acpio.boolean_option("x", "X", category="_speed").category == "_speed"
     grouped = acpio.select_option(

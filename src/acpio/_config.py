@@ -30,6 +30,7 @@ from msgspec import UNSET
 
 from . import schema
 from ._errors import LocalProtocolError, RequestError
+from ._values import require_value
 
 if TYPE_CHECKING:
     from ._agent import Agent
@@ -51,15 +52,9 @@ SelectChoice: TypeAlias = schema.SessionConfigSelectOption | tuple[str, str] | s
 
 
 def _check_category(category: str | None) -> None:
-    if (
-        category is not None
-        and category not in schema.KNOWN_SESSION_CONFIG_OPTION_CATEGORY
-        and not category.startswith("_")
-    ):
-        known = ", ".join(sorted(schema.KNOWN_SESSION_CONFIG_OPTION_CATEGORY))
-        raise LocalProtocolError(
-            f"config option category {category!r} is not an ACP category ({known}); "
-            "custom categories must start with '_'"
+    if category is not None:
+        require_value(
+            category, schema.KNOWN_SESSION_CONFIG_OPTION_CATEGORY, "config option category"
         )
 
 

@@ -76,6 +76,7 @@ from ._edit_fs import (
     prepare,
 )
 from ._errors import EditConflict, EditRefused
+from ._paths import is_local_absolute
 
 if TYPE_CHECKING:
     from ._tool_call import ToolCallHandle
@@ -269,7 +270,7 @@ def _check_absolute(*paths: str | None) -> None:
     for path in paths:
         # POSIX absolute only: realpath would resolve anything else against
         # the agent's own working directory.
-        if path is not None and not os.path.isabs(path):
+        if path is not None and "\x00" not in path and not is_local_absolute(path):
             raise EditRefused(f"Refused: {path!r} is not an absolute path; nothing was touched.")
         if path is not None and "\x00" in path:
             raise EditRefused(f"Refused: {path!r} contains a NUL character; nothing was touched.")

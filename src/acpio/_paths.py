@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._errors import RelativePathError
 
-__all__ = ["is_absolute", "require_absolute"]
+__all__ = ["is_absolute", "is_local_absolute", "require_absolute"]
 
 
 def is_absolute(path: object) -> bool:
@@ -22,6 +22,15 @@ def is_absolute(path: object) -> bool:
         return True
     # Windows drive paths (C:\ or C:/) and UNC paths are absolute too.
     return (len(path) > 2 and path[1] == ":" and path[2] in "\\/") or path.startswith("\\\\")
+
+
+def is_local_absolute(path: object) -> bool:
+    """True for an absolute path this POSIX machine can open as it is (``/...``, no NUL).
+
+    Stricter than :func:`is_absolute`: a Windows path is valid on the wire but names
+    nothing here, and anything else would be resolved against the agent's own cwd.
+    """
+    return isinstance(path, str) and path.startswith("/") and "\x00" not in path
 
 
 def require_absolute(path: str, what: str = "path") -> str:

@@ -30,6 +30,8 @@ examples:
   acpio inspect --allow --record session.jsonl -- python my_agent.py
   acpio inspect --replay session.jsonl
   acpio check -- python my_agent.py
+  acpio check --protocol 1 -- python my_agent.py
+  acpio inspect --protocol 1 -- python my_agent.py
   acpio check --json --prompt "list the files" -- node dist/agent.js
 """
 
@@ -104,6 +106,13 @@ def _parser() -> argparse.ArgumentParser:
         help="how long the agent may take to answer a request (default 30)",
     )
     inspect.add_argument("--svg", metavar="FILE", help="also save what was shown as an SVG picture")
+    inspect.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="the ACP version to speak: 1 (today's editors) or 2 (draft; the default)",
+    )
     inspect.add_argument("agent", nargs=argparse.REMAINDER, help="-- then the agent's command line")
 
     check = commands.add_parser(
@@ -149,6 +158,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--svg", metavar="FILE", help="also save the report as an SVG picture")
+    check.add_argument(
+        "--protocol",
+        type=int,
+        choices=(1, 2),
+        help="check only this ACP version (default: 2, then 1, each reported on its own)",
+    )
     check.add_argument("agent", nargs=argparse.REMAINDER, help="-- then the agent's command line")
     return parser
 

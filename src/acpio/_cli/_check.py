@@ -21,13 +21,17 @@ import os
 import shlex
 import shutil
 import tempfile
+from collections.abc import Mapping
+from typing import Final
 
 from rich.rule import Rule
 from rich.text import Text
 
 from .. import schema
 from ..testing import ConformanceChecker
+from ..testing import Rule as TestingRule
 from ..testing._conformance import RULES
+from ..testing._v1_rules import v1_rule_table
 from ._check_client import _client_run
 from ._check_raw import _raw_run
 from ._check_rules import SCENARIO, CheckOptions, RuleReport, Status, _line, _Run
@@ -36,11 +40,16 @@ from ._output import Output
 
 __all__ = ["SCENARIO", "CheckOptions", "run_check"]
 
+# The scenario rules the v1 run decides (the raw probes run over draft v2 only).
+_V1_SCENARIO: Final = ("start", "sessions", "prompt", "cancel", "close", "shutdown")
 
-def _checker_reports(checkers: list[ConformanceChecker]) -> list[RuleReport]:
+
+def _checker_reports(
+    checkers: list[ConformanceChecker], table: Mapping[str, TestingRule] = RULES
+) -> list[RuleReport]:
     reports = [checker.check_report() for checker in checkers]
     results: list[RuleReport] = []
-    for rule_id, rule in RULES.items():
+    for rule_id, rule in table.items():
         exercised = sum(
             result.exercised
             for report in reports
@@ -72,12 +81,108 @@ def _summary(reports: list[RuleReport]) -> dict[str, int]:
 
 
 async def run_check(output: Output, command: list[str], options: CheckOptions) -> int:
-    """Run the scenario against the agent and print the report; 0 unless a mandatory rule
-    failed."""
-    quiet = options.json
-    if quiet:
+    """Run the scenario against the agent over each of ``options.protocols`` (default: v2,
+    then v1), print one report per version; 0 unless a mandatory rule failed in one of them.
+
+    With ``--json`` one document: the first version's report at the top level (as with one
+    version), every version's under ``protocols``, and ``ok`` true only if all passed.
+    """
+    if options.json:
         # Only the JSON document goes to stdout; the report still goes to an SVG.
         output.quiet = True
+    documents: dict[str, dict[str, object]] = {}
+    for version in options.protocols:
+        if len(options.protocols) > 1:
+            output.print(Rule(Text(f"ACP protocol {version}", style="bold")))
+        if version == 1:
+            documents["1"] = await _check_v1(output, command, options)
+        else:
+            documents[str(version)] = await _check_v2(output, command, options)
+    ok = all(document["ok"] is True for document in documents.values())
+    if len(documents) > 1:
+        output.print(
+            Text.assemble(
+                ("Overall: ", "bold"),
+                ("PASS", "bold green") if ok else ("FAIL", "bold red"),
+                f" (protocols {', '.join(documents)})",
+            )
+        )
+    if options.json:
+        first = dict(next(iter(documents.values())))
+        first["ok"] = ok
+        first["protocols"] = documents
+        output.write_raw(json.dumps(first, indent=2) + "\n")
+    return 0 if ok else 1
+
+
+async def _check_v1(output: Output, command: list[str], options: CheckOptions) -> dict[str, object]:
+    """The scenario over ACP v1 (the version shipping editors speak): the mock client's run
+    only (the raw probes are about draft v2 framing), judged by the v1 schema and rules."""
+    run = _Run(output)
+    owned = options.cwd is None
+    cwd = os.path.realpath(options.cwd or tempfile.mkdtemp(prefix="acpio-check-"))
+    output.print(Rule(Text(f"acpio check · ACP v1 · {shlex.join(command)}", style="bold")))
+    output.print(Text("Scenario", style="bold underline"))
+    try:
+        client, response = await _client_run(run, command, options, cwd, protocol_version=1)
+    finally:
+        output.status(None)
+        if owned:
+            shutil.rmtree(cwd, ignore_errors=True)
+    served = response is not None
+    if not served:
+        run.skip_rest(
+            [rule for rule in _V1_SCENARIO if rule not in ("start", "shutdown")],
+            "not reached: the agent does not serve protocol 1"
+            if run.verdicts.get("start") is not None and run.verdicts["start"].status == "warn"
+            else "not reached: the agent did not start",
+        )
+    shutdown = run.verdicts.get("shutdown")
+    if shutdown is not None:
+        output.print(_line(shutdown))
+    scenario = [run.verdicts[rule_id] for rule_id in _V1_SCENARIO if rule_id in run.verdicts]
+    protocol = _checker_reports([client.checker], v1_rule_table())
+    output.print(
+        Text(
+            f"Protocol rules, v1 (every message checked: {client.checker.report().messages})",
+            style="bold underline",
+        )
+    )
+    for report in protocol:
+        output.print(_line(report))
+    everything = scenario + protocol
+    counts = _summary(everything)
+    ok = counts["fail"] == 0
+    output.print(_verdict(counts, ok))
+    return {
+        "agent": command,
+        "protocol": 1,
+        "served": served,
+        "agent_info": schema.to_builtins(response.info) if response is not None else None,
+        "ok": ok,
+        "summary": counts,
+        "rules": [report.to_json() for report in everything],
+        "stderr_tail": stderr_tail(client.stderr),
+    }
+
+
+def _verdict(counts: dict[str, int], ok: bool) -> Text:
+    return Text.assemble(
+        ("Summary: ", "bold"),
+        (f"{counts['pass']} passed", "green"),
+        ", ",
+        (f"{counts['fail']} failed", "bold red" if counts["fail"] else ""),
+        ", ",
+        (f"{counts['warn']} warnings", "yellow" if counts["warn"] else ""),
+        ", ",
+        f"{counts['skip']} not exercised",
+        " → ",
+        ("PASS", "bold green") if ok else ("FAIL", "bold red"),
+    )
+
+
+async def _check_v2(output: Output, command: list[str], options: CheckOptions) -> dict[str, object]:
+    """The draft v2 scenario: the mock client's run, then the raw probes."""
     run = _Run(output)
     owned = options.cwd is None
     cwd = os.path.realpath(options.cwd or tempfile.mkdtemp(prefix="acpio-check-"))
@@ -128,27 +233,13 @@ async def run_check(output: Output, command: list[str], options: CheckOptions) -
     everything = scenario + protocol
     counts = _summary(everything)
     ok = counts["fail"] == 0
-    verdict = Text.assemble(
-        ("Summary: ", "bold"),
-        (f"{counts['pass']} passed", "green"),
-        ", ",
-        (f"{counts['fail']} failed", "bold red" if counts["fail"] else ""),
-        ", ",
-        (f"{counts['warn']} warnings", "yellow" if counts["warn"] else ""),
-        ", ",
-        f"{counts['skip']} not exercised",
-        " → ",
-        ("PASS", "bold green") if ok else ("FAIL", "bold red"),
-    )
-    output.print(verdict)
-    if quiet:
-        document = {
-            "agent": command,
-            "agent_info": schema.to_builtins(agent_info) if agent_info is not None else None,
-            "ok": ok,
-            "summary": counts,
-            "rules": [report.to_json() for report in everything],
-            "stderr_tail": "\n".join(tail for tail in stderr_tails if tail),
-        }
-        output.write_raw(json.dumps(document, indent=2) + "\n")
-    return 0 if ok else 1
+    output.print(_verdict(counts, ok))
+    return {
+        "agent": command,
+        "protocol": schema.PROTOCOL_VERSION,
+        "agent_info": schema.to_builtins(agent_info) if agent_info is not None else None,
+        "ok": ok,
+        "summary": counts,
+        "rules": [report.to_json() for report in everything],
+        "stderr_tail": "\n".join(tail for tail in stderr_tails if tail),
+    }

@@ -56,14 +56,20 @@ class _Permissions:
 
 _SESSION_RULES: Final = ["sessions", "prompt", "cancel", "close", "delete-unknown"]
 NEVER_EXISTED: Final = "sess_acpio_check_never_existed"
+_NO_V1: Final = (
+    "the agent does not serve ACP v1, the version today's editors (Zed, JetBrains, ...) speak"
+)
 
 
 async def _client_run(
-    run: _Run, command: list[str], options: CheckOptions, cwd: str
+    run: _Run, command: list[str], options: CheckOptions, cwd: str, protocol_version: int = 2
 ) -> tuple[MockClient, schema.InitializeResponse | None]:
+    """Drive the scenario over ``protocol_version`` (on v1: the v1 shapes, turns ended by the
+    prompt's answer, the v1 schema and rules; an agent that does not serve v1 is a warning)."""
     permissions = _Permissions(options.allow)
     client = MockClient(
         command,
+        protocol_version=protocol_version,
         policy=PermissionPolicy.call(permissions),
         strict=False,
         initialize=False,
@@ -91,11 +97,14 @@ async def _client_run(
     return client, response
 
 
-async def _delete_unknown(
-    run: _Run, client: MockClient, capabilities: schema.SessionCapabilities
-) -> None:
+async def _delete_unknown(run: _Run, client: MockClient, capabilities: object) -> None:
     """Deleting a session that never existed SHOULD succeed silently (session-delete page)."""
-    if not isinstance(capabilities.delete, schema.SessionDeleteCapabilities):
+    if client.v1 is not None:
+        offered = _v1_offers(client.v1.initialize_result, "delete")
+    else:
+        delete = getattr(capabilities, "delete", None)
+        offered = isinstance(delete, schema.SessionDeleteCapabilities)
+    if not offered:
         run.verdict("delete-unknown", None, "the agent does not advertise session/delete")
         return
     run.output.status("session/delete of an unknown session")
@@ -132,11 +141,17 @@ async def _start(run: _Run, client: MockClient) -> schema.InitializeResponse | N
         detail = f"no answer to initialize within {client.timeout:g}s" + _stderr_note(client.stderr)
     except RequestError as exc:
         detail = f"initialize was answered with error {exc.code}: {_short(exc.message)}"
+        if client.v1 is not None and exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
+            run.warn("start", _NO_V1 + f" (it answered initialize with error {exc.code})")
+            return None
     except RemoteProtocolError as exc:
         detail = f"the initialize result is invalid: {_short(str(exc))}"
     else:
         info = response.info
-        if response.protocol_version != schema.PROTOCOL_VERSION:
+        if client.v1 is not None and response.protocol_version != 1:
+            run.warn("start", _NO_V1 + f" (it answered protocol {response.protocol_version})")
+            return None
+        if client.v1 is None and response.protocol_version != schema.PROTOCOL_VERSION:
             run.verdict(
                 "start",
                 False,
@@ -167,7 +182,7 @@ async def _sessions(
 ) -> None:
     capabilities = response.capabilities
     session = capabilities.session if isinstance(capabilities, schema.AgentCapabilities) else None
-    if not isinstance(session, schema.SessionCapabilities):
+    if client.v1 is None and not isinstance(session, schema.SessionCapabilities):
         run.skip_rest(_SESSION_RULES, "the agent advertises no session capability")
         return
     try:
@@ -186,6 +201,9 @@ async def _sessions(
         run.output.status("cancelled prompt")
         await _cancel(run, client, first, options, permissions)
         run.output.status("session/close")
+        if client.v1 is not None and not _v1_offers(client.v1.initialize_result, "close"):
+            run.verdict("close", None, "the agent does not advertise session/close (v1)")
+            return
         try:
             await second.close()
         except RequestError as exc:
@@ -209,14 +227,26 @@ async def _sessions(
         run.skip_rest(_SESSION_RULES, f"not reached: session/new failed: {_short(str(exc))}")
 
 
+def _v1_offers(result: object, method: str) -> bool:
+    """Whether a v1 initialize answer advertises ``session/<method>`` (close, delete, ...)."""
+    capabilities = result.get("agentCapabilities") if isinstance(result, dict) else None
+    sessions = capabilities.get("sessionCapabilities") if isinstance(capabilities, dict) else None
+    return isinstance(sessions, dict) and sessions.get(method) is not None
+
+
 async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> None:
     try:
         result = await session.prompt(options.prompt)
     except AgentTimeoutError:
+        ending = (
+            "an answer to session/prompt"
+            if session.client.v1 is not None
+            else "an idle state_update"
+        )
         run.verdict(
             "prompt",
             False,
-            f"the turn did not end with an idle state_update within {options.timeout:g}s",
+            f"the turn did not end with {ending} within {options.timeout:g}s",
         )
         return
     except RequestError as exc:
@@ -247,12 +277,26 @@ async def _cancel(
 ) -> None:
     permissions.hold = True
     try:
+        before = len(session.updates)
         turn = await session.start_prompt(options.cancel_prompt or options.prompt)
         # Cancel once the work is seen running, as a user would (and so that the
         # conformance checker ties the cancel to that work).
         await session.wait_for(
             lambda: turn.done or session.view.state != "idle", what="the turn to start"
         )
+        if client.v1 is not None:
+            # v1 has no running state: wait for the agent's first sign of work instead
+            # (the client's own echo and running mark are two updates).
+            await session.wait_for(
+                lambda: (
+                    turn.done
+                    or len(session.updates) > before + 2
+                    or any(
+                        r.pending for r in client.permission_requests if r.session_id == session.id
+                    )
+                ),
+                what="the turn's first update or permission request",
+            )
         ended_first = turn.done
         await session.cancel()
         # A request sent after the cancel and answered before the turn ended proves the

@@ -142,6 +142,8 @@ class CheckOptions:
     exit_timeout: float = 3.0
     cwd: str | None = None
     json: bool = False
+    protocols: tuple[int, ...] = (2, 1)
+    """The ACP versions to check, each reported on its own (default: both, v2 first)."""
 
 
 @dataclass
@@ -205,6 +207,13 @@ class _Run:
         else:
             status = "fail" if rule.mandatory else "warn"
         report = RuleReport(rule.id, "scenario", rule.description, rule.mandatory, status, detail)
+        self.verdicts[rule_id] = report
+        self.output.print(_line(report))
+
+    def warn(self, rule_id: str, detail: str) -> None:
+        """Record a scenario warning: the rule did not pass, and it fails nothing."""
+        rule = SCENARIO[rule_id]
+        report = RuleReport(rule.id, "scenario", rule.description, rule.mandatory, "warn", detail)
         self.verdicts[rule_id] = report
         self.output.print(_line(report))
 

@@ -23,6 +23,7 @@ from rich.text import Text
 
 import acpio
 
+from .._errors import RequestError
 from ..testing import MockClient, PermissionPolicy
 from ._drive import Step, open_agent
 from ._failure import CliError
@@ -34,6 +35,7 @@ __all__ = ["find_examples", "run_demo"]
 EXAMPLES: Final = ("shell_agent.py", "edit_agent.py")
 STREAM_COMMAND: Final = 'for step in lint test build; do echo "$step: ok"; sleep 0.2; done'
 REJECTED_COMMAND: Final = "rm -rf build/"
+V1_COMMAND: Final = "echo hello-from-v1"
 LONG_COMMAND: Final = 'echo "fetching 2 GB of dependencies..."; sleep 60; echo done'
 OLD_FILE: Final = 'def greet(name):\n    return "Hello " + name\n'
 NEW_FILE: Final = 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n'
@@ -180,6 +182,12 @@ async def run_demo(
             if result.stop_reason != "cancelled":
                 problems.append(f"the cancelled turn ended with {result.stop_reason!r}")
             violations = _violations(shell) + _violations(edit)
+
+            _step(output, 5, "The same shell agent, unchanged, for today's editors (ACP v1)")
+            step.doing = "driving the shell agent over ACP v1"
+            v1_problems, v1_violations = await _v1_step(output, shell_command, project, timeout)
+            problems += v1_problems
+            violations += v1_violations
     finally:
         output.close()
         if owned:
@@ -201,10 +209,73 @@ async def run_demo(
         )
     )
     output.note(
-        "Next: `acpio inspect -- python examples/shell_agent.py` to try an agent yourself, "
-        "`acpio check -- python my_agent.py` to test yours."
+        "Next: `acpio inspect -- python examples/shell_agent.py` to try an agent yourself "
+        "(`--protocol 1` to speak ACP v1 as editors do), "
+        "`acpio check -- python my_agent.py` to test yours over both versions."
     )
     return 0
+
+
+async def _v1_step(
+    output: Output,
+    command: list[str],
+    project: str,
+    timeout: float,  # noqa: ASYNC109 - the client's default request timeout
+) -> tuple[list[str], list[acpio.testing._conformance.Violation]]:
+    """One allowed command over ACP v1, as Zed or JetBrains would send it: the editor runs
+    the command in its own terminal. An agent that does not serve v1 yet is only noted."""
+    client = MockClient(
+        command,
+        protocol_version=1,
+        client_terminal=True,
+        client_fs=True,
+        policy=PermissionPolicy.allow(),
+        strict=False,
+        timeout=timeout,
+        cwd=project,
+    )
+    try:
+        async with client:
+            session = await client.new_session(project)
+            result = await session.prompt(f"run {V1_COMMAND}")
+            shown = result.view.agent_text + "".join(
+                call.text for call in session.view.tool_calls.values()
+            )
+            shown += "".join(terminal.text for terminal in session.view.terminals.values())
+            info = client.agent_info
+            output.print(
+                Text.assemble(
+                    ("● ", "green"),
+                    (info.name, "bold"),
+                    f" {info.version} · protocol 1 · examples/shell_agent.py",
+                )
+            )
+            for call in session.view.tool_calls.values():
+                output.print(Text(f"  tool call {call.title!r}: {call.kind}, {call.status}"))
+            where = (
+                "the editor's own terminal (terminal/create)"
+                if client.v1 and client.v1.terminals.terminals
+                else "the tool call's content"
+            )
+            if "hello-from-v1" in shown:
+                output.print(Text(f"  the command's output is shown in {where}"))
+            output.print(Text(f"  session/prompt answered {{stopReason: {result.stop_reason}}}"))
+            problems = (
+                []
+                if "hello-from-v1" in shown and result.stop_reason == "end_turn"
+                else ["the command run over ACP v1 did not show its output"]
+            )
+            client.conformance_report()
+            return problems, list(client.checker.violations)
+    except RequestError as exc:
+        if exc.code != acpio.schema.UNSUPPORTED_PROTOCOL_VERSION:
+            raise
+        output.note(
+            f"examples/shell_agent.py does not serve ACP v1 yet: initialize was answered "
+            f"{exc.code} ({exc.message}). Agents that serve it are driven here as Zed or "
+            "JetBrains would drive them."
+        )
+        return [], []
 
 
 def _violations(client: MockClient) -> list[acpio.testing._conformance.Violation]:

@@ -99,6 +99,7 @@ async def open_agent(
     show_violations: bool = False,
     started: list[MockClient] | None = None,
     elicitation: ElicitationPolicy | None = None,
+    protocol_version: int = 2,
 ) -> AsyncIterator[MockClient]:
     """Start the agent, follow it with ``log``; failures become a :class:`CliError`.
 
@@ -109,6 +110,10 @@ async def open_agent(
     """
     client = MockClient(
         list(command),
+        protocol_version=protocol_version,
+        # A v1 editor runs the agent's commands in its terminal and serves its file reads.
+        client_terminal=protocol_version == 1,
+        client_fs=protocol_version == 1,
         policy=policy,
         elicitation=elicitation,
         strict=False,

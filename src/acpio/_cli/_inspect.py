@@ -232,8 +232,13 @@ async def run_inspect(
     cwd: str | None = None,
     timeout: float = 30.0,  # noqa: ASYNC109 - the client's default request timeout
     reader: LineInput | None = None,
+    protocol_version: int = 2,
 ) -> int:
-    """Talk to the agent until the input ends or the user quits; 0 unless the agent failed."""
+    """Talk to the agent until the input ends or the user quits; 0 unless the agent failed.
+
+    ``protocol_version=1`` speaks ACP v1, as today's editors do (the client runs the agent's
+    terminal commands and serves its file reads and writes).
+    """
     reader = reader if reader is not None else LineInput()
     directory = os.path.realpath(cwd or os.getcwd())
     if not os.path.isdir(directory):
@@ -264,6 +269,7 @@ async def run_inspect(
             show_violations=True,
             started=started,
             elicitation=_elicitation_policy(policy, elicitation_asker),
+            protocol_version=protocol_version,
         ) as client:
             asker.log = log
             asker.client = client

@@ -14,6 +14,7 @@ The same code renders a live session and a ``--replay``, so both look alike.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,14 @@ from ..testing import (
     TranscriptEntry,
 )
 from ..testing._conformance import ConformanceChecker, Violation
+from ..testing._v1_client import (
+    V1Updates,
+    initialize_response,
+    permission_tool_call,
+    prompt_echo,
+    prompt_end,
+)
+from ..testing._v1_terminals import show_terminal_answer
 from ..testing._view import MessageRole
 from ._blocks import (
     answer_line,
@@ -54,6 +63,7 @@ from ._safe_text import safe, visible
 __all__ = ["SessionLog"]
 
 _AGENT: Final = "agent->client"
+_V1_CLIENT_CALLS: Final = ("terminal/", "fs/")
 
 
 class _Envelope(msgspec.Struct):
@@ -142,6 +152,9 @@ class SessionLog:
         self.permissions_on_demand = permissions_on_demand
         self._unseen: set[object] = set()
         self._violations_shown = 0
+        # Set when the client asked for ACP v1: v1 updates are shown in their v2 form.
+        self._v1: V1Updates | None = None
+        self._v1_calls: dict[object, tuple[str, dict[str, object]]] = {}
 
     # -- input -------------------------------------------------------------------------------
 
@@ -183,7 +196,9 @@ class SessionLog:
         method = envelope.method
         params = envelope.params if isinstance(envelope.params, msgspec.Raw) else None
         if isinstance(method, str):
-            if method == "session/update" and params is not None:
+            if method == "session/update" and params is not None and self._v1 is not None:
+                self._v1_update(self._v1, params)
+            elif method == "session/update" and params is not None:
                 try:
                     notification = schema.decode(params, schema.UpdateSessionNotification)
                 except (msgspec.DecodeError, RecursionError):
@@ -199,6 +214,11 @@ class SessionLog:
                 self._elicitation_request(envelope.id, params)
             elif method == "elicitation/complete":
                 self._note("✓ the agent says the URL interaction is complete", style="green")
+            elif self._v1 is not None and method.startswith(_V1_CLIENT_CALLS):
+                # v1 client services (the editor's terminals and files): seen in the answers.
+                if envelope.id is not msgspec.UNSET and params is not None:
+                    with contextlib.suppress(msgspec.DecodeError, RecursionError):
+                        self._v1_calls[_key(envelope.id)] = (method, _decode_object(params))
             elif envelope.id is not msgspec.UNSET:
                 self._note(f"the agent called {method}, which this client does not offer")
             return
@@ -207,7 +227,40 @@ class SessionLog:
             return
         self._response(request[0], request[1], envelope)
 
+    def _v1_update(self, v1: V1Updates, params: msgspec.Raw) -> None:
+        try:
+            raw = _decode_object(params)
+        except (msgspec.DecodeError, RecursionError):
+            return
+        session_id, body = raw.get("sessionId"), raw.get("update")
+        if isinstance(session_id, str) and isinstance(body, dict):
+            update = v1.translate(session_id, body)
+            if update is not None:
+                session = self._session(session_id)
+                self._apply(session, update)
+                self._commit(session)
+
+    def _v1_turn(self, params: msgspec.Raw | None, update: schema.SessionUpdate) -> None:
+        # v1 has no state updates: the client's prompt starts a turn, its answer ends it.
+        try:
+            session_id = _decode_object(params).get("sessionId") if params is not None else None
+        except (msgspec.DecodeError, RecursionError):
+            return
+        if isinstance(session_id, str) and self._v1 is not None:
+            self._v1.interrupt(session_id)
+            session = self._session(session_id)
+            self._apply(session, update)
+            self._commit(session)
+
     def _response(self, method: str, params: msgspec.Raw | None, envelope: _Envelope) -> None:
+        if self._v1 is not None and method == "session/prompt":
+            result = envelope.result if isinstance(envelope.result, msgspec.Raw) else None
+            try:
+                answer = msgspec.json.decode(result) if result is not None else None
+            except (msgspec.DecodeError, RecursionError):
+                answer = None
+            self._v1_turn(params, prompt_end(answer, envelope.error))
+            return
         if envelope.error is not msgspec.UNSET:
             error = envelope.error if isinstance(envelope.error, dict) else {}
             self.output.print(
@@ -223,7 +276,13 @@ class SessionLog:
         if result is None:
             return
         try:
-            if method == "initialize":
+            if method == "initialize" and self._v1 is not None:
+                response = initialize_response(msgspec.json.decode(result))
+                self.agent_info = response.info
+                self.protocol_version = response.protocol_version
+                if self.show_connect:
+                    self._connected(response)
+            elif method == "initialize":
                 response = schema.decode(result, schema.InitializeResponse)
                 self.agent_info = response.info
                 self.protocol_version = response.protocol_version
@@ -273,7 +332,11 @@ class SessionLog:
         if self.permissions_on_demand:
             self._unseen.add(_key(request_id))
             return
-        if params is not None:
+        patch = permission_tool_call(raw) if self._v1 is not None else None
+        if patch is not None:
+            session.view.apply_tool_call(patch)
+            self._touch(session, "tool", patch.tool_call_id)
+        elif params is not None and self._v1 is None:
             try:
                 typed = schema.decode(params, schema.RequestPermissionRequest)
             except (msgspec.DecodeError, RecursionError):
@@ -329,6 +392,10 @@ class SessionLog:
         if isinstance(method, str):
             if envelope.id is not msgspec.UNSET:
                 self._client_requests[_key(envelope.id)] = (method, params)
+                if method == "initialize":
+                    self._v1 = V1Updates() if _asks_v1(params) else None
+                elif method == "session/prompt" and self._v1 is not None:
+                    self._v1_prompt(self._v1, params)
             elif method == "session/cancel" and params is not None:
                 try:
                     session_id = _decode_object(params).get("sessionId")
@@ -348,6 +415,9 @@ class SessionLog:
                     asked.answer = {}
             self._commit(asked_in)
             self.output.print(elicitation_answer_line(asked, self.answered_by))
+        call = self._v1_calls.pop(_key(envelope.id), None)
+        if call is not None and isinstance(envelope.result, msgspec.Raw):
+            self._v1_answer(call[0], call[1], envelope.result)
             return
         found = self._permissions.pop(_key(envelope.id), None)
         if _key(envelope.id) in self._unseen:
@@ -363,6 +433,39 @@ class SessionLog:
         record.answer = outcome if outcome is not None else {}
         self._commit(session)
         self.output.print(answer_line(record, self.answered_by))
+
+    def _v1_answer(self, method: str, params: dict[str, object], result: msgspec.Raw) -> None:
+        session_id = params.get("sessionId")
+        if not method.startswith("terminal/") or not isinstance(session_id, str):
+            return
+        try:
+            answer = msgspec.json.decode(result)
+        except (msgspec.DecodeError, RecursionError):
+            return
+        session = self._session(session_id)
+        terminal_id = show_terminal_answer(session.view, method, params, answer)
+        if terminal_id is None:
+            return
+        owner = session.owners.get(terminal_id)
+        if owner is None:
+            # The tool call that embeds it may have been reported first.
+            owner = next(
+                (c.id for c in session.view.tool_calls.values() if terminal_id in c.terminal_ids),
+                None,
+            )
+            if owner is not None:
+                session.owners[terminal_id] = owner
+        if owner is not None:
+            self._touch(session, "tool", owner)
+        self._commit(session)
+
+    def _v1_prompt(self, v1: V1Updates, params: msgspec.Raw | None) -> None:
+        try:
+            raw = _decode_object(params) if params is not None else {}
+        except (msgspec.DecodeError, RecursionError):
+            return
+        self._v1_turn(params, prompt_echo(v1.next_message_id("user"), raw))
+        self._v1_turn(params, schema.RunningStateUpdate())
 
     # -- folding -----------------------------------------------------------------------------
 
@@ -570,6 +673,13 @@ class SessionLog:
         for violation in violations[self._violations_shown :]:
             self.output.print(violation_text(violation))
         self._violations_shown = len(violations)
+
+
+def _asks_v1(params: msgspec.Raw | None) -> bool:
+    try:
+        return params is not None and _decode_object(params).get("protocolVersion") == 1
+    except (msgspec.DecodeError, RecursionError):
+        return False
 
 
 def violation_text(violation: Violation) -> Text:

@@ -41,6 +41,7 @@ async def _dispatch(args: argparse.Namespace, command: list[str] | None, output:
             record=args.record,
             cwd=args.cwd,
             timeout=args.timeout,
+            protocol_version=args.protocol,
         )
     from ._check import CheckOptions, run_check  # noqa: PLC0415
 
@@ -56,6 +57,7 @@ async def _dispatch(args: argparse.Namespace, command: list[str] | None, output:
             exit_timeout=args.exit_timeout,
             cwd=args.cwd,
             json=args.json,
+            protocols=(2, 1) if args.protocol is None else (args.protocol,),
         ),
     )
 

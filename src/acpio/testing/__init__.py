@@ -34,6 +34,7 @@ from ._rules import Rule as Rule
 from ._rules import Violation as Violation
 from ._transcript import Transcript as Transcript
 from ._transcript import TranscriptEntry as TranscriptEntry
+from ._v1_rules import V1_RULES as V1_RULES
 from ._view import ClientView as ClientView
 from ._view import MessageView as MessageView
 from ._view import PlanView as PlanView
@@ -46,6 +47,7 @@ from ._waits import MockClientError as MockClientError
 
 __all__ = (
     "RULES",
+    "V1_RULES",
     "AgentExitedError",
     "AgentTimeoutError",
     "ClientSession",

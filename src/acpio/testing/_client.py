@@ -52,6 +52,7 @@ from ._policy import (
 )
 from ._rules import ConformanceError
 from ._transcript import Transcript
+from ._v1_client import V1Client
 from ._waits import AgentExitedError, MockClientError, Waits
 
 __all__ = ("MockClient",)
@@ -105,6 +106,16 @@ class MockClient:
     advertises no optional capability unless given ``capabilities``; agent
     requests it does not serve (``elicitation/create`` without an
     elicitation policy, extensions) are answered ``-32601``.
+
+    ``protocol_version=1`` speaks ACP v1 (the version today's editors
+    speak) and rebuilds the same views: the v1 shapes are translated at one
+    place (``acpio.testing._v1_client``), a turn ends with the answer to its
+    ``session/prompt``, and every message is checked against the official v1
+    schema and the v1 rules. On v1 only, ``client_terminal=True`` advertises
+    ``terminal`` and runs the agent's ``terminal/create`` commands for real,
+    and ``client_fs=True`` advertises ``fs.readTextFile``/``fs.writeTextFile``
+    served from the real file system, reads seeing ``buffers`` (unsaved
+    editor buffers by absolute path) first.
     """
 
     def __init__(
@@ -126,6 +137,9 @@ class MockClient:
         limits: AgentLimits | None = None,
         stderr_limit: int = STDERR_LIMIT,
         exit_timeout: float = EXIT_TIMEOUT,
+        client_terminal: bool = False,
+        client_fs: bool = False,
+        buffers: Mapping[str, str] | None = None,
     ) -> None:
         if isinstance(agent, type):
             agent = agent()
@@ -170,7 +184,19 @@ class MockClient:
         self._exit_timeout = exit_timeout
 
         self.transcript = Transcript()
-        self.checker = ConformanceChecker(strict=False)
+        self.checker = ConformanceChecker(strict=False, protocol_version=protocol_version)
+        self.v1: V1Client | None = (
+            V1Client(
+                self,
+                terminal=client_terminal,
+                read_text_file=client_fs,
+                write_text_file=client_fs,
+                buffers=buffers,
+            )
+            if protocol_version == 1
+            else None
+        )
+        """The v1 side of the client (``None`` on v2): its terminals, files written, buffers."""
         self.permission_requests: list[PermissionRequest] = []
         self.elicitation_requests: list[ElicitationRequest] = []
         self.sessions: dict[str, ClientSession] = {}
@@ -470,7 +496,21 @@ class MockClient:
         client_info: schema.Implementation | None = None,
         timeout: float | None = None,
     ) -> schema.InitializeResponse:
-        """Send ``initialize`` (done on entry unless ``initialize=False``); returns the answer."""
+        """Send ``initialize`` (done on entry unless ``initialize=False``); returns the answer.
+
+        On v1 the request has v1's shape (``clientInfo``, ``clientCapabilities``) and the
+        answer is recorded in the kit's form (the raw v1 result is ``v1.initialize_result``).
+        """
+        if self.v1 is not None:
+            version = self.protocol_version if protocol_version is None else protocol_version
+            result = await self._request(
+                "initialize",
+                self.v1.initialize_params(version, client_info or self.client_info),
+                _decode_json,
+                timeout=timeout,
+            )
+            self.initialize_response = self.v1.initialize_response(result)
+            return self.initialize_response
         params = schema.InitializeRequest(
             protocol_version=(
                 self.protocol_version if protocol_version is None else protocol_version
@@ -510,6 +550,14 @@ class MockClient:
             ),
             mcp_servers=list(mcp_servers) if mcp_servers is not None else [],
         )
+        if self.v1 is not None:
+            result = await self._request("session/new", params, _decode_json, timeout=timeout)
+            session_id = result.get("sessionId") if isinstance(result, dict) else None
+            if not isinstance(session_id, str):
+                raise self._error(MockClientError, f"session/new answered {result!r}")
+            session = self._session(session_id, directory)
+            session._v1_setup(result)
+            return session
         response = await self._request(
             "session/new", params, decoder(schema.NewSessionResponse), timeout=timeout
         )
@@ -542,13 +590,26 @@ class MockClient:
     ) -> ClientSession:
         """Resume a session by id (e.g. one created on an earlier connection).
 
-        The replayed updates are in the returned session's ``replayed``.
+        The replayed updates are in the returned session's ``replayed``. On v1, ``replay``
+        sends ``session/load`` (the agent replays the history before its answer, which is how
+        editors reopen a thread) and no replay sends ``session/resume``.
         """
         session = self._session(session_id, os.fspath(cwd))
         await session.resume(
             replay=replay, additional_directories=additional_directories, timeout=timeout
         )
         return session
+
+    async def load_session(
+        self,
+        session_id: str,
+        cwd: str | os.PathLike[str],
+        *,
+        timeout: float | None = None,
+    ) -> ClientSession:
+        """Reopen a session with its whole history replayed: ``session/load`` on v1,
+        ``session/resume`` with replay from the start on v2 (same view either way)."""
+        return await self.resume_session(session_id, cwd, replay=True, timeout=timeout)
 
     async def list_sessions(
         self,

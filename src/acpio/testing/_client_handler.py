@@ -39,6 +39,7 @@ from ._transcript import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction
 if TYPE_CHECKING:
     from ._client import MockClient
     from ._client_session import ClientSession
+    from ._v1_client import V1Client
 
 __all__ = ("ClientHandler", "Probe")
 
@@ -106,6 +107,8 @@ class ClientHandler:
         """Elicitation requests not answered yet, by request id."""
         self.prompts: dict[int, ClientSession] = {}
         """The session of each ``session/prompt`` sent and not answered yet, by request id."""
+        self.permission_scopes: dict[int | str, anyio.CancelScope] = {}
+        """v1: the scope of each pending permission's policy, cancelled by ``session/cancel``."""
         self._violations_seen = 0
 
     def unseen_violation(self) -> Violation | None:
@@ -151,7 +154,10 @@ class ClientHandler:
             if probe is not None:
                 probe.position = len(probe.session.updates)
             session = self.prompts.pop(peek.id, None)
-            if session is not None:
+            v1 = self._client.v1
+            if v1 is not None and session is not None:
+                self._v1_answered(v1, peek.id, data)
+            elif session is not None:
                 session._prompt_answered(peek.id, accepted=peek.error is msgspec.UNSET)
         elif peek.method == schema.CANCEL_REQUEST_METHOD and isinstance(peek.params, msgspec.Raw):
             try:
@@ -167,6 +173,15 @@ class ClientHandler:
                     # Seen before the connection cancels the handler, which then
                     # answers "cancelled" instead of -32800.
                     record.cancelled_by_agent = True
+
+    @staticmethod
+    def _v1_answered(v1: V1Client, request_id: int, data: bytes) -> None:
+        try:
+            message = _decode_json(data)
+        except (msgspec.DecodeError, RecursionError):
+            return
+        if isinstance(message, dict):
+            v1.prompt_answered(request_id, message.get("result"), message.get("error"))
 
     def _track_sent(self, data: bytes) -> None:
         if b'"session/' not in data:
@@ -186,23 +201,34 @@ class ClientHandler:
         elif type(peek.id) is int:
             self.prompts[peek.id] = session
             session._prompt_sent(peek.id)
+            if self._client.v1 is not None:
+                self._client.v1.prompt_sent(session, peek.id, _decode_json(peek.params))
 
     # ------------------------------------------------------------ agent calls
 
     async def on_request(
         self, method: str, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
-        """Serve a request from the agent: permission and elicitation requests, nothing else."""
+        """Serve a request from the agent: permission and elicitation requests, and on v1 the
+        client services the client offered (terminals, files)."""
         if method == "session/request_permission":
             return await self._answer_permission(params, context)
         if method == "elicitation/create" and self._client.elicitation_policy is not None:
             return await self._answer_elicitation(params, context)
+        v1 = self._client.v1
+        if v1 is not None and v1.serves(method):
+            return await v1.on_request(method, params, context)
         raise RequestError.method_not_found(method)
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
         """Apply ``session/update``; other notifications are only recorded."""
         if method == "session/update" and params is not None:
-            self._apply_update(params)
+            v1 = self._client.v1
+            if v1 is not None:
+                v1.apply_update(params)
+                self._client._changed()
+            else:
+                self._apply_update(params)
         elif method == "elicitation/complete" and params is not None:
             with contextlib.suppress(msgspec.DecodeError, RecursionError):
                 done = _decode_json(params)
@@ -233,38 +259,54 @@ class ClientHandler:
         record = PermissionRequest(context.id, raw, time.monotonic())
         client.permission_requests.append(record)
         self.pending_permissions[context.id] = record
+        if client.v1 is not None:
+            client.v1.apply_permission_tool_call(raw)
+        else:
+            self._apply_subject(params)
+        client._changed()
+        outcome: dict[str, object]
+        scope = self.permission_scopes[context.id] = anyio.CancelScope()
+        try:
+            with scope:
+                outcome = await self._decide(record)
+            if scope.cancelled_caught:
+                outcome = dict(CANCELLED_OUTCOME)  # v1: the client's own session/cancel
+        finally:
+            self.pending_permissions.pop(context.id, None)
+            self.permission_scopes.pop(context.id, None)
+        record._resolve(outcome, time.monotonic())
+        client._changed()
+        return {"outcome": outcome}
+
+    def _apply_subject(self, params: msgspec.Raw | None) -> None:
+        client = self._client
         with contextlib.suppress(msgspec.DecodeError):
             typed = schema.decode(params or b"{}", schema.RequestPermissionRequest)
             subject = typed.subject
             if isinstance(subject, schema.ToolCallPermissionSubject):
                 # Editors show the subject like a tool_call_update before prompting.
                 client._session(typed.session_id).view.apply_tool_call(subject.tool_call)
-        client._changed()
-        outcome: dict[str, object]
+
+    async def _decide(self, record: PermissionRequest) -> dict[str, object]:
+        client = self._client
         try:
-            try:
-                outcome = await client.permission_policy.decide(record)
-            except anyio.get_cancelled_exc_class():
-                if not record.cancelled_by_agent:
-                    raise
-                outcome = dict(CANCELLED_OUTCOME)
-            except Exception as exc:
-                # Never approval: the agent gets "cancelled", the test gets the error.
-                failure = (
-                    exc
-                    if isinstance(exc, PermissionPolicyError)
-                    else PermissionPolicyError(
-                        f"the permission policy {client.permission_policy!r} raised {exc!r} "
-                        f"for {record.describe()}"
-                    )
+            return await client.permission_policy.decide(record)
+        except anyio.get_cancelled_exc_class():
+            if not record.cancelled_by_agent:
+                raise
+            return dict(CANCELLED_OUTCOME)
+        except Exception as exc:
+            # Never approval: the agent gets "cancelled", the test gets the error.
+            failure = (
+                exc
+                if isinstance(exc, PermissionPolicyError)
+                else PermissionPolicyError(
+                    f"the permission policy {client.permission_policy!r} raised {exc!r} "
+                    f"for {record.describe()}"
                 )
-                client._fail(failure, cause=exc if failure is not exc else None)
-                outcome = dict(CANCELLED_OUTCOME)
-        finally:
-            self.pending_permissions.pop(context.id, None)
-        record._resolve(outcome, time.monotonic())
-        client._changed()
-        return {"outcome": outcome}
+            )
+            client._fail(failure, cause=exc if failure is not exc else None)
+            return dict(CANCELLED_OUTCOME)
 
     async def _answer_elicitation(
         self, params: msgspec.Raw | None, context: RequestContext

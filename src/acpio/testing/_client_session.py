@@ -20,6 +20,8 @@ deadlines and failures.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -167,6 +169,8 @@ class ClientSession:
         self.updates: list[schema.SessionUpdate] = []
         self.replayed: list[schema.SessionUpdate] = []
         self.closed = False
+        self.current_mode_id: str | None = None
+        """v1 only: the session mode the agent reported (``modes`` or ``current_mode_update``)."""
         self._user_messages: dict[str, int] = {}
         # Turn tracking (see the module docstring), fed by the client's handler.
         self._prompts: dict[object, SentPrompt] = {}  # by request id, until a Turn takes it
@@ -233,6 +237,13 @@ class ClientSession:
             if prompt is not None and prompt.cancel is None:
                 prompt.cancel = self._cancels
 
+    def _v1_setup(self, result: object) -> None:
+        """Take the v1 session setup answer's ``modes`` (v1 only)."""
+        modes = result.get("modes") if isinstance(result, dict) else None
+        mode = modes.get("currentModeId") if isinstance(modes, dict) else None
+        if isinstance(mode, str):
+            self.current_mode_id = mode
+
     def _turn_result(self, turn: Turn) -> TurnResult | None:
         prompt = turn._prompt
         if prompt.result is not None or prompt.end is None:
@@ -267,10 +278,14 @@ class ClientSession:
         """Send ``session/prompt`` and return as soon as the agent accepted it.
 
         Use it to act while the turn runs (cancel it, answer something);
-        :meth:`Turn.wait` then gives the result.
+        :meth:`Turn.wait` then gives the result. On v1, where the agent answers the
+        prompt at the end of its turn, it returns once the prompt is on the wire, and the
+        turn's ``message_id`` is the one the client gave the prompt's user message.
         """
         params = {"sessionId": self.id, "prompt": _blocks(content)}
         client = self.client
+        if client.v1 is not None:
+            return await self._start_v1_prompt(params, timeout)
         probe = client._probe(self)
         response = await client._request(
             "session/prompt",
@@ -285,6 +300,33 @@ class ClientSession:
             raise RuntimeError(f"session/prompt for session {self.id} was not seen on the wire")
         return Turn(self, response.message_id, prompt)
 
+    async def _start_v1_prompt(self, params: object, timeout: float | None) -> Turn:
+        # A v1 prompt is answered at the end of its turn: the request runs in the client's
+        # task group and the turn is handed out once the prompt is on the wire.
+        client = self.client
+        v1 = client.v1
+        group = client._task_group
+        assert v1 is not None and group is not None
+        probe = client._probe(self)
+
+        async def send() -> None:
+            # An error answer ended the turn (the handler saw it); anything else (the agent
+            # gone, a recorded failure) is raised by the test's waits.
+            with contextlib.suppress(Exception):
+                await client._request(
+                    "session/prompt", params, _raw_result, timeout=math.inf, on_sent=probe
+                )
+
+        group.start_soon(send)
+        prompt = await client._wait_until(
+            lambda: self._prompts.get(probe.request_id) if probe.request_id is not None else None,
+            timeout,
+            "session/prompt to be sent",
+        )
+        assert probe.request_id is not None
+        del self._prompts[probe.request_id]
+        return Turn(self, v1.message_id(probe.request_id), prompt)
+
     async def prompt(self, content: PromptInput, *, timeout: float | None = None) -> TurnResult:
         """Send a prompt and wait until its turn reached idle; returns how it ended.
 
@@ -295,10 +337,16 @@ class ClientSession:
         return await turn.wait(timeout=max(deadline - time.monotonic(), 0.0))
 
     async def cancel(self) -> None:
-        """Send ``session/cancel`` (a notification; the turn then ends ``cancelled``)."""
+        """Send ``session/cancel`` (a notification; the turn then ends ``cancelled``).
+
+        On v1 the client then answers the session's pending permission requests
+        ``cancelled``, as v1 requires of a client.
+        """
         await self.client._notify(
             "session/cancel", schema.CancelSessionNotification(session_id=self.id)
         )
+        if self.client.v1 is not None:
+            self.client.v1.cancel_sent(self)
 
     async def close(self, *, timeout: float | None = None) -> None:
         """Send ``session/close``: the agent cancels the work, then frees the session."""
@@ -336,6 +384,8 @@ class ClientSession:
         """
         if self.cwd is None:
             raise ValueError("the session's cwd is unknown; use MockClient.resume_session")
+        if self.client.v1 is not None:
+            return await self._v1_resume(replay, additional_directories, timeout)
         params = schema.ResumeSessionRequest(
             session_id=self.id,
             cwd=self.cwd,
@@ -396,6 +446,41 @@ class ClientSession:
         )
         self.view.config_options = list(response.config_options)
         return list(response.config_options)
+
+    async def _v1_resume(
+        self,
+        replay: bool,
+        additional_directories: Sequence[str] | None,
+        timeout: float | None,
+    ) -> list[schema.SessionUpdate]:
+        params: dict[str, object] = {"sessionId": self.id, "cwd": self.cwd}
+        if additional_directories is not None:
+            params["additionalDirectories"] = list(additional_directories)
+        if replay:
+            params["mcpServers"] = []
+        start = len(self.updates)
+        previous_view = self.view
+        if replay:
+            self.view = SessionView(self.id)
+            assert self.client.v1 is not None
+            self.client.v1.replay_starts(self)
+        probe = self.client._probe(self)
+        try:
+            result = await self.client._request(
+                "session/load" if replay else "session/resume",
+                params,
+                _raw_result,
+                timeout=timeout,
+                on_sent=probe,
+            )
+        except BaseException:
+            self.view = previous_view
+            raise
+        self._v1_setup(result)
+        end = probe.position if probe.position is not None else len(self.updates)
+        self.replayed = self.updates[start:end]
+        self.closed = False
+        return list(self.replayed)
 
     async def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> None:
         """Send ``tool_call/cancel`` for a tool call that advertises cancellation."""
@@ -502,6 +587,9 @@ class ClientSession:
         return await self.client.wait_for_permission_request(
             session_id=self.id, pending=pending, timeout=timeout
         )
+
+
+_raw_result = msgspec.json.Decoder().decode
 
 
 def decoder(type_: type[T]) -> Callable[[msgspec.Raw], T]:

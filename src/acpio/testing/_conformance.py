@@ -17,7 +17,9 @@ The work is split by layer:
   findings;
 * `_patch_reader`: a diff's git patch text against its changes (``patch-consistency``);
 * `_session_rules` (the checker's base class): the rules that span a session's messages (tool
-  call titles, the prompt turn, cancellation, session close, background work).
+  call titles, the prompt turn, cancellation, session close, background work);
+* `_v1_rules`: on a v1 connection (``protocol_version=1``), the v1 schema and the v1 rules in
+  place of the draft v2 session rules.
 
 Where the wire cannot tell who was first (a cancel crossing an idle in flight), a rule only
 fires when the order proves the agent wrong.
@@ -25,6 +27,7 @@ fires when the order proves the agent wrong.
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -45,6 +48,7 @@ from ._rules import Violation as Violation
 from ._rules import short as _short
 from ._schema_check import Finding, load_schema
 from ._session_rules import JsonObject, Request, SessionRules, get
+from ._v1_rules import V1_HINTS, V1Rules, v1_rule_table
 
 __all__ = (
     "RULES",
@@ -66,6 +70,7 @@ _KNOWN_OPTION_KINDS: Final = KNOWN_PERMISSION_OPTION_KIND
 _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 # Answers that carry the session's config options and commands.
 _SETUP_ANSWERS: Final = frozenset({"session/new", "session/resume", "session/set_config_option"})
+_V1_SCHEMA: Final = str(importlib.resources.files("acpio.schema").joinpath("v1", "schema.json"))
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.encode
 
@@ -100,7 +105,8 @@ def _excused(finding: Finding, instance: object) -> bool:
 
 
 class ConformanceChecker(SessionRules):
-    """Checks every message an agent sends against the ACP draft v2 rules in `RULES`.
+    """Checks every message an agent sends against the ACP draft v2 rules in `RULES` (or, with
+    ``protocol_version=1``, the official v1 schema and `V1_RULES`).
 
     Feed it every line in both directions with `observe`, in the order the client wrote and
     read them. Client lines are not judged; they tell the checker which requests are pending,
@@ -116,7 +122,12 @@ class ConformanceChecker(SessionRules):
         schema-derived custom-values/absolute-paths/base64 findings); 1, the default, validates
         all. Meant for soak tests of huge streams; terminal base64 is still checked on every
         message.
-    :raises ValueError: for an unknown rule ID or a `schema_every_n` below 1.
+    :param protocol_version: the ACP version of the connection: 2 (draft v2, the default) or
+        1, which validates against the official v1 schema (vendored in ``acpio/schema/v1``) and
+        checks the envelope rules both versions share plus `V1_RULES` instead of the draft v2
+        session rules.
+    :raises ValueError: for an unknown rule ID, a `schema_every_n` below 1 or an unknown
+        protocol version.
     """
 
     def __init__(
@@ -126,15 +137,27 @@ class ConformanceChecker(SessionRules):
         *,
         rules: Iterable[str] | None = None,
         schema_every_n: int = 1,
+        protocol_version: int = 2,
     ) -> None:
-        enabled = list(RULES) if rules is None else list(rules)
-        unknown = [rule for rule in enabled if rule not in RULES]
+        if protocol_version not in (1, 2):
+            raise ValueError(f"protocol_version must be 1 or 2, got {protocol_version!r}")
+        self.protocol_version: int = protocol_version
+        """The ACP version whose schema and rules this checker applies."""
+        self._table = RULES if protocol_version == 2 else v1_rule_table()
+        enabled = list(self._table) if rules is None else list(rules)
+        unknown = [rule for rule in enabled if rule not in self._table]
         if unknown:
             raise ValueError(f"unknown conformance rules: {', '.join(unknown)}")
         if schema_every_n < 1:
             raise ValueError("schema_every_n must be at least 1")
+        if schema_path is None and protocol_version == 1:
+            schema_path = _V1_SCHEMA
         self._schema = load_schema(None if schema_path is None else os.fspath(schema_path))
         super().__init__(frozenset(enabled), strict)
+        self._v1: V1Rules | None = None
+        if protocol_version == 1:
+            self._hints = {**self._hints, **V1_HINTS}
+            self._v1 = V1Rules(self._violate, self._exercise)
         self._every = schema_every_n
         self._agent_messages = 0
         self._agent_request_ids: set[object] = set()
@@ -148,7 +171,7 @@ class ConformanceChecker(SessionRules):
         counts = Counter(violation.rule for violation in self.violations)
         results = tuple(
             RuleResult(rule, self._exercised[rule_id], counts[rule_id])
-            for rule_id, rule in RULES.items()
+            for rule_id, rule in self._table.items()
             if rule_id in self.rules
         )
         return ConformanceReport(results, tuple(self.violations), self._index)
@@ -253,11 +276,14 @@ class ConformanceChecker(SessionRules):
         else:
             self._violate("jsonrpc", "neither a request, a notification nor a response", raw)
 
-    def _validate(self, def_name: str | None, instance: object, raw: str, what: str) -> bool:
+    def _validate(
+        self, def_name: str | None, instance: object, raw: str, what: str, v1_schema: bool = False
+    ) -> bool:
         """Validate `instance` against a schema definition; whether it was validated."""
         if def_name is None or (self._every > 1 and self._agent_messages % self._every != 0):
             return False
-        checked = self._schema.check(def_name, instance)
+        schema = load_schema(_V1_SCHEMA) if v1_schema else self._schema
+        checked = schema.check(def_name, instance)
         self._exercise("schema")
         for rule in checked.examined:
             self._exercise(rule)
@@ -299,6 +325,10 @@ class ConformanceChecker(SessionRules):
             scope = self._client_requests.get(id_key(get(params, "requestId")))
             session = scope.session if scope is not None else None
         subjects: set[str] = set()
+        if self._v1 is not None:
+            self._v1.agent_request(method, session, params, raw)
+            if method == "session/request_permission":
+                self._v1.permission_tool_call(session, get(params, "toolCall"), raw)
         if method == "session/request_permission":
             subjects = self._permission_request(params, session, raw, validated)
         elif method == "elicitation/create":
@@ -381,7 +411,10 @@ class ConformanceChecker(SessionRules):
             session = params.get("sessionId")
             update = params.get("update")
             if isinstance(session, str) and isinstance(update, dict):
-                self._session_update(session, update, raw, validated)
+                if self._v1 is not None:
+                    self._v1.session_update(session, update, raw)
+                else:
+                    self._session_update(session, update, raw, validated)
         elif method == CANCEL_REQUEST_METHOD:
             key = id_key(get(params, "requestId"))
             request = self._agent_requests.get(key)
@@ -439,6 +472,8 @@ class ConformanceChecker(SessionRules):
                 raw,
             )
             return
+        if request is None and self._v1 is not None:
+            self._v1.duplicate_answer(id_key(response_id), raw)
         if request is None:
             self._violate(
                 "jsonrpc",
@@ -450,10 +485,18 @@ class ConformanceChecker(SessionRules):
         defs = self._schema.agent_methods.get(request.method)
         validated = False
         if has_result:
-            if defs is not None:
+            result = message["result"]
+            if (
+                request.method == "initialize"
+                and self._v1 is None
+                and get(result, "protocolVersion") == 1
+            ):
+                # An agent that also serves v1 answers a v1 initialize in v1's shape.
                 validated = self._validate(
-                    defs.result, message["result"], raw, f"{request.method} result"
+                    "InitializeResponse", result, raw, "initialize result (v1)", v1_schema=True
                 )
+            elif defs is not None:
+                validated = self._validate(defs.result, result, raw, f"{request.method} result")
         else:
             self._validate("Error", error, raw, "error")
         if has_result and request.method in _SETUP_ANSWERS:
@@ -464,6 +507,14 @@ class ConformanceChecker(SessionRules):
                 new = _session_of(message.get("result"))
                 if new is not None:
                     self._session(new)
+            return
+        if self._v1 is not None:
+            if request.method == "session/prompt":
+                self._v1.prompt_answered(id_key(response_id), session, request.index, message, raw)
+            else:
+                self._v1.answered_other(session, request.index)
+                if request.method == "session/load":
+                    self._v1.load_answered(session)
             return
         state = self._session(session)
         if state.cancel is not None and request.index > state.cancel.index:
@@ -503,11 +554,16 @@ class ConformanceChecker(SessionRules):
             if "id" in message:
                 request = Request(method, session, self._index, raw)
                 self._client_requests[id_key(message["id"])] = request
-                if session is not None:
+                if self._v1 is not None:
+                    self._v1.client_request(method, session, self._index)
+                elif session is not None:
                     self._client_request(self._session(session), request)
                 return request
             if method == "session/cancel" and session is not None:
-                self._client_cancel(self._session(session), session)
+                if self._v1 is not None:
+                    self._v1.client_cancel(session, bool(self._pending_for(session)))
+                else:
+                    self._client_cancel(self._session(session), session)
         elif "result" in message or "error" in message:
             answered = self._agent_requests.pop(id_key(message.get("id")), None)
             if answered is not None and answered.session is not None:

@@ -72,6 +72,8 @@ class PermissionRequest:
     answer: JsonObject | None = None
     answered_at: float | None = None
     cancelled_by_agent: bool = False
+    cancelled_by_client: bool = False
+    """v1: the client answered ``cancelled`` because it cancelled the turn (``session/cancel``)."""
     _done: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
     @property
@@ -80,10 +82,24 @@ class PermissionRequest:
         value = self.params.get("sessionId")
         return value if isinstance(value, str) else None
 
+    def _v1_detail(self, key: str) -> object:
+        # v1 has no title or command subject: an acpio agent keeps the draft v2 request's in
+        # toolCall._meta.acpio; otherwise the tool call's own field is the best there is.
+        tool_call = self.params.get("toolCall")
+        if not isinstance(tool_call, dict):
+            return None
+        meta = tool_call.get("_meta")
+        kept = meta.get("acpio") if isinstance(meta, dict) else None
+        if isinstance(kept, dict) and isinstance(kept.get(key), str):
+            return kept[key]
+        return tool_call.get(key) if key == "title" else None
+
     @property
     def title(self) -> str | None:
-        """The ``title`` shown with the prompt."""
+        """The ``title`` shown with the prompt (v1: see `_v1_detail`)."""
         value = self.params.get("title")
+        if value is None:
+            value = self._v1_detail("title")
         return value if isinstance(value, str) else None
 
     @property
@@ -110,7 +126,7 @@ class PermissionRequest:
         """The tool call the request is about (from either kind of subject), if any."""
         subject = self.subject
         if subject is None:
-            return None
+            subject = self.params  # v1: {sessionId, toolCall, options}
         value = subject.get("toolCallId")
         tool_call = subject.get("toolCall")
         if value is None and isinstance(tool_call, dict):
@@ -119,9 +135,9 @@ class PermissionRequest:
 
     @property
     def command(self) -> str | None:
-        """The command of a ``command`` subject, if any."""
+        """The command of a ``command`` subject, if any (v1: see `_v1_detail`)."""
         subject = self.subject
-        value = subject.get("command") if subject is not None else None
+        value = subject.get("command") if subject is not None else self._v1_detail("command")
         return value if isinstance(value, str) else None
 
     @property

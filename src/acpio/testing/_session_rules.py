@@ -150,12 +150,13 @@ class SessionRules:
         self._sessions: dict[str, SessionState] = {}
         self._client_requests: dict[object, Request] = {}
         self._agent_requests: dict[object, Request] = {}
+        self._hints: Mapping[str, str] = HINTS
 
     def _violate(self, rule: str, message: str, raw: str, index: int | None = None) -> None:
         if rule not in self.rules:
             return
         violation = Violation(
-            rule, message, HINTS[rule], raw, self._index if index is None else index
+            rule, message, self._hints[rule], raw, self._index if index is None else index
         )
         self.violations.append(violation)
         if self.strict:
