@@ -416,3 +416,31 @@ async def test_an_mcp_server_that_fails_to_start_is_a_warning_and_the_agent_goes
     assert result.text == again.text == "[scripted] - read_file: still here"
     (notice,) = session.view.notices  # once, not every turn
     assert (notice.severity, notice.title) == ("warning", "MCP server dead is unavailable")
+
+
+# ------------------------------------------------------------------ ACP v1
+
+
+@pytest.mark.parametrize("client_terminal", [True, False], ids=["client-terminal", "no-terminal"])
+async def test_the_same_agent_over_acp_v1(client_terminal: bool, tmp_path: Path) -> None:
+    # Agent code never sees the version: on v1 the command runs in the editor's terminal
+    # when the client offers one, else here with its output in the call.
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    (tmp_path / "old.txt").write_text("one\n")
+    policy = PermissionPolicy.allow()
+    options: dict[str, Any] = {"client_terminal": client_terminal, "policy": policy}
+    async with MockClient(LlmAgent(), protocol_version=1, **options) as client:
+        session = await client.new_session(cwd=tmp_path)
+        result = await session.prompt("read notes.txt\nrun echo hi\nwrite old.txt two")
+        assert client.violations == []
+    assert result.text == (
+        f"[scripted] - read_file: alpha\n- run_command: exit code 0\nhi\n"
+        f"- write_file: Edit {tmp_path}/old.txt: done."
+    )
+    calls = result.view.tool_calls.values()
+    assert [(c.kind, c.status) for c in calls] == [
+        ("read", "completed"),
+        ("execute", "completed"),
+        ("edit", "completed"),
+    ]
+    assert (tmp_path / "old.txt").read_text() == "two\n"
