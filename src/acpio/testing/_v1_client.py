@@ -36,7 +36,6 @@ Client services, when asked for: ``terminal/*`` (see
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
@@ -45,6 +44,7 @@ import msgspec
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
+from .._paths import is_local_absolute
 from ._v1_rules import V1_SESSION_UPDATES as V1_SESSION_UPDATES
 from ._v1_terminals import ClientTerminals
 
@@ -482,7 +482,7 @@ class V1Client:
     @staticmethod
     def _path(raw: JsonObject) -> str:
         path = raw.get("path")
-        if not isinstance(path, str) or not os.path.isabs(path):
+        if not isinstance(path, str) or not is_local_absolute(path):
             raise RequestError.invalid_params(f"path must be an absolute path, got {path!r}")
         return path
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from .._values import is_known_or_custom
 from ._rules import RULES, Rule
 from ._rules import short as _short
 from ._schema_check import is_absolute
@@ -335,7 +336,7 @@ class V1Rules:
         self._exercise("v1-updates")
         if not isinstance(kind, str):
             return  # the schema reports it
-        if kind not in V1_SESSION_UPDATES and not kind.startswith("_"):
+        if not is_known_or_custom(kind, V1_SESSION_UPDATES):
             self._violate(
                 "v1-updates",
                 f"sessionUpdate {kind!r} is not a v1 update: a v1 client cannot show it",

@@ -30,6 +30,7 @@ import anyio.abc
 
 from .. import schema
 from .._errors import RequestError
+from .._paths import is_local_absolute
 
 if TYPE_CHECKING:
     from ._client import MockClient
@@ -132,7 +133,7 @@ class ClientTerminals:
         if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
             raise RequestError.invalid_params("args must be a list of strings")
         cwd = raw.get("cwd")
-        if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
+        if cwd is not None and (not is_local_absolute(cwd)):
             raise RequestError.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
         limit = raw.get("outputByteLimit")
         if limit is not None and (not isinstance(limit, int) or limit < 0):
