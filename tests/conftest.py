@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import AsyncIterator, Callable
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,3 +36,16 @@ async def make_pair() -> AsyncIterator[Callable[..., tuple[StreamPair, StreamPai
     yield make
     for side in made:
         await side.aclose()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_session_store() -> Iterator[None]:
+    """Agents the tests run (``acpio.run()`` in subprocesses) keep their sessions in a
+    temporary state directory, never in the user's (CI runs as root on a shared machine)."""
+    os.environ.pop("ACPIO_SESSION_STORE", None)
+    with tempfile.TemporaryDirectory(prefix="acpio-state-") as state:
+        os.environ["ACPIO_STATE_DIR"] = state
+        try:
+            yield
+        finally:
+            os.environ.pop("ACPIO_STATE_DIR", None)

@@ -37,6 +37,7 @@ __all__ = [
     "LocalProtocolError",
     "RemoteProtocolError",
     "RequestError",
+    "SessionStoreError",
 ]
 
 
@@ -146,4 +147,12 @@ class RemoteProtocolError(AcpError):
 
     The connection answers such input with the matching JSON-RPC error and
     keeps serving; this exception reaches code that asked for a typed value.
+    """
+
+
+class SessionStoreError(AcpError):
+    """Raised when a session store cannot be opened: the file is unreadable, is not a
+    session store, or was written by a newer acpio (its schema version is newer).
+
+    :func:`acpio.run` reports it on stderr and keeps sessions in memory instead.
     """

@@ -7,6 +7,8 @@ the total count), so a chatty agent cannot fill the pipe and stall. Stopping
 is bounded and escalates: the agent gets ``exit_timeout`` seconds to exit on
 its own once its stdin is closed, then SIGTERM and the same time again, then
 SIGKILL for its whole process group (its own children included).
+A custom ``env`` still gets ``ACPIO_STATE_DIR`` and ``ACPIO_SESSION_STORE``
+from this process, so the agent's session store follows the test's choice.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Final
 import anyio
 import anyio.abc
 
+from .._store_paths import SESSION_STORE_ENV, STATE_DIR_ENV
 from .._transport import StreamPair, process_streams
 
 __all__ = ("EXIT_TIMEOUT", "STDERR_GRACE", "STDERR_LIMIT", "AgentProcess")
@@ -49,6 +52,12 @@ class AgentProcess:
         """The command line."""
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
+        if self._env is not None:
+            # Where the agent keeps sessions follows the test's setting even with a
+            # custom environment, so an agent under test never writes the user's store.
+            for name in (STATE_DIR_ENV, SESSION_STORE_ENV):
+                if name in os.environ and name not in self._env:
+                    self._env[name] = os.environ[name]
         self._stderr_limit = stderr_limit
         self._exit_timeout = exit_timeout
         self._process: anyio.abc.Process | None = None

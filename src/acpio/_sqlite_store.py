@@ -1,0 +1,784 @@
+"""A durable :class:`~acpio.SessionStore` on SQLite: sessions survive the agent process.
+
+How this works: a served session's history is an :class:`InMemoryHistory`
+(the same folding, the same bounds) that also appends each recorded item
+(the update object, a text chunk, terminal bytes) to one store-wide
+:class:`collections.deque`: one C call on the hot path, no encoding, no
+lock. A writer thread owns a connection and drains the deque in one
+transaction per flush: every ``flush_interval`` seconds, at once at every
+turn end (the ``idle`` state update passes through ``record``), on session
+close (``release``) and on shutdown. Each flush writes one compressed row
+per session of the items it recorded since the last flush (``events``).
+Now and then (at a turn end once the rows outgrow the last snapshot, on
+close, and mid-turn when a turn streams a lot) the session's folded history
+is captured as ``replay()`` and written as its ``snapshot``, replacing its
+rows. Loading a session folds the snapshot and then the rows into a fresh
+history: folding a replay rebuilds the same records, so a resume in a new
+process replays exactly what a resume in the old one would have.
+
+Durability: WAL journal and one transaction per flush, so a crash (even
+SIGKILL) leaves the file consistent and loses at most what was recorded
+after the last flush: at most ``flush_interval`` seconds of updates, and
+nothing of a turn that ended or a session that was closed (``release``
+waits for its commit). ``synchronous=NORMAL``: a power cut may also lose
+the last commits, never consistency.
+
+Several processes: each row names the process that serves the session
+(pid and process start time). :meth:`SqliteSessionStore.get` takes a
+session over only when that process is gone; otherwise it is refused with
+``-32603`` (the session exists, so not ``-32002``; the request is valid, so
+not ``-32602``; ACP keeps ``-32000..-32099`` for its own codes). Writers
+wait on each other up to ``busy_timeout``; metadata reads and writes run
+in worker threads, never on the event loop.
+
+Bounds: retention keeps the ``max_sessions`` most recently updated sessions
+and none older than ``max_age`` (sessions a live process serves are kept),
+at open and every 100 new sessions; freed pages are returned to the file
+system (incremental vacuum) once a quarter of the file is free. The file's
+``PRAGMA user_version`` is its schema version; older files are migrated
+forward, newer or unreadable ones raise :class:`SessionStoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+import sqlite3
+import threading
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from . import schema
+from ._errors import RequestError, SessionStoreError
+from ._history import _SKIPPED, HistoryLimits, InMemoryHistory, SessionRecord
+from ._store_paths import current_owner, owner_alive
+from .schema._base import enc_hook
+
+__all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
+
+_List = list  # the store has a method named list
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION: Final = 1
+SNAPSHOT_MIN_BYTES: Final = 1024 * 1024
+"""Rows are folded into a snapshot at a turn end once they exceed this and the snapshot."""
+MIDTURN_SNAPSHOT_BYTES: Final = 8 * 1024 * 1024
+"""... and during a turn once they exceed this and twice the snapshot."""
+RETAIN_EVERY: Final = 100
+
+_V1: Final = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    additional_directories TEXT NOT NULL DEFAULT '[]',
+    title TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    owner_pid INTEGER,
+    owner_start TEXT
+);
+CREATE INDEX sessions_by_update ON sessions (updated_at);
+CREATE TABLE snapshots (session_id TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+# Forward migrations: MIGRATIONS[n] turns a version n-1 file into version n.
+MIGRATIONS: Final[dict[int, str]] = {1: _V1}
+
+_json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
+_pack = msgspec.msgpack.Encoder().encode
+_unpack = msgspec.msgpack.Decoder(list[list[object]]).decode
+_dirs_decode = msgspec.json.Decoder(list[str]).decode
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def _discard(item: object) -> None:
+    pass
+
+
+class _Unloaded:
+    """The history of a listed session that this process does not serve (never read)."""
+
+    def record(self, update: schema.SessionUpdate) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+    def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+    def replay(self) -> Iterator[schema.SessionUpdate]:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+
+class _StoredHistory(InMemoryHistory):
+    """An :class:`InMemoryHistory` whose records also go to the store's writer."""
+
+    def __init__(self, store: SqliteSessionStore, record: _StoredRecord) -> None:
+        super().__init__(store.limits)
+        self.session_id = record.session_id
+        self._store = store
+        self._owner = record
+        self._put: Callable[[object], None] = _discard  # attached once loaded
+        self.seq = 0  # the last row written (writer thread)
+        self.log_bytes = 0  # bytes in rows since the snapshot (writer thread)
+        self.snapshot_bytes = 0
+        self.compact_due = False  # set by the writer mid-turn; acted on here
+        self.dropped = False
+        self._fold[schema.IdleStateUpdate] = self._turn_ended
+
+    def attach(self) -> None:
+        self._put = self._store._queue.append
+
+    def detach(self) -> None:
+        self._put = _discard
+
+    def record(self, update: schema.SessionUpdate) -> None:
+        """Fold one update (see :class:`InMemoryHistory`) and queue it for the writer."""
+        self._put((self, update))
+        fold = self._fold.get(type(update))
+        if fold is None:
+            InMemoryHistory.record(self, update)
+        else:
+            fold(update)
+        if self.compact_due:
+            self.snapshot()
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """:meth:`InMemoryHistory.record_text_chunk`, queued for the writer."""
+        self._put((self, tool_call_id, text))
+        InMemoryHistory.record_text_chunk(self, tool_call_id, text)
+
+    def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
+        """:meth:`InMemoryHistory.record_terminal_output`, queued for the writer."""
+        self._put((self, terminal_id, data))
+        InMemoryHistory.record_terminal_output(self, terminal_id, data)
+        if self.compact_due:
+            self.snapshot()
+
+    def _turn_ended(self, update: schema.SessionUpdate) -> None:
+        if self._put is _discard:
+            return
+        if self.log_bytes > max(SNAPSHOT_MIN_BYTES, self.snapshot_bytes):
+            self.snapshot()
+        self._put(self._owner.meta())
+        self._store._wake.set()
+
+    def snapshot(self) -> None:
+        """Queue the folded history as this session's snapshot (it replaces the rows)."""
+        self.compact_due = False
+        self.log_bytes = 0
+        self._put(_Snapshot(self.session_id, self, list(self.replay())))
+
+
+@dataclass
+class _StoredRecord(SessionRecord):
+    """A session record whose changes reach the file at the next flush."""
+
+    store: SqliteSessionStore | None = None
+
+    def touch(self) -> None:
+        """Mark the session as updated now (written at the next flush)."""
+        super().touch()
+        if self.store is not None and isinstance(self.history, _StoredHistory):
+            self.store._queue.append(self.meta())
+
+    def meta(self) -> _Meta:
+        return _Meta(
+            self.session_id,
+            _json_encode(self.additional_directories).decode(),
+            self.title,
+            self.updated_at,
+        )
+
+
+# Writer operations besides recorded items (tuples). Each names its session.
+@dataclass(slots=True)
+class _Create:
+    session_id: str
+    cwd: str
+    directories: str
+    updated_at: str
+    owner: tuple[int, str]
+
+
+@dataclass(slots=True)
+class _Meta:
+    session_id: str
+    directories: str
+    title: str | None
+    updated_at: str
+
+
+@dataclass(slots=True)
+class _Snapshot:
+    session_id: str
+    history: _StoredHistory
+    updates: list[schema.SessionUpdate]
+
+
+@dataclass(slots=True)
+class _Release:
+    session_id: str
+
+
+@dataclass(slots=True)
+class _Barrier:
+    done: threading.Event
+
+
+class SqliteSessionStore:
+    """The default :class:`~acpio.SessionStore` of :func:`acpio.run`: sessions in a SQLite file.
+
+    Keeps each session's id, working directory, additional directories,
+    title, timestamps and folded history (the records and bounds of
+    :class:`~acpio.InMemoryHistory`, ``limits``), so ``session/list`` and
+    ``session/resume`` work after a restart and across agent processes
+    sharing the file. Recording never waits: a writer thread flushes every
+    ``flush_interval`` seconds, at each turn end, on close and on
+    :meth:`close` (see the module docstring for the crash-loss bound).
+    Retention: at most ``max_sessions`` sessions, none older than
+    ``max_age``.
+
+    :raises SessionStoreError: when the file cannot be opened or created, is
+        not a session store, or was written by a newer acpio.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        limits: HistoryLimits | None = None,
+        max_sessions: int = 1000,
+        max_age: datetime.timedelta = datetime.timedelta(days=30),
+        flush_interval: float = 1.0,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self.path = Path(path)
+        self.limits = limits or HistoryLimits()
+        self.max_sessions = max_sessions
+        self.max_age = max_age
+        self.flush_interval = flush_interval
+        self.busy_timeout = busy_timeout
+        self._queue: deque[object] = deque()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._served: dict[str, _StoredRecord] = {}
+        self._lock = threading.Lock()  # the request connection is used by one thread at a time
+        self._creates = 0
+        self._failed = False
+        self._conn = self._open()
+        self._writer = threading.Thread(
+            target=self._write_loop, name=f"acpio-store:{self.path.name}", daemon=True
+        )
+        self._writer.start()
+
+    # ---------------------------------------------------------------- opening
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            conn = self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            raise SessionStoreError(f"cannot open the session store {self.path}: {exc}") from exc
+        try:
+            self._migrate(conn)
+            self._retain(conn)
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, SessionStoreError):
+                raise
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise SessionStoreError(
+                    f"cannot read the session store {self.path}: {exc}"
+                ) from exc
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise SessionStoreError(
+                f"the session store {self.path} has schema version {version}, newer than "
+                f"this acpio's {SCHEMA_VERSION}; it was written by a newer acpio and is left "
+                "untouched"
+            )
+        conn.execute("PRAGMA journal_mode = WAL")
+        if version == SCHEMA_VERSION:
+            return
+        if version == 0:
+            # Only takes effect on a file without tables: a new store.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._migrate_in(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _migrate_in(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process?
+        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise SessionStoreError(f"{self.path} is an SQLite file but not an acpio session store")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[target].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {target}")
+
+    def _retain(self, conn: sqlite3.Connection) -> None:
+        """Delete sessions beyond ``max_sessions`` or older than ``max_age`` (not live ones)."""
+        cutoff = (datetime.datetime.now(datetime.UTC) - self.max_age).isoformat(timespec="seconds")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            rows = conn.execute(
+                "SELECT id, updated_at, owner_pid, owner_start FROM sessions "
+                "ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+            doomed = [
+                (session_id,)
+                for index, (session_id, updated_at, pid, start) in enumerate(rows)
+                if (index >= self.max_sessions or updated_at < cutoff)
+                and not owner_alive(pid, start)
+            ]
+            conn.executemany("DELETE FROM sessions WHERE id = ?", doomed)
+            conn.execute("DELETE FROM snapshots WHERE session_id NOT IN (SELECT id FROM sessions)")
+            conn.execute("DELETE FROM events WHERE session_id NOT IN (SELECT id FROM sessions)")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        if free and free * 4 >= pages:
+            conn.execute("PRAGMA incremental_vacuum")
+
+    # --------------------------------------------------------- the store API
+
+    async def create(
+        self, session_id: str, cwd: str, additional_directories: _List[str]
+    ) -> SessionRecord:
+        """Create a session served by this process (written at the next flush)."""
+        record = _StoredRecord(
+            session_id, cwd, list(additional_directories), _Unloaded(), store=self
+        )
+        history = _StoredHistory(self, record)
+        record.history = history
+        self._queue.append(
+            _Create(
+                session_id,
+                cwd,
+                _json_encode(record.additional_directories).decode(),
+                record.updated_at,
+                current_owner(),
+            )
+        )
+        history.attach()
+        self._served[session_id] = record
+        self._wake.set()
+        return record
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        """The session with its history, now served by this process; ``None`` if unknown.
+
+        :raises RequestError: ``-32603`` when another live agent process serves it.
+        """
+        record = self._served.get(session_id)
+        if record is not None:
+            return record
+        loaded = await anyio.to_thread.run_sync(self._load, session_id)
+        record = self._served.get(session_id)  # another connection won the race
+        if record is not None or loaded is None:
+            return record
+        if isinstance(loaded, int):
+            raise RequestError.internal_error(
+                f"Session {session_id} is open in another agent process (pid {loaded}); "
+                "close it there first",
+                {"sessionId": session_id, "pid": loaded},
+            )
+        assert isinstance(loaded.history, _StoredHistory)
+        loaded.history.attach()
+        self._served[session_id] = loaded
+        return loaded
+
+    async def list(self) -> _List[SessionRecord]:
+        """Every session in the file, most recently updated first (including other
+        processes' sessions; their histories are not loaded)."""
+        rows = await anyio.to_thread.run_sync(self._list_rows)
+        records: _List[SessionRecord] = []
+        for session_id, cwd, directories, title, updated_at in rows:
+            served = self._served.get(session_id)
+            if served is not None:
+                records.append(served)
+            else:
+                records.append(
+                    SessionRecord(
+                        session_id,
+                        cwd,
+                        _dirs_decode(directories),
+                        _Unloaded(),
+                        title=title,
+                        updated_at=updated_at,
+                    )
+                )
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return records
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session and its history; False if unknown.
+
+        :raises RequestError: ``-32603`` when another live agent process serves it.
+        """
+        record = self._served.pop(session_id, None)
+        if record is not None and isinstance(record.history, _StoredHistory):
+            record.history.detach()
+            record.history.dropped = True
+        result = await anyio.to_thread.run_sync(self._delete_row, session_id)
+        if isinstance(result, int) and not isinstance(result, bool):
+            raise RequestError.internal_error(
+                f"Session {session_id} is open in another agent process (pid {result}); "
+                "close it there first",
+                {"sessionId": session_id, "pid": result},
+            )
+        return result or record is not None
+
+    async def release(self, record: SessionRecord) -> None:
+        """Write what the session recorded (a snapshot) and give it up; returns once committed."""
+        if self._served.get(record.session_id) is not record:
+            return
+        del self._served[record.session_id]
+        history = record.history
+        if isinstance(history, _StoredHistory) and isinstance(record, _StoredRecord):
+            history.snapshot()
+            self._queue.append(record.meta())
+            self._queue.append(_Release(record.session_id))
+            history.detach()
+        await anyio.to_thread.run_sync(self._sync)
+
+    async def flush(self) -> None:
+        """Write everything recorded so far; returns once committed."""
+        await anyio.to_thread.run_sync(self._sync)
+
+    def close(self) -> None:
+        """Write everything recorded, give up this process's sessions and close the file.
+
+        Blocks until the writer is done (call it when serving is over).
+        """
+        if self._stopping:
+            return
+        for record in list(self._served.values()):
+            if isinstance(record.history, _StoredHistory):
+                record.history.snapshot()
+                self._queue.append(record.meta())
+                self._queue.append(_Release(record.session_id))
+                record.history.detach()
+        self._served.clear()
+        self._stopping = True
+        self._wake.set()
+        self._writer.join(self.busy_timeout * 2 + self.flush_interval)
+        with self._lock:
+            # Another process may be reading: then the next checkpoint will do.
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+
+    def __enter__(self) -> SqliteSessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ---------------------------------------------- off-loop (worker threads)
+
+    def _sync(self) -> None:
+        barrier = _Barrier(threading.Event())
+        self._queue.append(barrier)
+        self._wake.set()
+        if not barrier.done.wait(self.busy_timeout * 2 + self.flush_interval):
+            logger.warning("the session store %s did not flush in time", self.path)
+
+    def _busy_owner(self, pid: int | None, start: str | None) -> int | None:
+        if pid is None or (pid, start or "") == current_owner():
+            return None
+        return pid if owner_alive(pid, start) else None
+
+    def _load(self, session_id: str) -> _StoredRecord | int | None:
+        """Take a session over (if its owner is gone) and fold its history; its owner's
+        pid when a live process serves it."""
+        self._sync()  # what this process recorded and released is in the file
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT cwd, additional_directories, title, updated_at, owner_pid, "
+                    "owner_start FROM sessions WHERE id = ?",
+                    (session_id,),
+                ).fetchone()
+                if row is None:
+                    conn.execute("COMMIT")
+                    return None
+                busy = self._busy_owner(row[4], row[5])
+                if busy is not None:
+                    conn.execute("COMMIT")
+                    return busy
+                pid, start = current_owner()
+                conn.execute(
+                    "UPDATE sessions SET owner_pid = ?, owner_start = ? WHERE id = ?",
+                    (pid, start, session_id),
+                )
+                snapshot = conn.execute(
+                    "SELECT data FROM snapshots WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                events = conn.execute(
+                    "SELECT seq, data FROM events WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        record = _StoredRecord(
+            session_id,
+            row[0],
+            _dirs_decode(row[1]),
+            _Unloaded(),
+            title=row[2],
+            updated_at=row[3],
+            store=self,
+        )
+        history = _StoredHistory(self, record)
+        record.history = history
+        if snapshot is not None:
+            history.snapshot_bytes = _fold_blob(history, snapshot[0])
+        for seq, data in events:
+            history.log_bytes += _fold_blob(history, data)
+            history.seq = seq
+        return record
+
+    def _list_rows(self) -> _List[tuple[str, str, str, str | None, str]]:
+        self._sync()
+        with self._lock:
+            return self._conn.execute(
+                "SELECT id, cwd, additional_directories, title, updated_at FROM sessions "
+                "ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+
+    def _delete_row(self, session_id: str) -> bool | int:
+        self._sync()
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT owner_pid, owner_start FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                if row is not None:
+                    busy = self._busy_owner(row[0], row[1])
+                    if busy is not None:
+                        conn.execute("COMMIT")
+                        return busy
+                for table, column in (("sessions", "id"), ("snapshots", "session_id")):
+                    conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
+                conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return row is not None
+
+    # ------------------------------------------------------------ the writer
+
+    def _write_loop(self) -> None:
+        try:
+            conn = self._connect()
+        except sqlite3.Error:
+            logger.exception("the session store %s cannot be written", self.path)
+            self._failed = True
+            conn = None
+        while True:
+            self._wake.wait(self.flush_interval)
+            self._wake.clear()
+            stopping = self._stopping
+            if conn is not None:
+                self._flush(conn)
+            else:
+                self._drop_all()
+            if stopping and not self._queue:
+                break
+        if conn is not None:
+            conn.close()
+
+    def _drop_all(self) -> None:
+        while self._queue:
+            item = self._queue.popleft()
+            if isinstance(item, _Barrier):
+                item.done.set()
+
+    def _flush(self, conn: sqlite3.Connection) -> None:
+        queue = self._queue
+        items = [queue.popleft() for _ in range(len(queue))]
+        if not items:
+            return
+        barriers: _List[_Barrier] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._write(conn, items, barriers)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                # Another process held the lock past the busy timeout: try again later.
+                logger.warning("session store %s busy; retrying: %s", self.path, exc)
+                queue.extendleft(reversed(items))
+                return
+            self._write_failed(exc)
+        except (sqlite3.Error, OSError, msgspec.EncodeError) as exc:
+            self._write_failed(exc)
+        for barrier in barriers:
+            barrier.done.set()
+        for item in items:
+            if isinstance(item, _Barrier) and not item.done.is_set():
+                item.done.set()
+        if self._creates >= RETAIN_EVERY:
+            self._creates = 0
+            try:
+                self._retain(conn)
+            except sqlite3.Error as exc:
+                logger.warning("session store %s retention failed: %s", self.path, exc)
+
+    def _write_failed(self, exc: BaseException) -> None:
+        if not self._failed:
+            logger.error(
+                "cannot write the session store %s (%s); sessions stay in memory only",
+                self.path,
+                exc,
+            )
+        self._failed = True
+
+    def _write(
+        self, conn: sqlite3.Connection, items: _List[object], barriers: _List[_Barrier]
+    ) -> None:
+        pending: dict[str, tuple[_StoredHistory, _List[object]]] = {}
+        for item in items:
+            if type(item) is tuple:
+                history = item[0]
+                entry = pending.get(history.session_id)
+                if entry is None:
+                    entry = pending[history.session_id] = (history, [])
+                events = entry[1]
+                if len(item) == 2:
+                    update = item[1]
+                    if not isinstance(update, _SKIPPED):
+                        events.append((0, _json_encode(update)))
+                elif type(item[2]) is str:
+                    events.append((1, item[1], item[2]))
+                else:
+                    events.append((2, item[1], item[2]))
+                continue
+            if isinstance(item, _Barrier):
+                barriers.append(item)
+                continue
+            session_id: str = item.session_id  # type: ignore[attr-defined]
+            entry = pending.pop(session_id, None)
+            if isinstance(item, _Snapshot):
+                # The snapshot covers everything recorded before it.
+                if item.history.dropped:
+                    continue
+                blob = _pack([(0, _json_encode(u)) for u in item.updates])
+                conn.execute(
+                    "INSERT OR REPLACE INTO snapshots VALUES (?, ?)",
+                    (session_id, zlib.compress(blob, 1)),
+                )
+                conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+                item.history.snapshot_bytes = len(blob)
+                continue
+            if entry is not None:
+                self._write_events(conn, *entry)
+            if isinstance(item, _Create):
+                self._creates += 1
+                conn.execute(
+                    "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        item.cwd,
+                        item.directories,
+                        item.updated_at,
+                        item.updated_at,
+                        *item.owner,
+                    ),
+                )
+            elif isinstance(item, _Meta):
+                conn.execute(
+                    "UPDATE sessions SET additional_directories = ?, title = ?, updated_at = ? "
+                    "WHERE id = ?",
+                    (item.directories, item.title, item.updated_at, session_id),
+                )
+            elif isinstance(item, _Release):
+                conn.execute(
+                    "UPDATE sessions SET owner_pid = NULL, owner_start = NULL "
+                    "WHERE id = ? AND owner_pid = ?",
+                    (session_id, current_owner()[0]),
+                )
+        for history, events in pending.values():
+            self._write_events(conn, history, events)
+
+    def _write_events(
+        self, conn: sqlite3.Connection, history: _StoredHistory, events: _List[object]
+    ) -> None:
+        if not events or history.dropped:
+            return
+        blob = _pack(events)
+        history.seq += 1
+        conn.execute(
+            "INSERT OR REPLACE INTO events VALUES (?, ?, ?)",
+            (history.session_id, history.seq, zlib.compress(blob, 1)),
+        )
+        history.log_bytes += len(blob)
+        if history.log_bytes > max(MIDTURN_SNAPSHOT_BYTES, 2 * history.snapshot_bytes):
+            history.compact_due = True
+
+
+def _fold_blob(history: _StoredHistory, data: bytes) -> int:
+    """Fold one stored row (or snapshot) into a history being loaded; its size."""
+    raw = zlib.decompress(data)
+    for event in _unpack(raw):
+        kind = event[0]
+        if kind == 0:
+            payload = event[1]
+            assert isinstance(payload, bytes)
+            InMemoryHistory.record(history, schema.decode(payload, schema.SessionUpdate))
+        elif kind == 1:
+            InMemoryHistory.record_text_chunk(history, str(event[1]), str(event[2]))
+        elif kind == 2:
+            output = event[2]
+            assert isinstance(output, bytes)
+            InMemoryHistory.record_terminal_output(history, str(event[1]), output)
+    return len(raw)
