@@ -384,3 +384,30 @@ def test_a_dead_owner_is_not_alive_and_this_process_is() -> None:
     assert owner_alive(pid, start)
     assert not owner_alive(pid, start + "0")  # an earlier process with this pid
     assert not owner_alive(None, None)
+
+
+async def test_rows_without_a_snapshot_replay_the_same(store_file: Path) -> None:
+    """What a crashed process leaves (rows since the last snapshot) replays as the history did."""
+    limits = acpio.HistoryLimits(terminal_bytes=3000, tool_call_items=5)
+    store = acpio.SqliteSessionStore(store_file, limits=limits)
+    record = await store.create("s", "/w", [])
+    history = record.history
+    history.record(schema.TerminalUpdate(terminal_id="t", command="yes"))
+    history.record(schema.ToolCallUpdate(tool_call_id="c", title="call"))
+    assert isinstance(history, acpio.InMemoryHistory)
+    for flush in range(4):
+        for index in range(50):
+            history.record_terminal_output("t", b"%d:%d\n" % (flush, index) * 20)
+            history.record_text_chunk("c", f"{flush}/{index}")
+        history.record(schema.TerminalUpdate(terminal_id="u", command=f"u{flush}"))
+        history.record_terminal_output("u", b"u" * flush)
+        await store.flush()
+    expected = [schema.encode(u) for u in history.replay()]
+    assert rows(store_file, "SELECT count(*) FROM snapshots") == [(0,)]
+    # A second store on the file, as a new process after a crash would open it.
+    reader = acpio.SqliteSessionStore(store_file, limits=limits)
+    loaded = await reader.get("s")
+    assert loaded is not None
+    assert [schema.encode(u) for u in loaded.history.replay()] == expected
+    reader.close()
+    store.close()

@@ -59,7 +59,7 @@ import msgspec
 
 from . import schema
 from ._errors import RequestError, SessionStoreError
-from ._history import _SKIPPED, HistoryLimits, InMemoryHistory, SessionRecord
+from ._history import HistoryLimits, InMemoryHistory, SessionRecord, _ToolCall
 from ._store_paths import current_owner, owner_alive
 from .schema._base import enc_hook
 
@@ -99,9 +99,11 @@ CREATE TABLE events (
 # Forward migrations: MIGRATIONS[n] turns a version n-1 file into version n.
 MIGRATIONS: Final[dict[int, str]] = {1: _V1}
 
-_json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
-_pack = msgspec.msgpack.Encoder().encode
-_unpack = msgspec.msgpack.Decoder(list[list[object]]).decode
+_json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
+# Rows and snapshots: a msgpack array of what was recorded, as it was recorded: an
+# update (a map, as on the wire), [toolCallId, text] or [terminalId, bytes].
+_pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
+_unpack = msgspec.msgpack.Decoder(list[object]).decode
 _dirs_decode = msgspec.json.Decoder(list[str]).decode
 
 
@@ -127,30 +129,46 @@ class _Unloaded:
 
 
 class _StoredHistory(InMemoryHistory):
-    """An :class:`InMemoryHistory` whose records also go to the store's writer."""
+    """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
+
+    ``pending`` holds, in order, what was recorded (the update object,
+    ``(tool_call_id, text)``, ``(terminal_id, bytes)``) and the writer
+    operations of this session; the loop only appends, the writer only pops.
+    """
 
     def __init__(self, store: SqliteSessionStore, record: _StoredRecord) -> None:
         super().__init__(store.limits)
         self.session_id = record.session_id
         self._store = store
         self._owner = record
+        self.pending: deque[object] = deque()
         self._put: Callable[[object], None] = _discard  # attached once loaded
+        self.ops = 0  # operations queued in pending (the writer skips the scan without)
+        self.ops_done = 0  # ... of which the writer has seen (writer thread)
         self.seq = 0  # the last row written (writer thread)
         self.log_bytes = 0  # bytes in rows since the snapshot (writer thread)
         self.snapshot_bytes = 0
         self.compact_due = False  # set by the writer mid-turn; acted on here
+        self.has_output = False  # terminal bytes recorded since the writer last looked
+        self.trim = False  # the batch being written has terminal bytes (writer thread)
         self.dropped = False
         self._fold[schema.IdleStateUpdate] = self._turn_ended
 
     def attach(self) -> None:
-        self._put = self._store._queue.append
+        self._put = self.pending.append
+        self._store._histories.add(self)
 
     def detach(self) -> None:
         self._put = _discard
 
+    def put_op(self, op: object) -> None:
+        if self._put is not _discard:
+            self.ops += 1  # before the append: the writer reads the length first
+            self.pending.append(op)
+
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one update (see :class:`InMemoryHistory`) and queue it for the writer."""
-        self._put((self, update))
+        self._put(update)
         fold = self._fold.get(type(update))
         if fold is None:
             InMemoryHistory.record(self, update)
@@ -161,13 +179,18 @@ class _StoredHistory(InMemoryHistory):
 
     def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         """:meth:`InMemoryHistory.record_text_chunk`, queued for the writer."""
-        self._put((self, tool_call_id, text))
-        InMemoryHistory.record_text_chunk(self, tool_call_id, text)
+        self._put((tool_call_id, text))
+        # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
+        call = self._records.get(("call", tool_call_id))
+        if isinstance(call, _ToolCall):
+            call.content.append(text)
+            call.has_content = True
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """:meth:`InMemoryHistory.record_terminal_output`, queued for the writer."""
-        self._put((self, terminal_id, data))
-        InMemoryHistory.record_terminal_output(self, terminal_id, data)
+        self._put((terminal_id, data))
+        self.has_output = True
+        self._terminal(terminal_id).output.append(data)
         if self.compact_due:
             self.snapshot()
 
@@ -176,14 +199,14 @@ class _StoredHistory(InMemoryHistory):
             return
         if self.log_bytes > max(SNAPSHOT_MIN_BYTES, self.snapshot_bytes):
             self.snapshot()
-        self._put(self._owner.meta())
+        self.put_op(self._owner.meta())
         self._store._wake.set()
 
     def snapshot(self) -> None:
         """Queue the folded history as this session's snapshot (it replaces the rows)."""
         self.compact_due = False
         self.log_bytes = 0
-        self._put(_Snapshot(self.session_id, self, list(self.replay())))
+        self.put_op(_Snapshot(self.session_id, self, list(self.replay())))
 
 
 @dataclass
@@ -195,8 +218,8 @@ class _StoredRecord(SessionRecord):
     def touch(self) -> None:
         """Mark the session as updated now (written at the next flush)."""
         super().touch()
-        if self.store is not None and isinstance(self.history, _StoredHistory):
-            self.store._queue.append(self.meta())
+        if isinstance(self.history, _StoredHistory):
+            self.history.put_op(self.meta())
 
     def meta(self) -> _Meta:
         return _Meta(
@@ -279,6 +302,7 @@ class SqliteSessionStore:
         self._wake = threading.Event()
         self._stopping = False
         self._served: dict[str, _StoredRecord] = {}
+        self._histories: set[_StoredHistory] = set()  # with items for the writer
         self._lock = threading.Lock()  # the request connection is used by one thread at a time
         self._creates = 0
         self._failed = False
@@ -474,8 +498,8 @@ class SqliteSessionStore:
         history = record.history
         if isinstance(history, _StoredHistory) and isinstance(record, _StoredRecord):
             history.snapshot()
-            self._queue.append(record.meta())
-            self._queue.append(_Release(record.session_id))
+            history.put_op(record.meta())
+            history.put_op(_Release(record.session_id))
             history.detach()
         await anyio.to_thread.run_sync(self._sync)
 
@@ -493,8 +517,8 @@ class SqliteSessionStore:
         for record in list(self._served.values()):
             if isinstance(record.history, _StoredHistory):
                 record.history.snapshot()
-                self._queue.append(record.meta())
-                self._queue.append(_Release(record.session_id))
+                record.history.put_op(record.meta())
+                record.history.put_op(_Release(record.session_id))
                 record.history.detach()
         self._served.clear()
         self._stopping = True
@@ -628,12 +652,15 @@ class SqliteSessionStore:
                 self._flush(conn)
             else:
                 self._drop_all()
-            if stopping and not self._queue:
+            if stopping and not self._queue and not any(h.pending for h in self._histories):
                 break
         if conn is not None:
             conn.close()
 
     def _drop_all(self) -> None:
+        for history in list(self._histories):
+            history.pending.clear()
+            self._histories.discard(history)
         while self._queue:
             item = self._queue.popleft()
             if isinstance(item, _Barrier):
@@ -641,14 +668,23 @@ class SqliteSessionStore:
 
     def _flush(self, conn: sqlite3.Connection) -> None:
         queue = self._queue
+        # Taken before the histories are drained: a barrier covers what was recorded before it.
         items = [queue.popleft() for _ in range(len(queue))]
-        if not items:
+        drained: list[tuple[_StoredHistory, list[object], int]] = []
+        for history in list(self._histories):
+            pending = history.pending
+            # Cleared first: bytes recorded from now on set it again (for this batch or the next).
+            history.trim, history.has_output = history.has_output, False
+            count = len(pending)  # before ops: an op counted there is in these items
+            ops = history.ops
+            if count:
+                drained.append((history, [pending.popleft() for _ in range(count)], ops))
+        if not items and not drained:
             return
-        barriers: _List[_Barrier] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                self._write(conn, items, barriers)
+                self._write(conn, items, drained)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -658,14 +694,16 @@ class SqliteSessionStore:
                 # Another process held the lock past the busy timeout: try again later.
                 logger.warning("session store %s busy; retrying: %s", self.path, exc)
                 queue.extendleft(reversed(items))
+                for history, batch, _ in drained:
+                    history.pending.extendleft(reversed(batch))
                 return
             self._write_failed(exc)
         except (sqlite3.Error, OSError, msgspec.EncodeError) as exc:
             self._write_failed(exc)
-        for barrier in barriers:
-            barrier.done.set()
+        for history, _, ops in drained:
+            history.ops_done = ops
         for item in items:
-            if isinstance(item, _Barrier) and not item.done.is_set():
+            if isinstance(item, _Barrier):
                 item.done.set()
         if self._creates >= RETAIN_EVERY:
             self._creates = 0
@@ -684,50 +722,18 @@ class SqliteSessionStore:
         self._failed = True
 
     def _write(
-        self, conn: sqlite3.Connection, items: _List[object], barriers: _List[_Barrier]
+        self,
+        conn: sqlite3.Connection,
+        items: _List[object],
+        drained: _List[tuple[_StoredHistory, _List[object], int]],
     ) -> None:
-        pending: dict[str, tuple[_StoredHistory, _List[object]]] = {}
         for item in items:
-            if type(item) is tuple:
-                history = item[0]
-                entry = pending.get(history.session_id)
-                if entry is None:
-                    entry = pending[history.session_id] = (history, [])
-                events = entry[1]
-                if len(item) == 2:
-                    update = item[1]
-                    if not isinstance(update, _SKIPPED):
-                        events.append((0, _json_encode(update)))
-                elif type(item[2]) is str:
-                    events.append((1, item[1], item[2]))
-                else:
-                    events.append((2, item[1], item[2]))
-                continue
-            if isinstance(item, _Barrier):
-                barriers.append(item)
-                continue
-            session_id: str = item.session_id  # type: ignore[attr-defined]
-            entry = pending.pop(session_id, None)
-            if isinstance(item, _Snapshot):
-                # The snapshot covers everything recorded before it.
-                if item.history.dropped:
-                    continue
-                blob = _pack([(0, _json_encode(u)) for u in item.updates])
-                conn.execute(
-                    "INSERT OR REPLACE INTO snapshots VALUES (?, ?)",
-                    (session_id, zlib.compress(blob, 1)),
-                )
-                conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
-                item.history.snapshot_bytes = len(blob)
-                continue
-            if entry is not None:
-                self._write_events(conn, *entry)
             if isinstance(item, _Create):
                 self._creates += 1
                 conn.execute(
                     "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
                     (
-                        session_id,
+                        item.session_id,
                         item.cwd,
                         item.directories,
                         item.updated_at,
@@ -735,26 +741,58 @@ class SqliteSessionStore:
                         *item.owner,
                     ),
                 )
-            elif isinstance(item, _Meta):
-                conn.execute(
-                    "UPDATE sessions SET additional_directories = ?, title = ?, updated_at = ? "
-                    "WHERE id = ?",
-                    (item.directories, item.title, item.updated_at, session_id),
-                )
-            elif isinstance(item, _Release):
-                conn.execute(
-                    "UPDATE sessions SET owner_pid = NULL, owner_start = NULL "
-                    "WHERE id = ? AND owner_pid = ?",
-                    (session_id, current_owner()[0]),
-                )
-        for history, events in pending.values():
-            self._write_events(conn, history, events)
+        for history, batch, ops in drained:
+            if history.dropped:
+                self._histories.discard(history)
+                continue
+            if ops == history.ops_done:
+                self._write_events(conn, history, batch)  # nothing but recorded items
+                continue
+            run: _List[object] = []
+            for item in batch:
+                kind = type(item)
+                if kind is tuple or kind not in _OPS:
+                    run.append(item)
+                elif kind is _Snapshot:
+                    run = []  # the snapshot covers everything recorded before it
+                    self._write_snapshot(conn, item)  # type: ignore[arg-type]
+                else:
+                    self._write_events(conn, history, run)
+                    run = []
+                    self._write_op(conn, history, item)
+            self._write_events(conn, history, run)
+
+    def _write_snapshot(self, conn: sqlite3.Connection, snapshot: _Snapshot) -> None:
+        blob = _pack(snapshot.updates)
+        conn.execute(
+            "INSERT OR REPLACE INTO snapshots VALUES (?, ?)",
+            (snapshot.session_id, zlib.compress(blob, 1)),
+        )
+        conn.execute("DELETE FROM events WHERE session_id = ?", (snapshot.session_id,))
+        snapshot.history.snapshot_bytes = len(blob)
+
+    def _write_op(self, conn: sqlite3.Connection, history: _StoredHistory, item: object) -> None:
+        if isinstance(item, _Meta):
+            conn.execute(
+                "UPDATE sessions SET additional_directories = ?, title = ?, updated_at = ? "
+                "WHERE id = ?",
+                (item.directories, item.title, item.updated_at, item.session_id),
+            )
+        elif isinstance(item, _Release):
+            conn.execute(
+                "UPDATE sessions SET owner_pid = NULL, owner_start = NULL "
+                "WHERE id = ? AND owner_pid = ?",
+                (item.session_id, current_owner()[0]),
+            )
+            self._histories.discard(history)
 
     def _write_events(
         self, conn: sqlite3.Connection, history: _StoredHistory, events: _List[object]
     ) -> None:
-        if not events or history.dropped:
+        if not events:
             return
+        if history.trim:
+            _trim_terminal_output(events, self.limits.terminal_bytes)
         blob = _pack(events)
         history.seq += 1
         conn.execute(
@@ -766,19 +804,38 @@ class SqliteSessionStore:
             history.compact_due = True
 
 
+_OPS: Final = frozenset({_Snapshot, _Meta, _Release})
+
+
+def _trim_terminal_output(events: list[object], limit: int) -> None:
+    """Empty the terminal chunks that replay cannot show: older than the newest
+    ``limit`` bytes of the same terminal in this row (a 64 MiB stream keeps 1 MiB).
+
+    Emptied, not removed: a chunk may be what first shows a terminal.
+    """
+    newer: dict[str, int] = {}
+    for index in range(len(events) - 1, -1, -1):
+        item = events[index]
+        if type(item) is tuple and type(item[1]) is not str:
+            terminal_id = item[0]
+            seen = newer.get(terminal_id, 0)
+            if seen >= limit:
+                if item[1]:
+                    events[index] = (terminal_id, b"")
+            else:
+                newer[terminal_id] = seen + len(item[1])
+
+
 def _fold_blob(history: _StoredHistory, data: bytes) -> int:
     """Fold one stored row (or snapshot) into a history being loaded; its size."""
     raw = zlib.decompress(data)
-    for event in _unpack(raw):
-        kind = event[0]
-        if kind == 0:
-            payload = event[1]
-            assert isinstance(payload, bytes)
-            InMemoryHistory.record(history, schema.decode(payload, schema.SessionUpdate))
-        elif kind == 1:
-            InMemoryHistory.record_text_chunk(history, str(event[1]), str(event[2]))
-        elif kind == 2:
-            output = event[2]
-            assert isinstance(output, bytes)
-            InMemoryHistory.record_terminal_output(history, str(event[1]), output)
+    for item in _unpack(raw):
+        if isinstance(item, dict):
+            InMemoryHistory.record(history, schema.convert(item, schema.SessionUpdate))
+        elif isinstance(item, list) and len(item) == 2:
+            key, value = item
+            if isinstance(value, str):
+                InMemoryHistory.record_text_chunk(history, str(key), value)
+            elif isinstance(value, bytes):
+                InMemoryHistory.record_terminal_output(history, str(key), value)
     return len(raw)
