@@ -597,11 +597,18 @@ class SqliteSessionStore:
         )
         history = _StoredHistory(self, record)
         record.history = history
-        if snapshot is not None:
-            history.snapshot_bytes = _fold_blob(history, snapshot[0])
-        for seq, data in events:
-            history.log_bytes += _fold_blob(history, data)
-            history.seq = seq
+        try:
+            if snapshot is not None:
+                history.snapshot_bytes = _fold_blob(history, snapshot[0])
+            for seq, data in events:
+                history.log_bytes += _fold_blob(history, data)
+                history.seq = seq
+        except (zlib.error, msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+            logger.exception("session %s in %s cannot be read", session_id, self.path)
+            raise RequestError.internal_error(
+                f"Session {session_id}'s stored history cannot be read ({exc})",
+                {"sessionId": session_id},
+            ) from None
         return record
 
     def _list_rows(self) -> _List[tuple[str, str, str, str | None, str]]:
