@@ -4,10 +4,11 @@ The acpio bench agent (``acpio.run()``) runs each scenario once with
 ``ACPIO_SESSION_STORE=memory`` and once with a fresh SQLite file, the order
 reversing every repeat, so a slow phase of the machine hits each alike; the
 medians and their ratio are printed (target: SQLite at least 0.8x). Then the
-size of the store file per 10,000 updates (``notify 10000``: 10,000
-``tool_call_content_chunk`` s plus the turn's few other updates) once the
-agent exited (the WAL is checkpointed into the file on close), and the rows
-it holds.
+store size per 10,000 updates: 10,000 streamed message chunks recorded
+in-process (the compressed rows while the session is served, the snapshot and
+the file once it was closed), and the file after the bench agent's ``notify
+10000`` (10,000 ``tool_call_content_chunk`` s, of which replay keeps the last
+1,000) once the agent exited (the WAL is checkpointed into the file on close).
 
     python benchmarks/store.py                       # notify 100000, both terminals, 6 repeats
     python benchmarks/store.py --quick --repeats 2   # a tenth of the sizes
@@ -19,8 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import sqlite3
 import statistics
+import string
 import subprocess
 import sys
 import tempfile
@@ -77,6 +80,37 @@ def store_size(updates: int, work: Path) -> tuple[int, int, int]:
     return size, snapshots, events
 
 
+async def _record_updates(path: Path, updates: int) -> tuple[int, int, int, int]:
+    """Record ``updates`` streamed message chunks (100 messages of ``updates / 100``
+    chunks of five random words, about 30 bytes of text each) in one session; sizes in
+    the file while it is served (rows) and after it was closed (one snapshot)."""
+    import acpio  # noqa: PLC0415 - the agent runs need no acpio in this process
+    from acpio import schema  # noqa: PLC0415
+
+    rng = random.Random(15)
+    # A vocabulary of random words: compresses about as well as prose, not better.
+    words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(500)]
+    store = acpio.SqliteSessionStore(path)
+    record = await store.create("size", "/w", [])
+    for index in range(updates):
+        text = " ".join(rng.choices(words, k=5)) + " "
+        record.history.record(
+            schema.AgentMessageChunk(
+                message_id=f"msg_{index * 100 // updates:04d}",
+                content=schema.TextContent(text=text),
+            )
+        )
+    await store.flush()
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT coalesce(sum(length(data)), 0) FROM events").fetchone()[0]
+    file_rows = path.stat().st_size + Path(f"{path}-wal").stat().st_size
+    await store.release(record)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        snapshot = conn.execute("SELECT sum(length(data)) FROM snapshots").fetchone()[0]
+    return rows, file_rows, snapshot, path.stat().st_size
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -102,6 +136,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{sqlite / memory:.2f}x | {memory_cpu * cpu_scale:.2f} {cpu_unit} | "
                 f"{sqlite_cpu * cpu_scale:.2f} {cpu_unit} |"
             )
+        import anyio  # noqa: PLC0415
+
+        rows, file_rows, snapshot, file_closed = anyio.run(
+            _record_updates, work / "chunks.sqlite3", 10_000
+        )
+        print(
+            f"10,000 agent_message_chunks (100 messages): rows {rows:,} bytes compressed "
+            f"(file {file_rows:,} with WAL) while served; snapshot {snapshot:,} bytes, "
+            f"file {file_closed:,} bytes after close"
+        )
         for updates in (10_000, 100_000):
             size, snapshots, events = store_size(updates, work)
             print(

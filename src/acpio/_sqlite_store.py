@@ -350,12 +350,12 @@ class SqliteSessionStore:
                 f"this acpio's {SCHEMA_VERSION}; it was written by a newer acpio and is left "
                 "untouched"
             )
+        if version == 0:
+            # Only takes effect on a new file (no tables), before the journal mode is set.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("PRAGMA journal_mode = WAL")
         if version == SCHEMA_VERSION:
             return
-        if version == 0:
-            # Only takes effect on a file without tables: a new store.
-            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
             self._migrate_in(conn)
@@ -396,10 +396,7 @@ class SqliteSessionStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
-        pages = conn.execute("PRAGMA page_count").fetchone()[0]
-        if free and free * 4 >= pages:
-            conn.execute("PRAGMA incremental_vacuum")
+        _compact(conn)
 
     # --------------------------------------------------------- the store API
 
@@ -527,6 +524,7 @@ class SqliteSessionStore:
         with self._lock:
             # Another process may be reading: then the next checkpoint will do.
             with contextlib.suppress(sqlite3.Error):
+                _compact(self._conn)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.close()
 
@@ -812,6 +810,14 @@ class SqliteSessionStore:
 
 
 _OPS: Final = frozenset({_Snapshot, _Meta, _Release})
+
+
+def _compact(conn: sqlite3.Connection) -> None:
+    """Give free pages back to the file system once a quarter of the file is free."""
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    if free and free * 4 >= pages:
+        conn.executescript("PRAGMA incremental_vacuum;")  # execute() frees one page only
 
 
 def _trim_terminal_output(events: list[object], limit: int) -> None:
