@@ -8,8 +8,10 @@ compared byte for byte with the wire lines of a resume in the first process.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import os
+import random
 import signal
 import sqlite3
 import sys
@@ -405,6 +407,52 @@ async def test_rows_without_a_snapshot_replay_the_same(store_file: Path) -> None
     expected = [schema.encode(u) for u in history.replay()]
     assert rows(store_file, "SELECT count(*) FROM snapshots") == [(0,)]
     # A second store on the file, as a new process after a crash would open it.
+    reader = acpio.SqliteSessionStore(store_file, limits=limits)
+    loaded = await reader.get("s")
+    assert loaded is not None
+    assert [schema.encode(u) for u in loaded.history.replay()] == expected
+    reader.close()
+    store.close()
+
+
+async def test_interleaved_terminals_and_text_replay_the_same_from_rows(store_file: Path) -> None:
+    rng = random.Random(12)
+    limits = acpio.HistoryLimits(terminal_bytes=700, tool_call_items=40)
+    store = acpio.SqliteSessionStore(store_file, limits=limits)
+    record = await store.create("s", "/w", [])
+    history = record.history
+    assert isinstance(history, acpio.InMemoryHistory)
+    for name in ("t1", "t2"):
+        history.record(schema.TerminalUpdate(terminal_id=name, command=name))
+    history.record(schema.ToolCallUpdate(tool_call_id="c", title="call"))
+    recorded = 0
+    for step in range(600):
+        choice = rng.random()
+        if choice < 0.4:
+            data = rng.randbytes(rng.randint(0, 300))
+            recorded += len(data)
+            history.record_terminal_output(rng.choice(["t1", "t2"]), data)
+        elif choice < 0.7:
+            history.record_text_chunk("c", f"text {step}")
+        elif choice < 0.75:
+            output = schema.TerminalOutput(data=base64.b64encode(b"snap").decode())
+            history.record(schema.TerminalUpdate(terminal_id="t2", output=output))
+        else:
+            history.record(
+                schema.AgentMessageChunk(message_id="m", content=schema.TextContent(text="w"))
+            )
+        if step % 150 == 149:
+            await store.flush()
+    expected = [schema.encode(u) for u in history.replay()]
+    await store.flush()
+    # The rows kept only about the output replay can show.
+    stored = sum(
+        len(item)
+        for (data,) in rows(store_file, "SELECT data FROM events")
+        for item in msgspec.msgpack.decode(data)  # type: ignore[arg-type]
+        if isinstance(item, bytes)
+    )
+    assert stored < recorded / 2
     reader = acpio.SqliteSessionStore(store_file, limits=limits)
     loaded = await reader.get("s")
     assert loaded is not None

@@ -2,13 +2,16 @@
 
 How this works: a served session's history is an :class:`InMemoryHistory`
 (the same folding, the same bounds) that also appends each recorded item
-(the update object, a text chunk, terminal bytes) to one store-wide
-:class:`collections.deque`: one C call on the hot path, no encoding, no
-lock. A writer thread owns a connection and drains the deque in one
+(the update object, ``(tool_call_id, text)``, ``(terminal_id, bytes)``) to
+its own :class:`collections.deque`: one C call on the hot path, no
+encoding, no lock (the loop only appends, the writer only pops). A writer
+thread owns a connection and drains every session's deque in one
 transaction per flush: every ``flush_interval`` seconds, at once at every
 turn end (the ``idle`` state update passes through ``record``), on session
-close (``release``) and on shutdown. Each flush writes one compressed row
-per session of the items it recorded since the last flush (``events``).
+close (``release``) and on shutdown. Each flush writes one msgpack row per
+session (``events``; snapshots are zlib-compressed, rows are not); terminal bytes that replay cannot
+show any more (older than the newest ``terminal_bytes`` of that terminal
+in the row) are emptied first, so streaming 64 MiB stores about 1 MiB.
 Now and then (at a turn end once the rows outgrow the last snapshot, on
 close, and mid-turn when a turn streams a lot) the session's folded history
 is captured as ``replay()`` and written as its ``snapshot``, replacing its
@@ -18,9 +21,10 @@ process replays exactly what a resume in the old one would have.
 
 Durability: WAL journal and one transaction per flush, so a crash (even
 SIGKILL) leaves the file consistent and loses at most what was recorded
-after the last flush: at most ``flush_interval`` seconds of updates, and
-nothing of a turn that ended or a session that was closed (``release``
-waits for its commit). ``synchronous=NORMAL``: a power cut may also lose
+after the last flush: at most ``flush_interval`` seconds of updates (plus
+the commit in progress). A turn's end wakes the writer at once, and a
+closed session is committed before the close is answered (``release``
+waits for it). ``synchronous=NORMAL``: a power cut may also lose
 the last commits, never consistency.
 
 Several processes: each row names the process that serves the session
@@ -100,8 +104,9 @@ CREATE TABLE events (
 MIGRATIONS: Final[dict[int, str]] = {1: _V1}
 
 _json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
-# Rows and snapshots: a msgpack array of what was recorded, as it was recorded: an
-# update (a map, as on the wire), [toolCallId, text] or [terminalId, bytes].
+# Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
+# map, as on the wire), [id] (the tool call or terminal the items after it belong
+# to), a str (a text chunk of that tool call) or bytes (output of that terminal).
 _pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
 _dirs_decode = msgspec.json.Decoder(list[str]).decode
@@ -131,9 +136,12 @@ class _Unloaded:
 class _StoredHistory(InMemoryHistory):
     """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
 
-    ``pending`` holds, in order, what was recorded (the update object,
-    ``(tool_call_id, text)``, ``(terminal_id, bytes)``) and the writer
-    operations of this session; the loop only appends, the writer only pops.
+    ``pending`` holds, in order, what was recorded (the update object; a
+    text chunk's str or a terminal's bytes, after ``[id]`` when the id
+    changed) and the writer operations of this session; the loop only
+    appends, the writer only pops. No tuple per chunk: objects that stay
+    queued until the next flush and are tracked by the garbage collector
+    would cost more than the append.
     """
 
     def __init__(self, store: SqliteSessionStore, record: _StoredRecord) -> None:
@@ -142,6 +150,7 @@ class _StoredHistory(InMemoryHistory):
         self._store = store
         self._owner = record
         self.pending: deque[object] = deque()
+        self._key: str | None = None  # the id the chunks queued last belong to
         self._put: Callable[[object], None] = _discard  # attached once loaded
         self.ops = 0  # operations queued in pending (the writer skips the scan without)
         self.ops_done = 0  # ... of which the writer has seen (writer thread)
@@ -179,7 +188,10 @@ class _StoredHistory(InMemoryHistory):
 
     def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         """:meth:`InMemoryHistory.record_text_chunk`, queued for the writer."""
-        self._put((tool_call_id, text))
+        if tool_call_id is not self._key:
+            self._key = tool_call_id
+            self._put([tool_call_id])
+        self._put(text)
         # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
         call = self._records.get(("call", tool_call_id))
         if isinstance(call, _ToolCall):
@@ -188,7 +200,10 @@ class _StoredHistory(InMemoryHistory):
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """:meth:`InMemoryHistory.record_terminal_output`, queued for the writer."""
-        self._put((terminal_id, data))
+        if terminal_id is not self._key:
+            self._key = terminal_id
+            self._put([terminal_id])
+        self._put(data)
         self.has_output = True
         self._terminal(terminal_id).output.append(data)
         if self.compact_due:
@@ -206,14 +221,13 @@ class _StoredHistory(InMemoryHistory):
         """Queue the folded history as this session's snapshot (it replaces the rows)."""
         self.compact_due = False
         self.log_bytes = 0
+        self._key = None  # the rows after the snapshot name their ids again
         self.put_op(_Snapshot(self.session_id, self, list(self.replay())))
 
 
 @dataclass
 class _StoredRecord(SessionRecord):
     """A session record whose changes reach the file at the next flush."""
-
-    store: SqliteSessionStore | None = None
 
     def touch(self) -> None:
         """Mark the session as updated now (written at the next flush)."""
@@ -404,9 +418,7 @@ class SqliteSessionStore:
         self, session_id: str, cwd: str, additional_directories: _List[str]
     ) -> SessionRecord:
         """Create a session served by this process (written at the next flush)."""
-        record = _StoredRecord(
-            session_id, cwd, list(additional_directories), _Unloaded(), store=self
-        )
+        record = _StoredRecord(session_id, cwd, list(additional_directories), _Unloaded())
         history = _StoredHistory(self, record)
         record.history = history
         self._queue.append(
@@ -591,15 +603,15 @@ class SqliteSessionStore:
             _Unloaded(),
             title=row[2],
             updated_at=row[3],
-            store=self,
         )
         history = _StoredHistory(self, record)
         record.history = history
         try:
+            key = [""]
             if snapshot is not None:
-                history.snapshot_bytes = _fold_blob(history, snapshot[0])
+                history.snapshot_bytes = _fold_blob(history, snapshot[0], key)
             for seq, data in events:
-                history.log_bytes += _fold_blob(history, data)
+                history.log_bytes += _fold_blob(history, data, key)
                 history.seq = seq
         except (zlib.error, msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
             logger.exception("session %s in %s cannot be read", session_id, self.path)
@@ -756,7 +768,7 @@ class SqliteSessionStore:
             run: _List[object] = []
             for item in batch:
                 kind = type(item)
-                if kind is tuple or kind not in _OPS:
+                if kind not in _OPS:
                     run.append(item)
                 elif kind is _Snapshot:
                     run = []  # the snapshot covers everything recorded before it
@@ -800,9 +812,11 @@ class SqliteSessionStore:
             _trim_terminal_output(events, self.limits.terminal_bytes)
         blob = _pack(events)
         history.seq += 1
+        # Not compressed: rows are short-lived (folded into the next snapshot), and
+        # compressing every streamed chunk costs more CPU than the rest of the store.
         conn.execute(
             "INSERT OR REPLACE INTO events VALUES (?, ?, ?)",
-            (history.session_id, history.seq, zlib.compress(blob, 1)),
+            (history.session_id, history.seq, blob),
         )
         history.log_bytes += len(blob)
         if history.log_bytes > max(MIDTURN_SNAPSHOT_BYTES, 2 * history.snapshot_bytes):
@@ -821,34 +835,48 @@ def _compact(conn: sqlite3.Connection) -> None:
 
 
 def _trim_terminal_output(events: list[object], limit: int) -> None:
-    """Empty the terminal chunks that replay cannot show: older than the newest
+    """Empty the terminal output that replay cannot show: older than the newest
     ``limit`` bytes of the same terminal in this row (a 64 MiB stream keeps 1 MiB).
 
-    Emptied, not removed: a chunk may be what first shows a terminal.
+    Emptied, not removed: a chunk may be what first shows a terminal. The bytes
+    before the row's first ``[id]`` belong to the id of the row before; counted
+    apart (``None``), they are only ever kept too long, never dropped too soon.
     """
-    newer: dict[str, int] = {}
-    for index in range(len(events) - 1, -1, -1):
-        item = events[index]
-        if type(item) is tuple and type(item[1]) is not str:
-            terminal_id = item[0]
-            seen = newer.get(terminal_id, 0)
-            if seen >= limit:
-                if item[1]:
-                    events[index] = (terminal_id, b"")
-            else:
-                newer[terminal_id] = seen + len(item[1])
+    key: str | None = None
+    output: list[tuple[int, str | None]] = []
+    for index, item in enumerate(events):
+        kind = type(item)
+        if kind is bytes:
+            output.append((index, key))
+        elif kind is list:
+            key = item[0]  # type: ignore[index]
+    newer: dict[str | None, int] = {}
+    for index, terminal_id in reversed(output):
+        data = events[index]
+        assert isinstance(data, bytes)
+        seen = newer.get(terminal_id, 0)
+        if seen >= limit:
+            if data:
+                events[index] = b""
+        else:
+            newer[terminal_id] = seen + len(data)
 
 
-def _fold_blob(history: _StoredHistory, data: bytes) -> int:
-    """Fold one stored row (or snapshot) into a history being loaded; its size."""
-    raw = zlib.decompress(data)
+def _fold_blob(history: _StoredHistory, data: bytes, key: list[str]) -> int:
+    """Fold one stored row (or snapshot) into a history being loaded; its size.
+
+    ``key`` holds the id the row's first items belong to, and is left holding
+    the id of its last ones (rows are folded in order).
+    """
+    # A zlib stream starts with 0x78, a msgpack array never does.
+    raw = zlib.decompress(data) if data[:1] == b"\x78" else data
     for item in _unpack(raw):
-        if isinstance(item, dict):
+        if isinstance(item, str):
+            InMemoryHistory.record_text_chunk(history, key[0], item)
+        elif isinstance(item, bytes):
+            InMemoryHistory.record_terminal_output(history, key[0], item)
+        elif isinstance(item, dict):
             InMemoryHistory.record(history, schema.convert(item, schema.SessionUpdate))
-        elif isinstance(item, list) and len(item) == 2:
-            key, value = item
-            if isinstance(value, str):
-                InMemoryHistory.record_text_chunk(history, str(key), value)
-            elif isinstance(value, bytes):
-                InMemoryHistory.record_terminal_output(history, str(key), value)
+        elif isinstance(item, list) and item and isinstance(item[0], str):
+            key[0] = item[0]
     return len(raw)
