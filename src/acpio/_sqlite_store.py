@@ -53,7 +53,6 @@ import threading
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -225,7 +224,6 @@ class _StoredHistory(InMemoryHistory):
         self.put_op(_Snapshot(self.session_id, self, list(self.replay())))
 
 
-@dataclass
 class _StoredRecord(SessionRecord):
     """A session record whose changes reach the file at the next flush."""
 
@@ -244,39 +242,55 @@ class _StoredRecord(SessionRecord):
         )
 
 
-# Writer operations besides recorded items (tuples). Each names its session.
-@dataclass(slots=True)
+# Writer operations besides recorded items. Plain classes: dataclasses cost import time.
 class _Create:
-    session_id: str
-    cwd: str
-    directories: str
-    updated_at: str
-    owner: tuple[int, str]
+    __slots__ = ("cwd", "directories", "owner", "session_id", "updated_at")
+
+    def __init__(
+        self, session_id: str, cwd: str, directories: str, updated_at: str, owner: tuple[int, str]
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.directories = directories
+        self.updated_at = updated_at
+        self.owner = owner
 
 
-@dataclass(slots=True)
 class _Meta:
-    session_id: str
-    directories: str
-    title: str | None
-    updated_at: str
+    __slots__ = ("directories", "session_id", "title", "updated_at")
+
+    def __init__(
+        self, session_id: str, directories: str, title: str | None, updated_at: str
+    ) -> None:
+        self.session_id = session_id
+        self.directories = directories
+        self.title = title
+        self.updated_at = updated_at
 
 
-@dataclass(slots=True)
 class _Snapshot:
-    session_id: str
-    history: _StoredHistory
-    updates: list[schema.SessionUpdate]
+    __slots__ = ("history", "session_id", "updates")
+
+    def __init__(
+        self, session_id: str, history: _StoredHistory, updates: list[schema.SessionUpdate]
+    ) -> None:
+        self.session_id = session_id
+        self.history = history
+        self.updates = updates
 
 
-@dataclass(slots=True)
 class _Release:
-    session_id: str
+    __slots__ = ("session_id",)
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
 
 
-@dataclass(slots=True)
 class _Barrier:
-    done: threading.Event
+    __slots__ = ("done",)
+
+    def __init__(self, done: threading.Event) -> None:
+        self.done = done
 
 
 class SqliteSessionStore:
