@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _record_updates, work / "chunks.sqlite3", 10_000
         )
         print(
-            f"10,000 agent_message_chunks (100 messages): rows {rows:,} bytes compressed "
+            f"10,000 agent_message_chunks (100 messages): rows {rows:,} bytes (uncompressed) "
             f"(file {file_rows:,} with WAL) while served; snapshot {snapshot:,} bytes, "
             f"file {file_closed:,} bytes after close"
         )
