@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,12 @@ async def make_pair() -> AsyncIterator[Callable[..., tuple[StreamPair, StreamPai
         await side.aclose()
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _isolated_session_store() -> Iterator[None]:
+@pytest.fixture(autouse=True)
+def _isolated_session_store(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Agents the tests run (``acpio.run()`` in subprocesses) keep their sessions in a
-    temporary state directory, never in the user's (CI runs as root on a shared machine)."""
-    os.environ.pop("ACPIO_SESSION_STORE", None)
-    with tempfile.TemporaryDirectory(prefix="acpio-state-") as state:
-        os.environ["ACPIO_STATE_DIR"] = state
-        try:
-            yield
-        finally:
-            os.environ.pop("ACPIO_STATE_DIR", None)
+    state directory of each test's own, never in the user's (CI runs as root on a
+    shared machine), and never see another test's sessions."""
+    monkeypatch.delenv("ACPIO_SESSION_STORE", raising=False)
+    monkeypatch.setenv("ACPIO_STATE_DIR", os.fspath(tmp_path_factory.mktemp("state")))

@@ -457,3 +457,18 @@ async def test_interleaved_terminals_and_text_replay_the_same_from_rows(store_fi
     assert [schema.encode(u) for u in loaded.history.replay()] == expected
     reader.close()
     store.close()
+
+
+async def test_the_mock_client_never_lets_an_agent_write_the_users_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.delenv("ACPIO_STATE_DIR")
+    monkeypatch.delenv("ACPIO_SESSION_STORE", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", os.fspath(home))
+    for env in (None, {"PATH": os.environ["PATH"], "HOME": os.fspath(home)}):
+        async with MockClient(command(anyio_backend), env=env, cwd=tmp_path) as client:
+            session = await client.new_session()
+            await session.prompt("count a 1")
+        assert not home.exists()

@@ -335,6 +335,7 @@ class SqliteSessionStore:
         self._creates = 0
         self._failed = False
         self._conn = self._open()
+        self._reader = self._connect(timeout=0.1)  # session/list, on the event loop
         self._writer = threading.Thread(
             target=self._write_loop, name=f"acpio-store:{self.path.name}", daemon=True
         )
@@ -342,11 +343,12 @@ class SqliteSessionStore:
 
     # ---------------------------------------------------------------- opening
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self, timeout: float | None = None) -> sqlite3.Connection:
+        timeout = self.busy_timeout if timeout is None else timeout
         conn = sqlite3.connect(
-            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
 
@@ -475,7 +477,14 @@ class SqliteSessionStore:
     async def list(self) -> _List[SessionRecord]:
         """Every session in the file, most recently updated first (including other
         processes' sessions; their histories are not loaded)."""
-        rows = await anyio.to_thread.run_sync(self._list_rows)
+        try:
+            # On the loop, without waiting for the writer: a WAL reader never waits for
+            # writers, and what this process changed is either served (listed from
+            # memory) or committed (release and delete wait for it). Answered at once,
+            # like the in-memory store, even when the client hangs up right after.
+            rows = self._list_rows(self._reader)
+        except sqlite3.OperationalError:
+            rows = await anyio.to_thread.run_sync(self._list_rows_locked)
         records: _List[SessionRecord] = []
         for session_id, cwd, directories, title, updated_at in rows:
             served = self._served.get(session_id)
@@ -549,6 +558,7 @@ class SqliteSessionStore:
         self._writer.join(self.busy_timeout * 2 + self.flush_interval)
         with self._lock:
             # Another process may be reading: then the next checkpoint will do.
+            self._reader.close()
             with contextlib.suppress(sqlite3.Error):
                 _compact(self._conn)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -635,13 +645,16 @@ class SqliteSessionStore:
             ) from None
         return record
 
-    def _list_rows(self) -> _List[tuple[str, str, str, str | None, str]]:
+    def _list_rows(self, conn: sqlite3.Connection) -> _List[tuple[str, str, str, str | None, str]]:
+        return conn.execute(
+            "SELECT id, cwd, additional_directories, title, updated_at FROM sessions "
+            "ORDER BY updated_at DESC, rowid DESC"
+        ).fetchall()
+
+    def _list_rows_locked(self) -> _List[tuple[str, str, str, str | None, str]]:
         self._sync()
         with self._lock:
-            return self._conn.execute(
-                "SELECT id, cwd, additional_directories, title, updated_at FROM sessions "
-                "ORDER BY updated_at DESC, rowid DESC"
-            ).fetchall()
+            return self._list_rows(self._conn)
 
     def _delete_row(self, session_id: str) -> bool | int:
         self._sync()
