@@ -32,8 +32,10 @@ Several processes: each row names the process that serves the session
 session over only when that process is gone; otherwise it is refused with
 ``-32603`` (the session exists, so not ``-32002``; the request is valid, so
 not ``-32602``; ACP keeps ``-32000..-32099`` for its own codes). Writers
-wait on each other up to ``busy_timeout``; metadata reads and writes run
-in worker threads, never on the event loop.
+wait on each other up to ``busy_timeout``; claims, loads and deletes run in
+worker threads, never on the event loop. ``session/list`` reads on the loop
+(a WAL reader never waits for writers; at most 100 ms of busy timeout, then
+it reads from a thread), so it is answered at once, as in memory.
 
 Bounds: retention keeps the ``max_sessions`` most recently updated sessions
 and none older than ``max_age`` (sessions a live process serves are kept),
