@@ -51,8 +51,8 @@ def _median(runs: list[dict[str, object]], key: str) -> float:
     return statistics.median(float(r[key]) for r in runs)  # type: ignore[arg-type]
 
 
-def compare(scenario: str, repeats: int, work: Path) -> tuple[float, float, float, float]:
-    """Median throughput and agent CPU per unit: (memory, sqlite, memory CPU, sqlite CPU)."""
+def compare(scenario: str, repeats: int, work: Path) -> tuple[float, ...]:
+    """Medians: throughput, agent CPU per unit and start-up, in memory and in SQLite."""
     parts = scenario.split(":")
     runs: dict[str, list[dict[str, object]]] = {"memory": [], "sqlite": []}
     for repeat in range(repeats):
@@ -65,6 +65,8 @@ def compare(scenario: str, repeats: int, work: Path) -> tuple[float, float, floa
         _median(runs["sqlite"], "throughput"),
         _median(runs["memory"], "cpu_per_unit_s"),
         _median(runs["sqlite"], "cpu_per_unit_s"),
+        _median(runs["memory"], "startup_s"),
+        _median(runs["sqlite"], "startup_s"),
     )
 
 
@@ -122,10 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     scenarios = args.scenarios.split(",") if args.scenarios else QUICK if args.quick else FULL
     with tempfile.TemporaryDirectory(prefix="acpio-store-bench-") as tmp:
         work = Path(tmp)
-        print("| scenario | in-memory | SQLite | ratio | CPU/unit in-memory | CPU/unit SQLite |")
-        print("| --- | --- | --- | --- | --- | --- |")
+        print(
+            "| scenario | in-memory | SQLite | ratio | CPU/unit in-memory | CPU/unit SQLite "
+            "| start-up in-memory | start-up SQLite |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for scenario in scenarios:
-            memory, sqlite, memory_cpu, sqlite_cpu = compare(scenario, args.repeats, work)
+            medians = compare(scenario, args.repeats, work)
+            memory, sqlite, memory_cpu, sqlite_cpu, memory_start, sqlite_start = medians
             notify = scenario.startswith("notify")
             # client.py counts notify in messages and terminals in MiB.
             unit, cpu_unit, cpu_scale = (
@@ -134,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"| {scenario} | {memory:,.0f} {unit} | {sqlite:,.0f} {unit} | "
                 f"{sqlite / memory:.2f}x | {memory_cpu * cpu_scale:.2f} {cpu_unit} | "
-                f"{sqlite_cpu * cpu_scale:.2f} {cpu_unit} |"
+                f"{sqlite_cpu * cpu_scale:.2f} {cpu_unit} | {memory_start * 1e3:.0f} ms | "
+                f"{sqlite_start * 1e3:.0f} ms |"
             )
         import anyio  # noqa: PLC0415
 
