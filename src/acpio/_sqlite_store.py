@@ -12,8 +12,8 @@ close (``release``) and on shutdown. Each flush writes one msgpack row per
 session (``events``; snapshots are zlib-compressed, rows are not); terminal bytes that replay cannot
 show any more (older than the newest ``terminal_bytes`` of that terminal
 in the row) are emptied first, so streaming 64 MiB stores about 1 MiB.
-Now and then (at a turn end once the rows outgrow the last snapshot, on
-close, and mid-turn when a turn streams a lot) the session's folded history
+Now and then (once the rows outgrow 4 MiB and twice the last snapshot, and
+on close) the session's folded history
 is captured as ``replay()`` and written as its ``snapshot``, replacing its
 rows. Loading a session folds the snapshot and then the rows into a fresh
 history: folding a replay rebuilds the same records, so a resume in a new
@@ -75,10 +75,9 @@ _List = list  # the store has a method named list
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 1
-SNAPSHOT_MIN_BYTES: Final = 1024 * 1024
-"""Rows are folded into a snapshot at a turn end once they exceed this and the snapshot."""
-MIDTURN_SNAPSHOT_BYTES: Final = 8 * 1024 * 1024
-"""... and during a turn once they exceed this and twice the snapshot."""
+COMPACT_BYTES: Final = 4 * 1024 * 1024
+"""A session's rows are folded into a snapshot once they exceed this and twice the
+snapshot (amortized: each byte recorded is snapshotted a bounded number of times)."""
 RETAIN_EVERY: Final = 100
 
 _V1: Final = """
@@ -158,7 +157,7 @@ class _StoredHistory(InMemoryHistory):
         self.seq = 0  # the last row written (writer thread)
         self.log_bytes = 0  # bytes in rows since the snapshot (writer thread)
         self.snapshot_bytes = 0
-        self.compact_due = False  # set by the writer mid-turn; acted on here
+        self.compact_due = False  # set by the writer; acted on at the next record
         self.has_output = False  # terminal bytes recorded since the writer last looked
         self.trim = False  # the batch being written has terminal bytes (writer thread)
         self.dropped = False
@@ -213,8 +212,6 @@ class _StoredHistory(InMemoryHistory):
     def _turn_ended(self, update: schema.SessionUpdate) -> None:
         if self._put is _discard:
             return
-        if self.log_bytes > max(SNAPSHOT_MIN_BYTES, self.snapshot_bytes):
-            self.snapshot()
         self.put_op(self._owner.meta())
         self._store._wake.set()
 
@@ -848,7 +845,7 @@ class SqliteSessionStore:
             (history.session_id, history.seq, blob),
         )
         history.log_bytes += len(blob)
-        if history.log_bytes > max(MIDTURN_SNAPSHOT_BYTES, 2 * history.snapshot_bytes):
+        if history.log_bytes > max(COMPACT_BYTES, 2 * history.snapshot_bytes):
             history.compact_due = True
 
 
