@@ -449,7 +449,10 @@ async def test_interleaved_terminals_and_text_replay_the_same_from_rows(store_fi
     stored = 0
     for (blob,) in rows(store_file, "SELECT data FROM events"):
         assert isinstance(blob, bytes)
-        stored += sum(len(i) for i in msgspec.msgpack.decode(blob) if isinstance(i, bytes))
+        for item in msgspec.msgpack.decode(blob):
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[1], bytes):
+                stored += len(item[1])
+    assert stored > 0
     assert stored < recorded / 2
     reader = acpio.SqliteSessionStore(store_file, limits=limits)
     loaded = await reader.get("s")

@@ -2,22 +2,22 @@
 
 How this works: a served session's history is an :class:`InMemoryHistory`
 (the same folding, the same bounds) that also appends each recorded item
-(the update object, ``(tool_call_id, text)``, ``(terminal_id, bytes)``) to
-its own :class:`collections.deque`: one C call on the hot path, no
-encoding, no lock (the loop only appends, the writer only pops). A writer
-thread owns a connection and drains every session's deque in one
+(the update object; a text chunk; for terminal output, a mark naming the
+terminal) to its own :class:`collections.deque`: one C call on the hot
+path, no encoding, no lock (the loop only appends, the writer only pops).
+A writer thread owns a connection and drains every session's deque in one
 transaction per flush: every ``flush_interval`` seconds, at once at every
 turn end (the ``idle`` state update passes through ``record``), on session
 close (``release``) and on shutdown. Each flush writes one msgpack row per
-session (``events``; snapshots are zlib-compressed, rows are not); terminal bytes that replay cannot
-show any more (older than the newest ``terminal_bytes`` of that terminal
-in the row) are emptied first, so streaming 64 MiB stores about 1 MiB.
-Now and then (once the rows outgrow 4 MiB and twice the last snapshot, and
-on close) the session's folded history
-is captured as ``replay()`` and written as its ``snapshot``, replacing its
-rows. Loading a session folds the snapshot and then the rows into a fresh
-history: folding a replay rebuilds the same records, so a resume in a new
-process replays exactly what a resume in the old one would have.
+session (``events``); a terminal that got output is written once per row,
+as its newest bytes (what replay shows), so streaming 64 MiB writes at most
+1 MiB per flush and holds nothing extra in memory. Now and then (once the
+rows outgrow 4 MiB and twice the last snapshot, and on close) the
+session's folded history is captured as ``replay()`` and written as its
+zlib-compressed ``snapshot``, replacing its rows. Loading a session folds
+the snapshot and then the rows into a fresh history: folding a replay
+rebuilds the same records, so a resume in a new process replays exactly
+what a resume in the old one would have.
 
 Durability: WAL journal and one transaction per flush, so a crash (even
 SIGKILL) leaves the file consistent and loses at most what was recorded
@@ -64,7 +64,7 @@ import msgspec
 
 from . import schema
 from ._errors import RequestError, SessionStoreError
-from ._history import HistoryLimits, InMemoryHistory, SessionRecord, _ToolCall
+from ._history import HistoryLimits, InMemoryHistory, SessionRecord, _Terminal, _ToolCall
 from ._store_paths import current_owner, owner_alive
 from .schema._base import enc_hook
 
@@ -105,8 +105,9 @@ MIGRATIONS: Final[dict[int, str]] = {1: _V1}
 
 _json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 # Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
-# map, as on the wire), [id] (the tool call or terminal the items after it belong
-# to), a str (a text chunk of that tool call) or bytes (output of that terminal).
+# map, as on the wire), [id] (the tool call the text chunks after it belong to), a
+# str (a text chunk of that tool call), or [terminalId, bytes]: that terminal's
+# output (what replay shows of it) as it was when the row was written.
 _pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
 _dirs_decode = msgspec.json.Decoder(list[str]).decode
@@ -137,11 +138,14 @@ class _StoredHistory(InMemoryHistory):
     """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
 
     ``pending`` holds, in order, what was recorded (the update object; a
-    text chunk's str or a terminal's bytes, after ``[id]`` when the id
-    changed) and the writer operations of this session; the loop only
-    appends, the writer only pops. No tuple per chunk: objects that stay
-    queued until the next flush and are tracked by the garbage collector
-    would cost more than the append.
+    text chunk's str, after ``[id]`` when the tool call changed; for terminal
+    output only the terminal's :class:`_OutputMark`) and the writer
+    operations of this session; the loop only appends, the writer only pops.
+    No tuple per chunk (objects tracked by the garbage collector that stay
+    queued until the flush cost more than the append), and no terminal bytes:
+    holding a fast stream until the flush costs page faults and memory; the
+    writer takes what replay shows of the terminal (its newest bytes) when it
+    writes the row.
     """
 
     def __init__(self, store: SqliteSessionStore, record: _StoredRecord) -> None:
@@ -158,8 +162,10 @@ class _StoredHistory(InMemoryHistory):
         self.log_bytes = 0  # bytes in rows since the snapshot (writer thread)
         self.snapshot_bytes = 0
         self.compact_due = False  # set by the writer; acted on at the next record
-        self.has_output = False  # terminal bytes recorded since the writer last looked
-        self.trim = False  # the batch being written has terminal bytes (writer thread)
+        self.marks = 0  # output marks queued in pending (the writer skips the scan without)
+        self.marks_done = 0  # ... of which the writer has seen (writer thread)
+        self.scan_marks = False  # the batch being written may hold marks (writer thread)
+        self._marks: dict[str, _OutputMark] = {}
         self.dropped = False
         self._fold[schema.IdleStateUpdate] = self._turn_ended
 
@@ -199,13 +205,14 @@ class _StoredHistory(InMemoryHistory):
             call.has_content = True
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
-        """:meth:`InMemoryHistory.record_terminal_output`, queued for the writer."""
-        if terminal_id is not self._key:
-            self._key = terminal_id
-            self._put([terminal_id])
-        self._put(data)
-        self.has_output = True
+        """:meth:`InMemoryHistory.record_terminal_output`; the writer is told which
+        terminal changed (it writes the terminal's newest bytes, not this chunk)."""
         self._terminal(terminal_id).output.append(data)
+        mark = self._marks.get(terminal_id)
+        if mark is None:
+            mark = self._marks[terminal_id] = _OutputMark(terminal_id)
+        self.marks += 1  # before the append: the writer reads the length first
+        self._put(mark)
         if self.compact_due:
             self.snapshot()
 
@@ -716,10 +723,10 @@ class SqliteSessionStore:
         drained: list[tuple[_StoredHistory, list[object], int]] = []
         for history in list(self._histories):
             pending = history.pending
-            # Cleared first: bytes recorded from now on set it again (for this batch or the next).
-            history.trim, history.has_output = history.has_output, False
-            count = len(pending)  # before ops: an op counted there is in these items
+            count = len(pending)  # before the counts: an op or mark counted there is in these
             ops = history.ops
+            history.scan_marks = history.marks != history.marks_done
+            history.marks_done = history.marks
             if count:
                 drained.append((history, [pending.popleft() for _ in range(count)], ops))
         if not items and not drained:
@@ -834,8 +841,8 @@ class SqliteSessionStore:
     ) -> None:
         if not events:
             return
-        if history.trim:
-            _trim_terminal_output(events, self.limits.terminal_bytes)
+        if history.scan_marks:
+            events = _terminal_output(history, events)
         blob = _pack(events)
         history.seq += 1
         # Not compressed: rows are short-lived (folded into the next snapshot), and
@@ -860,32 +867,38 @@ def _compact(conn: sqlite3.Connection) -> None:
         conn.executescript("PRAGMA incremental_vacuum;")  # execute() frees one page only
 
 
-def _trim_terminal_output(events: list[object], limit: int) -> None:
-    """Empty the terminal output that replay cannot show: older than the newest
-    ``limit`` bytes of the same terminal in this row (a 64 MiB stream keeps 1 MiB).
+class _OutputMark:
+    """Queued for terminal output: the terminal whose newest bytes the row must hold."""
 
-    Emptied, not removed: a chunk may be what first shows a terminal. The bytes
-    before the row's first ``[id]`` belong to the id of the row before; counted
-    apart (``None``), they are only ever kept too long, never dropped too soon.
+    __slots__ = ("terminal_id",)
+
+    def __init__(self, terminal_id: str) -> None:
+        self.terminal_id = terminal_id
+
+
+def _terminal_output(history: _StoredHistory, events: list[object]) -> list[object]:
+    """``events`` with each terminal's output marks replaced by one ``[id, bytes]`` at the
+    place of its last mark: the terminal's newest bytes now (what replay would show).
+
+    Read from the loop's records on this thread: the chunks are immutable and taking
+    them is one C call. They may already include bytes recorded after this row, which
+    the next row carries again; folding the rows in order ends with the same output.
     """
-    key: str | None = None
-    output: list[tuple[int, str | None]] = []
+    last: dict[str, int] = {}
     for index, item in enumerate(events):
-        kind = type(item)
-        if kind is bytes:
-            output.append((index, key))
-        elif kind is list:
-            key = item[0]  # type: ignore[index]
-    newer: dict[str | None, int] = {}
-    for index, terminal_id in reversed(output):
-        data = events[index]
-        assert isinstance(data, bytes)
-        seen = newer.get(terminal_id, 0)
-        if seen >= limit:
-            if data:
-                events[index] = b""
-        else:
-            newer[terminal_id] = seen + len(data)
+        if type(item) is _OutputMark:
+            last[item.terminal_id] = index
+    if not last:
+        return events
+    out: list[object] = []
+    for index, item in enumerate(events):
+        if type(item) is not _OutputMark:
+            out.append(item)
+        elif last[item.terminal_id] == index:
+            terminal = history._records.get(("terminal", item.terminal_id))
+            if isinstance(terminal, _Terminal):
+                out.append([item.terminal_id, terminal.output.newest()])
+    return out
 
 
 def _fold_blob(history: _StoredHistory, data: bytes, key: list[str]) -> int:
@@ -899,10 +912,11 @@ def _fold_blob(history: _StoredHistory, data: bytes, key: list[str]) -> int:
     for item in _unpack(raw):
         if isinstance(item, str):
             InMemoryHistory.record_text_chunk(history, key[0], item)
-        elif isinstance(item, bytes):
-            InMemoryHistory.record_terminal_output(history, key[0], item)
         elif isinstance(item, dict):
             InMemoryHistory.record(history, schema.convert(item, schema.SessionUpdate))
         elif isinstance(item, list) and item and isinstance(item[0], str):
-            key[0] = item[0]
+            if len(item) == 1:
+                key[0] = item[0]
+            elif isinstance(item[1], bytes):
+                history._terminal(item[0]).output.replace(item[1])
     return len(raw)
