@@ -112,6 +112,9 @@ async def test_resume_and_list_across_a_restart_replay_the_same_bytes(
         await other.close()
     kinds = {msgspec.json.decode(line)["params"]["update"]["sessionUpdate"] for line in in_process}
     assert {"agent_message", "tool_call_update", "terminal_update", "plan_update"} <= kinds
+    # The agent exited: it gave its sessions up, and its rows were folded into snapshots.
+    assert rows(store_file, "SELECT owner_pid FROM sessions") == [(None,), (None,)]
+    assert rows(store_file, "SELECT count(*) FROM events") == [(0,)]
 
     async with MockClient(command(anyio_backend), env=env_for(store_file), cwd=tmp_path) as client:
         listed = await client.list_sessions()
@@ -475,3 +478,32 @@ async def test_the_mock_client_never_lets_an_agent_write_the_users_sessions(
             session = await client.new_session()
             await session.prompt("count a 1")
         assert not home.exists()
+
+
+async def test_sigterm_during_a_streaming_turn_keeps_everything_sent(
+    store_file: Path, tmp_path: Path, anyio_backend: str
+) -> None:
+    async with MockClient(command(anyio_backend), env=env_for(store_file), cwd=tmp_path) as client:
+        session = await client.new_session()
+        (pid_text,) = messages((await session.prompt("pid")).updates)
+        turn = await session.start_prompt("stream")
+        await session.wait_for(
+            lambda: texts(session.updates, "streamed").count("<") >= 50, what="50 chunks"
+        )
+        os.kill(int(pid_text), signal.SIGTERM)
+        result = await turn.wait()
+        assert result.stop_reason == "cancelled"
+        sent = texts(session.updates, "streamed")
+    assert client.returncode == 0
+    assert rows(store_file, "SELECT owner_pid FROM sessions") == [(None,)]
+    async with MockClient(command(anyio_backend), env=env_for(store_file), cwd=tmp_path) as client:
+        resumed = await client.resume_session(session.id, tmp_path)
+        (streamed,) = [
+            u
+            for u in resumed.replayed
+            if isinstance(u, schema.AgentMessage) and u.message_id == "streamed"
+        ]
+        assert (
+            "".join(b.text for b in streamed.content or () if isinstance(b, schema.TextContent))
+            == sent
+        )
