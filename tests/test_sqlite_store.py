@@ -507,3 +507,34 @@ async def test_sigterm_during_a_streaming_turn_keeps_everything_sent(
             "".join(b.text for b in streamed.content or () if isinstance(b, schema.TextContent))
             == sent
         )
+
+
+async def test_a_store_locked_by_another_process_is_written_once_it_is_free(
+    store_file: Path,
+) -> None:
+    store = acpio.SqliteSessionStore(store_file, busy_timeout=0.01, flush_interval=0.01)
+    record = await store.create("s", "/w", [])
+    await store.flush()
+    history = record.history
+    assert isinstance(history, acpio.InMemoryHistory)
+    history.record(schema.TerminalUpdate(terminal_id="t", command="x"))
+    history.record(schema.ToolCallUpdate(tool_call_id="c", title="call"))
+    blocker = sqlite3.connect(store_file, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    try:
+        history.record_terminal_output("t", b"held back")
+        history.record_text_chunk("c", "held back")
+        await store.flush()  # gives up waiting; the batch stays queued
+        assert rows(store_file, "SELECT count(*) FROM events") == [(0,)]
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    history.record_terminal_output("t", b" and more")
+    await store.flush()
+    expected = [schema.encode(u) for u in history.replay()]
+    reader = acpio.SqliteSessionStore(store_file)
+    loaded = await reader.get("s")
+    assert loaded is not None
+    assert [schema.encode(u) for u in loaded.history.replay()] == expected
+    reader.close()
+    store.close()

@@ -113,10 +113,6 @@ _unpack = msgspec.msgpack.Decoder(list[object]).decode
 _dirs_decode = msgspec.json.Decoder(list[str]).decode
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-
-
 def _discard(item: object) -> None:
     pass
 
@@ -165,6 +161,7 @@ class _StoredHistory(InMemoryHistory):
         self.marks = 0  # output marks queued in pending (the writer skips the scan without)
         self.marks_done = 0  # ... of which the writer has seen (writer thread)
         self.scan_marks = False  # the batch being written may hold marks (writer thread)
+        self.marks_seen = 0  # the count when that batch was taken (writer thread)
         self._marks: dict[str, _OutputMark] = {}
         self.dropped = False
         self._fold[schema.IdleStateUpdate] = self._turn_ended
@@ -725,10 +722,11 @@ class SqliteSessionStore:
             pending = history.pending
             count = len(pending)  # before the counts: an op or mark counted there is in these
             ops = history.ops
-            history.scan_marks = history.marks != history.marks_done
-            history.marks_done = history.marks
+            marks = history.marks
+            history.scan_marks = marks != history.marks_done
             if count:
                 drained.append((history, [pending.popleft() for _ in range(count)], ops))
+                history.marks_seen = marks
         if not items and not drained:
             return
         try:
@@ -751,7 +749,9 @@ class SqliteSessionStore:
         except (sqlite3.Error, OSError, msgspec.EncodeError) as exc:
             self._write_failed(exc)
         for history, _, ops in drained:
+            # Only once written: a batch put back (busy) is scanned again.
             history.ops_done = ops
+            history.marks_done = history.marks_seen
         for item in items:
             if isinstance(item, _Barrier):
                 item.done.set()
