@@ -45,6 +45,7 @@ Run one measurement by hand::
 from __future__ import annotations
 
 import argparse
+import atexit
 import binascii
 import contextlib
 import ctypes
@@ -52,6 +53,7 @@ import gc
 import math
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -64,6 +66,22 @@ from typing import IO
 import msgspec
 
 # -- wire types (only the fields the client looks at) --------------------------
+
+
+_STATE_DIR: list[str] = []
+
+
+def _agent_env() -> dict[str, str]:
+    """The agent's environment: acpio agents keep sessions (``acpio.run()``'s SQLite
+    store) in a temporary state directory unless the caller chose one, never in the
+    user's."""
+    env = dict(os.environ)
+    if "ACPIO_STATE_DIR" not in env and "ACPIO_SESSION_STORE" not in env:
+        if not _STATE_DIR:
+            _STATE_DIR.append(tempfile.mkdtemp(prefix="acpio-bench-state-"))
+            atexit.register(shutil.rmtree, _STATE_DIR[0], True)
+        env["ACPIO_STATE_DIR"] = _STATE_DIR[0]
+    return env
 
 
 class Item(msgspec.Struct, gc=False):
@@ -382,6 +400,7 @@ class _Run:
 
     # main ----------------------------------------------------------------------------
     def run(self, result: RunResult, timeout: float, stderr: IO[bytes]) -> None:
+        env = _agent_env()
         t_spawn = time.perf_counter()
         proc = subprocess.Popen(
             self.argv,
@@ -389,6 +408,7 @@ class _Run:
             stdout=subprocess.PIPE,
             stderr=stderr,
             bufsize=0,
+            env=env,
         )
         self.proc = proc
         timed_out = threading.Event()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -34,3 +35,14 @@ async def make_pair() -> AsyncIterator[Callable[..., tuple[StreamPair, StreamPai
     yield make
     for side in made:
         await side.aclose()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_session_store(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents the tests run (``acpio.run()`` in subprocesses) keep their sessions in a
+    state directory of each test's own, never in the user's (CI runs as root on a
+    shared machine), and never see another test's sessions."""
+    monkeypatch.delenv("ACPIO_SESSION_STORE", raising=False)
+    monkeypatch.setenv("ACPIO_STATE_DIR", os.fspath(tmp_path_factory.mktemp("state")))

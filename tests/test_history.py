@@ -263,15 +263,16 @@ def test_limits_keep_the_newest() -> None:
     ]
 
 
-def test_a_store_keeps_sessions_most_recent_first() -> None:
+@pytest.mark.anyio
+async def test_a_store_keeps_sessions_most_recent_first() -> None:
     store = acpio.InMemorySessionStore()
-    first = store.create("s1", "/w", [])
-    second = store.create("s2", "/w", ["/x"])
+    first = await store.create("s1", "/w", [])
+    second = await store.create("s2", "/w", ["/x"])
     first.updated_at = "2026-01-01T00:00:00+00:00"
     second.updated_at = "2026-01-02T00:00:00+00:00"
-    assert [r.session_id for r in store.list()] == ["s2", "s1"]
-    assert store.get("s2") is second and store.get("nope") is None
-    assert store.delete("s1") and not store.delete("s1")
+    assert [r.session_id for r in await store.list()] == ["s2", "s1"]
+    assert await store.get("s2") is second and await store.get("nope") is None
+    assert await store.delete("s1") and not await store.delete("s1")
     assert isinstance(second.history, acpio.InMemoryHistory)
 
 
@@ -455,21 +456,24 @@ class ListStore:
     def __init__(self) -> None:
         self.records: dict[str, acpio.SessionRecord] = {}
 
-    def create(
+    async def create(
         self, session_id: str, cwd: str, additional_directories: list[str]
     ) -> acpio.SessionRecord:
         record = acpio.SessionRecord(session_id, cwd, additional_directories, ListHistory())
         self.records[session_id] = record
         return record
 
-    def get(self, session_id: str) -> acpio.SessionRecord | None:
+    async def get(self, session_id: str) -> acpio.SessionRecord | None:
         return self.records.get(session_id)
 
-    def list(self) -> list[acpio.SessionRecord]:
+    async def list(self) -> list[acpio.SessionRecord]:
         return list(self.records.values())
 
-    def delete(self, session_id: str) -> bool:
+    async def delete(self, session_id: str) -> bool:
         return self.records.pop(session_id, None) is not None
+
+    async def release(self, record: acpio.SessionRecord) -> None:
+        record.active = False
 
 
 @pytestmark_anyio
@@ -485,15 +489,16 @@ async def test_a_custom_store_backs_sessions_and_replay() -> None:
         assert displayed(session.view) == live
 
 
-def test_the_in_memory_store_forgets_the_oldest_closed_sessions_beyond_its_cap() -> None:
+@pytestmark_anyio
+async def test_the_in_memory_store_forgets_the_oldest_closed_sessions_beyond_its_cap() -> None:
     store = acpio.InMemorySessionStore(max_records=3)
-    live = store.create("live", "/tmp", [])
+    live = await store.create("live", "/tmp", [])
     live.active = True
     for index in range(10):
-        store.create(f"closed-{index}", "/tmp", [])
-    kept = {record.session_id for record in store.list()}
+        await store.create(f"closed-{index}", "/tmp", [])
+    kept = {record.session_id for record in await store.list()}
     # The active session survives however old it is; the newest closed ones fill the rest.
     assert "live" in kept
     assert len(kept) == 3
-    assert store.get("closed-9") is not None
-    assert store.get("closed-0") is None
+    assert await store.get("closed-9") is not None
+    assert await store.get("closed-0") is None

@@ -60,6 +60,7 @@ AGENT_FRAMEWORK = [
     acpio.InMemorySessionStore,
     acpio.SessionRecord,
     acpio.SessionStore,
+    acpio.SqliteSessionStore,
 ]
 
 

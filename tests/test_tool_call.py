@@ -339,10 +339,10 @@ async def test_append_text_is_recorded_for_replay_by_any_history() -> None:
             super().__init__()
             self.history_class = history_class
 
-        def create(
+        async def create(
             self, session_id: str, cwd: str, additional_directories: list[str]
         ) -> acpio.SessionRecord:
-            record = super().create(session_id, cwd, additional_directories)
+            record = await super().create(session_id, cwd, additional_directories)
             record.history = self.history_class()
             return record
 
@@ -359,7 +359,7 @@ async def test_append_text_is_recorded_for_replay_by_any_history() -> None:
         async with MockClient(Scripted(body), store=store) as client:
             session = await client.new_session()
             await session.prompt("go")
-            record = store.get(session.id)
+            record = await store.get(session.id)
         assert record is not None and type(record.history) is history_class
         (call,) = [u for u in record.history.replay() if isinstance(u, schema.ToolCallUpdate)]
         assert call.content == expected

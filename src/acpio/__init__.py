@@ -12,6 +12,7 @@ from . import permission as permission
 from . import schema as schema
 from ._agent import Agent as Agent
 from ._agent import AgentLimits as AgentLimits
+from ._agent import default_session_store as default_session_store
 from ._agent import run as run
 from ._agent import serve as serve
 from ._commands import CommandInvocation as CommandInvocation
@@ -40,6 +41,7 @@ from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import RelativePathError as RelativePathError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
+from ._errors import SessionStoreError as SessionStoreError
 from ._history import History as History
 from ._history import HistoryLimits as HistoryLimits
 from ._history import InMemoryHistory as InMemoryHistory
@@ -50,6 +52,7 @@ from ._permission import Outcome as Outcome
 from ._session import MessageStream as MessageStream
 from ._session import Session as Session
 from ._session import SessionLimits as SessionLimits
+from ._sqlite_store import SqliteSessionStore as SqliteSessionStore
 from ._terminal import CommandResult as CommandResult
 from ._terminal import ExitStatus as ExitStatus
 from ._terminal import RunningCommand as RunningCommand
@@ -100,11 +103,14 @@ __all__ = (
     "SessionLimits",
     "SessionRecord",
     "SessionStore",
+    "SessionStoreError",
+    "SqliteSessionStore",
     "StreamPair",
     "TerminalHandle",
     "ToolCallHandle",
     "boolean_option",
     "command",
+    "default_session_store",
     "diff_of",
     "file_change",
     "file_diff",

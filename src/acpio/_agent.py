@@ -33,13 +33,15 @@ from . import schema
 from ._agent_server import _AgentServer
 from ._commands import CommandInvocation
 from ._connection import Connection
-from ._errors import RequestError
+from ._errors import RequestError, SessionStoreError
 from ._history import InMemorySessionStore, SessionStore
 from ._session import Session, SessionLimits
+from ._sqlite_store import SqliteSessionStore
+from ._store_paths import default_store_path
 from ._terminal import kill_all_processes
 from ._transport import StreamPair, stdio_streams
 
-__all__ = ["Agent", "AgentLimits", "run", "serve"]
+__all__ = ["Agent", "AgentLimits", "default_session_store", "run", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -264,6 +266,13 @@ def run(
     cancelled and reported ``cancelled``, child processes are killed. Work
     that ignores cancellation cannot keep the process alive: a few seconds
     after shutdown began the process exits (status 0) without waiting for it.
+
+    Sessions survive the process: unless ``store`` is given, they live in a
+    :class:`~acpio.SqliteSessionStore` at a per-user path derived from
+    ``agent.info.name`` (see :func:`default_session_store`; ``ACPIO_SESSION_STORE``
+    and ``ACPIO_STATE_DIR`` change it, ``store=InMemorySessionStore()`` keeps
+    them in memory). A store file that cannot be used is reported on stderr
+    and the agent serves from memory instead.
     """
     if not logging.getLogger().handlers:
         logging.basicConfig(
@@ -271,9 +280,43 @@ def run(
             level=os.environ.get("ACPIO_LOG_LEVEL", "WARNING").upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
-    # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
-    with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(_run_stdio, agent, store, limits or AgentLimits(), backend=backend)
+    owned = store is None
+    if store is None:
+        store = default_session_store(agent.info.name)
+    try:
+        # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(_run_stdio, agent, store, limits or AgentLimits(), backend=backend)
+    finally:
+        if owned and isinstance(store, SqliteSessionStore):
+            store.close()
+
+
+def default_session_store(agent_name: str) -> SessionStore:
+    """The store :func:`run` uses when given none: sessions that outlive the process.
+
+    A :class:`~acpio.SqliteSessionStore` at ``ACPIO_SESSION_STORE`` (a file,
+    or ``memory`` for an :class:`~acpio.InMemorySessionStore`), else at
+    ``<state dir>/<agent_name>/sessions.sqlite3``: the state directory is
+    ``ACPIO_STATE_DIR``, else ``$XDG_STATE_HOME`` (``~/.local/state``) on
+    Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
+    Windows. A file that cannot be used (unreadable, not a store, written by
+    a newer acpio) is reported on stderr and sessions stay in memory: the
+    agent always starts.
+    """
+    path = default_store_path(agent_name)
+    if path is None:
+        return InMemorySessionStore()
+    try:
+        return SqliteSessionStore(path)
+    except SessionStoreError as exc:
+        # Straight to stderr, whatever the log level: the user loses sessions otherwise.
+        print(
+            f"acpio warning: {exc}; sessions are kept in memory only (they end with this process)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return InMemorySessionStore()
 
 
 async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:

@@ -108,6 +108,7 @@ class _AgentServer:
         self.store = store
         self.limits = limits
         self.sessions: dict[str, Session] = {}
+        self._records: dict[str, SessionRecord] = {}  # of the sessions in self.sessions
         self.protocol_version: int = SUPPORTED_PROTOCOL_VERSIONS[-1]
         self.peer = Peer()
         self._connection: Connection | None = None
@@ -302,6 +303,7 @@ class _AgentServer:
             message = f"the agent's session setup is invalid: {exc}"
             raise RequestError.internal_error(message) from exc
         self.sessions[session.id] = session
+        self._records[session.id] = record
         record.active = True
         return session
 
@@ -311,11 +313,12 @@ class _AgentServer:
         directories = _directories(request.additional_directories)
         mcp_servers = _mcp_servers(request.mcp_servers, self.agent.mcp_transports)
         session_id = new_id("sess")
-        record = self.store.create(session_id, request.cwd, directories)
+        record = await self.store.create(session_id, request.cwd, directories)
         try:
             session = self._make_session(record, mcp_servers)
         except BaseException:
-            self.store.delete(session_id)
+            with anyio.CancelScope(shield=True):
+                await self.store.delete(session_id)
             raise
         # Updates the hook sends go out right after the answer (editors drop earlier ones).
         session._hold_setup()
@@ -323,7 +326,9 @@ class _AgentServer:
             await self.agent.on_new_session(session)
         except BaseException:
             self.sessions.pop(session_id, None)
-            self.store.delete(session_id)
+            self._records.pop(session_id, None)
+            with anyio.CancelScope(shield=True):
+                await self.store.delete(session_id)
             raise
         context.after_response(session._release_setup)
         return schema.NewSessionResponse(
@@ -334,7 +339,7 @@ class _AgentServer:
 
     async def _list_sessions(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.ListSessionsRequest)
-        records = self.store.list()
+        records = await self.store.list()
         if isinstance(request.cwd, str):
             _require_absolute_param(request.cwd, "cwd")
             cwd = request.cwd
@@ -375,10 +380,17 @@ class _AgentServer:
                 f"unsupported replayFrom cursor {schema.to_builtins(replay)!r}; "
                 'this agent supports {"type": "start"}'
             )
-        record = self.store.get(request.session_id)
+        record: SessionRecord | None
+        session = self.sessions.get(request.session_id)
+        if session is not None and not session.closed:
+            record = self._records[session.id]  # served here already: no store round trip
+        else:
+            record = await self.store.get(request.session_id)
         if record is None:
             raise RequestError.session_not_found(request.session_id)
         if not _same_path(record.cwd, request.cwd):
+            if not record.active:
+                await self.store.release(record)  # taken up by get(), not served after all
             raise RequestError.invalid_params(
                 f"`cwd` {request.cwd!r} differs from the session's working directory {record.cwd!r}"
             )
@@ -387,8 +399,13 @@ class _AgentServer:
             # Closing: the close (sent first) finishes first, then the session comes back.
             with anyio.CancelScope(shield=True):
                 await session.close()
-            self._forget(session)
+                await self._forget(session)
             session = None
+            # Released by the close: taken up again, the way any other resume takes it.
+            again = await self.store.get(request.session_id)
+            if again is None:
+                raise RequestError.session_not_found(request.session_id)
+            record = again
         if session is None:
             session = self._make_session(record, mcp_servers)
         # The request's lists are complete: omitted or empty means none.
@@ -432,7 +449,8 @@ class _AgentServer:
             # A second close of a closing session answers only once its work ended.
             await session.close()
         if first:
-            self._forget(session)
+            with anyio.CancelScope(shield=True):
+                await self._forget(session)
             await self.agent.on_close_session(session)
         return schema.CloseSessionResponse()
 
@@ -442,10 +460,10 @@ class _AgentServer:
         if session is not None:
             with anyio.CancelScope(shield=True):
                 await session.close()
-            self._forget(session)
+                await self._forget(session)
         # Deleting a session that is gone or never existed succeeds silently (the
         # session-delete page: SHOULD), as closing one does.
-        self.store.delete(request.session_id)
+        await self.store.delete(request.session_id)
         return schema.DeleteSessionResponse()
 
     async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
@@ -454,7 +472,7 @@ class _AgentServer:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         work = session._accept_prompt(list(request.prompt))
-        record = self.store.get(session.id)
+        record = self._records.get(session.id)
         if record is not None:
             record.touch()
         if context.sequence < session._cancelled_through:
@@ -498,13 +516,14 @@ class _AgentServer:
             )
         return schema.CancelTerminalResponse()
 
-    def _forget(self, session: Session) -> None:
+    async def _forget(self, session: Session) -> None:
         # A resume during the close may already have put a fresh session in its place.
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
-            record = self.store.get(session.id)
+            record = self._records.pop(session.id, None)
             if record is not None:
                 record.active = False
+                await self.store.release(record)
 
     def _active(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
@@ -531,6 +550,10 @@ class _AgentServer:
         with anyio.move_on_after(1.0):
             for session in sessions:
                 await session.wait_idle()
+        # What the sessions recorded is kept (a durable store flushes it now).
+        with anyio.move_on_after(self.limits.shutdown_grace):
+            for session in sessions:
+                await self._forget(session)
 
 
 def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:

@@ -46,6 +46,7 @@ __all__ = [
     "RelativePathError",
     "RemoteProtocolError",
     "RequestError",
+    "SessionStoreError",
 ]
 
 
@@ -209,3 +210,11 @@ class RelativePathError(LocalProtocolError):
 
     def __reduce__(self) -> tuple[type[RelativePathError], tuple[object, str]]:
         return (type(self), (self.path, self.what))
+
+
+class SessionStoreError(AcpError):
+    """Raised when a session store cannot be opened: the file is unreadable, is not a
+    session store, or was written by a newer acpio (its schema version is newer).
+
+    :func:`acpio.run` reports it on stderr and keeps sessions in memory instead.
+    """

@@ -14,7 +14,11 @@ keep every byte it ever streamed. Folding runs for every update sent, so it
 dispatches on the exact class and patches records in place.
 
 A persistent store implements :class:`SessionStore` (and a :class:`History`
-per session) and is passed to the agent; nothing else changes.
+per session) and is passed to the agent; nothing else changes. The store's
+methods are coroutines (a server-side store does network round trips there);
+a history's methods are plain calls on the hot path and must not block:
+a durable history keeps folding in memory and hands writes to a worker (see
+:mod:`acpio._sqlite_store` and ``docs/session-store.md``).
 """
 
 from __future__ import annotations
@@ -445,23 +449,47 @@ class SessionRecord:
 
 
 class SessionStore(Protocol):
-    """Where sessions live between ``session/new`` and ``session/resume``."""
+    """Where sessions live between ``session/new`` and ``session/resume``.
 
-    def create(self, session_id: str, cwd: str, additional_directories: list[str]) -> SessionRecord:
-        """Create and keep a new session record."""
+    Every method is awaited on the event loop: a store that does I/O does it
+    off the loop (a thread, an async driver). The agent calls :meth:`create`
+    for ``session/new``, :meth:`get` for ``session/resume`` (and ``session/load``),
+    :meth:`list` for ``session/list``, :meth:`delete` for ``session/delete``
+    and :meth:`release` once a connection stops serving a session (closed,
+    deleted, or the agent shutting down). A store shared by several agent
+    processes refuses, in :meth:`get`, a session another live process serves.
+    """
 
-    def get(self, session_id: str) -> SessionRecord | None:
-        """The record of a session, or ``None``."""
+    async def create(
+        self, session_id: str, cwd: str, additional_directories: list[str]
+    ) -> SessionRecord:
+        """Create and keep a new session record, served by this process."""
+        ...
 
-    def list(self) -> list[SessionRecord]:
-        """Every session, most recently updated first."""
+    async def get(self, session_id: str) -> SessionRecord | None:
+        """The record of a session with its history, to be served here; ``None`` if unknown.
 
-    def delete(self, session_id: str) -> bool:
-        """Forget a session; False if it was unknown."""
+        :raises RequestError: when the session cannot be served here (for
+            example another live process serves it).
+        """
+        ...
+
+    async def list(self) -> list[SessionRecord]:
+        """Every session, most recently updated first (their histories need not be loaded)."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Forget a session and its history; False if it was unknown."""
+        ...
+
+    async def release(self, record: SessionRecord) -> None:
+        """The session is no longer served here: keep what it recorded; others may serve it."""
+        ...
 
 
 class InMemorySessionStore:
-    """The default :class:`SessionStore`: sessions live as long as the agent process.
+    """The default :class:`SessionStore` of :func:`acpio.serve`: sessions live as long
+    as the agent process.
 
     At most ``max_records`` sessions are kept: beyond that, the least recently
     updated sessions that no connection serves (closed ones) are forgotten, so
@@ -473,7 +501,9 @@ class InMemorySessionStore:
         self._limits = limits
         self.max_records = max_records
 
-    def create(self, session_id: str, cwd: str, additional_directories: list[str]) -> SessionRecord:
+    async def create(
+        self, session_id: str, cwd: str, additional_directories: list[str]
+    ) -> SessionRecord:
         """Create and keep a new session record with an in-memory history."""
         record = SessionRecord(
             session_id, cwd, list(additional_directories), InMemoryHistory(self._limits)
@@ -490,14 +520,18 @@ class InMemorySessionStore:
         for record in inactive[: len(self._records) - self.max_records]:
             del self._records[record.session_id]
 
-    def get(self, session_id: str) -> SessionRecord | None:
+    async def get(self, session_id: str) -> SessionRecord | None:
         """The record of a session, or ``None``."""
         return self._records.get(session_id)
 
-    def list(self) -> list[SessionRecord]:
+    async def list(self) -> list[SessionRecord]:
         """Every session, most recently updated first."""
         return sorted(self._records.values(), key=lambda r: r.updated_at, reverse=True)
 
-    def delete(self, session_id: str) -> bool:
+    async def delete(self, session_id: str) -> bool:
         """Forget a session; False if it was unknown."""
         return self._records.pop(session_id, None) is not None
+
+    async def release(self, record: SessionRecord) -> None:
+        """The session is no longer served: it may be evicted beyond ``max_records``."""
+        record.active = False

@@ -63,9 +63,16 @@ _encode = _encoder.encode  # the bound C method: one Python call less per update
 
 
 def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
-    """How a session records a text chunk: directly in the default history, else as an update."""
-    if type(history) is InMemoryHistory:
-        return history.record_text_chunk
+    """How a session records a text chunk: directly when the history folds text chunks
+    itself (the in-memory history, or a subclass that overrides both ``record`` and
+    ``record_text_chunk``), else as an update."""
+    if isinstance(history, InMemoryHistory):
+        cls = type(history)
+        if (
+            cls.record is InMemoryHistory.record
+            or cls.record_text_chunk is not InMemoryHistory.record_text_chunk
+        ):
+            return history.record_text_chunk
 
     def record(tool_call_id: str, text: str) -> None:
         history.record(

@@ -326,7 +326,7 @@ class V1Methods:
             raise RequestError.invalid_params("`prompt` must not be empty")
         work = session._accept_prompt(list(request.prompt))
         work.awaiting_answer = True
-        record = server.store.get(session.id)
+        record = server._records.get(session.id)
         if record is not None:
             record.touch()
         if context.sequence < session._cancelled_through:

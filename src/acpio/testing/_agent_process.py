@@ -7,20 +7,27 @@ the total count), so a chatty agent cannot fill the pipe and stall. Stopping
 is bounded and escalates: the agent gets ``exit_timeout`` seconds to exit on
 its own once its stdin is closed, then SIGTERM and the same time again, then
 SIGKILL for its whole process group (its own children included).
+The agent's session store (``acpio.run()`` keeps sessions in a file) follows
+``ACPIO_STATE_DIR``/``ACPIO_SESSION_STORE`` of this process, even with a custom
+``env``; with neither set, the agent gets a temporary state directory of its
+own, removed when it stops: a test never writes the user's sessions.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import anyio
 import anyio.abc
 
+from .._store_paths import SESSION_STORE_ENV, STATE_DIR_ENV
 from .._transport import StreamPair, process_streams
 
 __all__ = ("EXIT_TIMEOUT", "STDERR_GRACE", "STDERR_LIMIT", "AgentProcess")
@@ -49,6 +56,7 @@ class AgentProcess:
         """The command line."""
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
+        self._state_dir: str | None = None
         self._stderr_limit = stderr_limit
         self._exit_timeout = exit_timeout
         self._process: anyio.abc.Process | None = None
@@ -79,19 +87,43 @@ class AgentProcess:
         :raises OSError: when the command cannot be started.
         """
         self._stderr_done = anyio.Event()
-        process = await anyio.open_process(
+        env = self._agent_env()
+        try:
+            process = await self._open(env)
+        except BaseException:
+            if self._state_dir is not None:
+                shutil.rmtree(self._state_dir, ignore_errors=True)
+                self._state_dir = None
+            raise
+        self._process = process
+        assert process.stderr is not None
+        group.start_soon(self._pump_stderr, process.stderr, on_output)
+        return process_streams(process)
+
+    async def _open(self, env: dict[str, str]) -> anyio.abc.Process:
+        return await anyio.open_process(
             self.command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=self._cwd,
-            env=self._env,
+            env=env,
             start_new_session=True,
         )
-        self._process = process
-        assert process.stderr is not None
-        group.start_soon(self._pump_stderr, process.stderr, on_output)
-        return process_streams(process)
+
+    def _agent_env(self) -> dict[str, str]:
+        """The agent's environment. Where it keeps sessions (``acpio.run()``'s store)
+        follows this process's ``ACPIO_STATE_DIR``/``ACPIO_SESSION_STORE`` even with a
+        custom ``env``; with neither set anywhere, a temporary directory removed when
+        the agent stops, so an agent under test never writes the user's sessions."""
+        env = dict(os.environ) if self._env is None else dict(self._env)
+        for name in (STATE_DIR_ENV, SESSION_STORE_ENV):
+            if name in os.environ and name not in env:
+                env[name] = os.environ[name]
+        if STATE_DIR_ENV not in env and SESSION_STORE_ENV not in env:
+            self._state_dir = tempfile.mkdtemp(prefix="acpio-agent-state-")
+            env[STATE_DIR_ENV] = self._state_dir
+        return env
 
     async def _pump_stderr(
         self, stream: anyio.abc.ByteReceiveStream, on_output: Callable[[], None]
@@ -150,3 +182,6 @@ class AgentProcess:
                 await self._stderr_done.wait()
         with contextlib.suppress(Exception):
             await process.aclose()
+        if self._state_dir is not None:
+            shutil.rmtree(self._state_dir, ignore_errors=True)
+            self._state_dir = None

@@ -1,0 +1,167 @@
+"""The SQLite session store against the in-memory store: alternating runs, and its size.
+
+The acpio bench agent (``acpio.run()``) runs each scenario once with
+``ACPIO_SESSION_STORE=memory`` and once with a fresh SQLite file, the order
+reversing every repeat, so a slow phase of the machine hits each alike; the
+medians and their ratio are printed (target: SQLite at least 0.8x). Then the
+store size per 10,000 updates: 10,000 streamed message chunks recorded
+in-process (the compressed rows while the session is served, the snapshot and
+the file once it was closed), and the file after the bench agent's ``notify
+10000`` (10,000 ``tool_call_content_chunk`` s, of which replay keeps the last
+1,000) once the agent exited (the WAL is checkpointed into the file on close).
+
+    python benchmarks/store.py                       # notify 100000, both terminals, 6 repeats
+    python benchmarks/store.py --quick --repeats 2   # a tenth of the sizes
+    python benchmarks/store.py --scenarios notify:20000 --repeats 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sqlite3
+import statistics
+import string
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+AGENT = HERE / "bench_agent.py"
+FULL = ["notify:100000", "terminal:67108864:65536", "terminal:8388608:1024"]
+QUICK = ["notify:10000", "terminal:8388608:65536", "terminal:1048576:1024"]
+
+
+def run_once(scenario: Sequence[str], store: str) -> dict[str, object]:
+    """One run of ``client.py`` against the acpio bench agent with ``store`` as its store."""
+    env = dict(os.environ, ACPIO_SESSION_STORE=store)
+    argv = [sys.executable, str(HERE / "client.py"), "--", sys.executable, str(AGENT), "--"]
+    done = subprocess.run([*argv, *scenario], env=env, capture_output=True, text=True, check=False)
+    result: dict[str, object] = json.loads(done.stdout)
+    if not result.get("ok"):
+        raise SystemExit(f"{store}: run failed: {result.get('error')}")
+    return result
+
+
+def _median(runs: list[dict[str, object]], key: str) -> float:
+    return statistics.median(float(r[key]) for r in runs)  # type: ignore[arg-type]
+
+
+def compare(scenario: str, repeats: int, work: Path) -> tuple[float, ...]:
+    """Medians: throughput, agent CPU per unit and start-up, in memory and in SQLite."""
+    parts = scenario.split(":")
+    runs: dict[str, list[dict[str, object]]] = {"memory": [], "sqlite": []}
+    for repeat in range(repeats):
+        order = ["memory", "sqlite"] if repeat % 2 == 0 else ["sqlite", "memory"]
+        for kind in order:
+            store = "memory" if kind == "memory" else str(work / f"{kind}-{repeat}.sqlite3")
+            runs[kind].append(run_once(parts, store))
+    return (
+        _median(runs["memory"], "throughput"),
+        _median(runs["sqlite"], "throughput"),
+        _median(runs["memory"], "cpu_per_unit_s"),
+        _median(runs["sqlite"], "cpu_per_unit_s"),
+        _median(runs["memory"], "startup_s"),
+        _median(runs["sqlite"], "startup_s"),
+    )
+
+
+def store_size(updates: int, work: Path) -> tuple[int, int, int]:
+    """The file's bytes after ``notify <updates>``, its snapshot and event row counts."""
+    path = work / "size.sqlite3"
+    run_once(["notify", str(updates)], str(path))
+    wal = Path(f"{path}-wal")
+    size = path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
+    with sqlite3.connect(path) as conn:
+        snapshots = conn.execute("SELECT count(*) FROM snapshots").fetchone()[0]
+        events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    return size, snapshots, events
+
+
+async def _record_updates(path: Path, updates: int) -> tuple[int, int, int, int]:
+    """Record ``updates`` streamed message chunks (100 messages of ``updates / 100``
+    chunks of five random words, about 30 bytes of text each) in one session; sizes in
+    the file while it is served (rows) and after it was closed (one snapshot)."""
+    import acpio  # noqa: PLC0415 - the agent runs need no acpio in this process
+    from acpio import schema  # noqa: PLC0415
+
+    rng = random.Random(15)
+    # A vocabulary of random words: compresses about as well as prose, not better.
+    words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(500)]
+    store = acpio.SqliteSessionStore(path)
+    record = await store.create("size", "/w", [])
+    for index in range(updates):
+        text = " ".join(rng.choices(words, k=5)) + " "
+        record.history.record(
+            schema.AgentMessageChunk(
+                message_id=f"msg_{index * 100 // updates:04d}",
+                content=schema.TextContent(text=text),
+            )
+        )
+    await store.flush()
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT coalesce(sum(length(data)), 0) FROM events").fetchone()[0]
+    file_rows = path.stat().st_size + Path(f"{path}-wal").stat().st_size
+    await store.release(record)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        snapshot = conn.execute("SELECT sum(length(data)) FROM snapshots").fetchone()[0]
+    return rows, file_rows, snapshot, path.stat().st_size
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scenarios", help="comma-separated, e.g. notify:100000")
+    parser.add_argument("--repeats", type=int, default=6)
+    parser.add_argument("--quick", action="store_true", help="a tenth of the sizes")
+    args = parser.parse_args(argv)
+    scenarios = args.scenarios.split(",") if args.scenarios else QUICK if args.quick else FULL
+    with tempfile.TemporaryDirectory(prefix="acpio-store-bench-") as tmp:
+        work = Path(tmp)
+        print(
+            "| scenario | in-memory | SQLite | ratio | CPU/unit in-memory | CPU/unit SQLite "
+            "| start-up in-memory | start-up SQLite |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for scenario in scenarios:
+            medians = compare(scenario, args.repeats, work)
+            memory, sqlite, memory_cpu, sqlite_cpu, memory_start, sqlite_start = medians
+            notify = scenario.startswith("notify")
+            # client.py counts notify in messages and terminals in MiB.
+            unit, cpu_unit, cpu_scale = (
+                ("msgs/s", "µs/msg", 1e6) if notify else ("MiB/s", "ms/MiB", 1e3)
+            )
+            print(
+                f"| {scenario} | {memory:,.0f} {unit} | {sqlite:,.0f} {unit} | "
+                f"{sqlite / memory:.2f}x | {memory_cpu * cpu_scale:.2f} {cpu_unit} | "
+                f"{sqlite_cpu * cpu_scale:.2f} {cpu_unit} | {memory_start * 1e3:.0f} ms | "
+                f"{sqlite_start * 1e3:.0f} ms |"
+            )
+        import anyio  # noqa: PLC0415
+
+        rows, file_rows, snapshot, file_closed = anyio.run(
+            _record_updates, work / "chunks.sqlite3", 10_000
+        )
+        print(
+            f"10,000 agent_message_chunks (100 messages): rows {rows:,} bytes (uncompressed) "
+            f"(file {file_rows:,} with WAL) while served; snapshot {snapshot:,} bytes, "
+            f"file {file_closed:,} bytes after close"
+        )
+        for updates in (10_000, 100_000):
+            size, snapshots, events = store_size(updates, work)
+            print(
+                f"store size after notify {updates:,}: {size:,} bytes "
+                f"({size / (updates / 10_000):,.0f} per 10,000 updates; "
+                f"{snapshots} snapshot, {events} event rows)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
