@@ -39,9 +39,8 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Final, Protocol, Self, TypeVar
+from typing import Final, Self, TypeVar
 
 import anyio
 import anyio.abc
@@ -54,6 +53,8 @@ from ._errors import (
     RemoteProtocolError,
     RequestError,
 )
+from ._handler import MessageHandler as MessageHandler
+from ._handler import RequestContext as RequestContext
 from ._incoming import _Job, _Receiver
 from ._outgoing import _OutgoingBuffer
 from ._transport import StreamPair
@@ -88,55 +89,6 @@ DEFAULT_MAX_NESTING_DEPTH: Final = 256
 _serving: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
     "acpio_serving", default=None
 )
-
-
-@dataclass(slots=True)
-class RequestContext:
-    """What a request handler knows about the request it serves.
-
-    Cancelling ``cancel_scope`` (or the peer's ``$/cancel_request``) ends
-    the handler; the peer is then answered ``-32800``.
-    """
-
-    id: RequestId
-    method: str
-    cancel_scope: anyio.CancelScope
-    sequence: int = 0
-    """Position of the request among all messages received (see :attr:`Connection.received`)."""
-    _after: list[Callable[[], None]] = field(default_factory=list)
-
-    def after_response(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` right after the response was queued for the peer.
-
-        Used to start work whose first messages must follow the response
-        (the prompt lifecycle's updates follow the ``session/prompt`` answer).
-        """
-        self._after.append(callback)
-
-    def _run_after(self) -> None:
-        for callback in self._after:
-            try:
-                callback()
-            except Exception:
-                logger.exception("after-response callback of %s failed", self.method)
-
-
-class MessageHandler(Protocol):
-    """What a connection dispatches incoming requests and notifications to.
-
-    ``on_request`` returns the result object (anything the connection's
-    encoder accepts) or raises :class:`RequestError`; any other exception is
-    answered ``-32603`` and logged. An unknown method must raise
-    :meth:`RequestError.method_not_found`. ``on_notification`` runs inline in
-    arrival order, so it must not block for long; its exceptions are logged
-    only, since a notification is never answered.
-    """
-
-    async def on_request(
-        self, method: str, params: msgspec.Raw | None, context: RequestContext
-    ) -> object: ...
-
-    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None: ...
 
 
 class Connection(_Receiver):

@@ -30,6 +30,7 @@ import msgspec
 
 from ._channel import Waiter
 from ._errors import INTERNAL_ERROR, ConnectionClosed, RequestError
+from ._handler import MessageHandler
 from ._lines import OVERSIZED, LineReader
 from ._outgoing import _OutgoingBuffer
 from ._scan import _is_object, _scalar, _too_deep, _top_level_items, _top_level_members
@@ -56,9 +57,6 @@ from ._wire import (
 )
 
 _NEWLINE = ord("\n")
-
-if TYPE_CHECKING:
-    from ._connection import MessageHandler
 
 __all__ = ["_Job", "_Receiver"]
 
