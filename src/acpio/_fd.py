@@ -314,10 +314,11 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
 class _FutureWaiter:
     """A sent request's slot on asyncio: a bare future, woken once a result or error is set."""
 
-    __slots__ = ("_future", "error", "result")
+    __slots__ = ("_channel", "_future", "error", "result")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._future: asyncio.Future[None] = loop.create_future()
+    def __init__(self, channel: _AsyncioChannel) -> None:
+        self._channel = channel
+        self._future: asyncio.Future[None] = channel._loop.create_future()
         self.result: msgspec.Raw | None = None
         self.error: BaseException | None = None
 
@@ -326,6 +327,7 @@ class _FutureWaiter:
         future = self._future
         if not future.done():
             future.set_result(None)
+            self._channel._flush_after_wake()
 
     def __await__(self) -> Generator[Any, None, None]:
         return self._future.__await__()
@@ -365,7 +367,7 @@ class _AsyncioChannel:
 
     def new_waiter(self) -> _FutureWaiter:
         """A slot for one sent request's response."""
-        return _FutureWaiter(self._loop)
+        return _FutureWaiter(self)
 
     def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None:
         """Let the read callback hand fresh reads to ``hook`` first (fd input only)."""
@@ -426,6 +428,19 @@ class _AsyncioChannel:
         woken only when the descriptor is full.
         """
         if self._flush_handle is None:
+            self._flush_handle = self._loop.call_soon(self._flush_soon)
+
+    def _flush_after_wake(self) -> None:
+        """Have a flush ready right behind the task a response just woke.
+
+        A woken requester usually sends at once (the ``running`` update after
+        a permission answer). Its wake-up and this flush then run in the same
+        loop iteration, task first, so what it queued is written without the
+        extra iteration (and ``epoll_wait``) that scheduling the flush from
+        inside the task would cost once the task's next request had already
+        written it inline and left a cancelled callback behind.
+        """
+        if self._flush_handle is None and self._outgoing.on_data is not None:
             self._flush_handle = self._loop.call_soon(self._flush_soon)
 
     def _flush_soon(self) -> None:
