@@ -46,7 +46,7 @@ import anyio
 import anyio.abc
 import msgspec
 
-from ._channel import LineChannel, Waiter, open_channel
+from ._channel import LineChannel, Waiter, _AnyioChannel, open_channel
 from ._errors import (
     INTERNAL_ERROR,
     ConnectionClosed,
@@ -156,7 +156,7 @@ class Connection(_Receiver):
         self._idle: anyio.Event | None = None
         # Chosen again when entered, once the running event loop is known; until
         # then (a request made before entering) the plain anyio channel serves.
-        self._channel: LineChannel = open_channel(
+        self._channel: LineChannel = _AnyioChannel(
             streams.receive, streams.send, outgoing, max_message_size
         )
 

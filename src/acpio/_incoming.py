@@ -120,8 +120,9 @@ class _Receiver:
     def _take_responses(self, reader: LineReader, data: bytes) -> bytes:
         """Handle the responses at the start of a fresh read at once; return the rest.
 
-        Called from the loop's read callback while the reader task waits with
-        nothing buffered (see ``_FdReceiveStream.on_data``): a response then
+        The line channel's response hook (``set_response_hook``): on asyncio
+        over a pipe it is called from the loop's read callback while the reader
+        task waits with nothing buffered (see :mod:`acpio._fd`): a response then
         wakes its request without first waking the reader task. Only plain
         cases are taken (whole lines, short, ASCII, an object whose envelope
         decodes as a response); from the first other line on, everything is
