@@ -60,6 +60,7 @@ from ._outgoing import _OutgoingBuffer
 from ._transport import StreamPair
 from ._wire import (
     _DECODE_ERRORS,
+    CANCEL_REQUEST,
     RequestId,
     _batch_line,
     _describe,
@@ -74,6 +75,10 @@ from ._wire import (
 __all__ = ["Connection", "MessageHandler", "RequestContext", "RequestId"]
 
 logger = logging.getLogger(__name__)
+
+_CANCEL_LINE: Final = (
+    b'{"jsonrpc":"2.0","method":"%s","params":{"requestId":%%d}}\n' % CANCEL_REQUEST.encode()
+)
 
 T = TypeVar("T")
 
@@ -350,9 +355,7 @@ class Connection(_Receiver):
     def _send_cancel(self, request_id: int) -> None:
         if not self._open:
             return
-        line = b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":%d}}\n' % (
-            request_id
-        )
+        line = _CANCEL_LINE % request_id
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
         # A cancellation must go out promptly, so it does not queue for space.
