@@ -6,8 +6,11 @@ that closes a cycle (all of them are ``TYPE_CHECKING`` imports in the session
 layer and the testing kit), and :data:`KNOWN_CYCLIC_MODULES` are the modules
 those cycles run through. The test fails on a cycle that does not go through
 a listed import, on a cycle that pulls in a module not listed, and on a
-listed entry that no longer closes any cycle (delete it: the list only
-shrinks).
+listed import that no longer closes any cycle (delete it: the list only
+shrinks; the module list is an upper bound, shrink it by hand). Entries
+naming a module that does not exist are skipped, so one list fits both this
+branch and integration after the v1 merge (whose ``_v1_server`` and
+``_values`` this branch does not have).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ KNOWN_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("_terminal", "_session"),
         ("_terminal", "_tool_call"),
         ("_tool_call", "_session"),
+        ("_v1_server", "_agent_server"),
         ("_work", "_terminal"),
         ("_work", "_tool_call"),
         ("testing._client_handler", "testing._client"),
@@ -62,6 +66,7 @@ KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
         "_commands",
         "_config",
         "_connection",
+        "_diff",
         "_edit_fs",
         "_edits",
         "_elicitation",
@@ -70,6 +75,7 @@ KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
         "_handler",
         "_incoming",
         "_lifecycle",
+        "_mcp_transports",
         "_outgoing",
         "_paths",
         "_permission",
@@ -80,6 +86,8 @@ KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
         "_terminal",
         "_tool_call",
         "_transport",
+        "_v1_server",
+        "_values",
         "_wire",
         "_work",
         "testing._client",
@@ -113,22 +121,23 @@ def _on_cycles(graph: dict[str, set[str]]) -> tuple[set[str], set[tuple[str, str
 
 def test_no_import_cycle_but_the_known_ones() -> None:
     graph = import_graph(PACKAGE, "acpio")
-    known = {(f"acpio.{a}", f"acpio.{b}") for a, b in KNOWN_CYCLE_IMPORTS}
+    known = {
+        (f"acpio.{a}", f"acpio.{b}")
+        for a, b in KNOWN_CYCLE_IMPORTS
+        if f"acpio.{a}" in graph and f"acpio.{b}" in graph
+    }
+    known_modules = {m for m in KNOWN_CYCLIC_MODULES if f"acpio.{m}" in graph}
     without_known = {a: {b for b in targets if (a, b) not in known} for a, targets in graph.items()}
     new_cycles = [" -> ".join(map(_short, (*cycle, cycle[0]))) for cycle in cycles(without_known)]
     assert not new_cycles, "new import cycles:\n" + "\n".join(new_cycles[:20])
 
     modules, edges = _on_cycles(graph)
-    pulled_in = sorted({_short(m) for m in modules} - KNOWN_CYCLIC_MODULES)
+    pulled_in = sorted({_short(m) for m in modules} - known_modules)
     assert not pulled_in, f"modules newly on an import cycle: {pulled_in}"
     stale_imports = sorted(known - edges)
     assert not stale_imports, (
         "no longer part of a cycle, delete from KNOWN_CYCLE_IMPORTS: "
         + ", ".join(f"({_short(a)!r}, {_short(b)!r})" for a, b in stale_imports)
-    )
-    stale_modules = sorted(KNOWN_CYCLIC_MODULES - {_short(m) for m in modules})
-    assert not stale_modules, (
-        f"no longer on a cycle, delete from KNOWN_CYCLIC_MODULES: {stale_modules}"
     )
 
 
