@@ -13,9 +13,12 @@ sends every answer back as one array.
 
 Every outgoing message goes through one bounded buffer
 (:mod:`acpio._outgoing`): senders append encoded lines, a single writer task
-writes them in order, joining what accumulated into one write (a request
-over a file descriptor is written by the requesting task itself when the
-writer holds nothing, since the round trip waits on it). The buffer
+writes them in order, joining what accumulated into one write. How lines
+are read, written and waited for is the line channel's business
+(:mod:`acpio._channel`), chosen when the connection is entered: on asyncio
+it saves loop turns (a request is written by the requesting task itself when
+the writer holds nothing, since the round trip waits on it), elsewhere it is
+plain anyio; this module never tests stream types. The buffer
 holds at most ``write_buffer_size`` bytes, so a peer that stops reading makes
 senders wait (in arrival order) rather than growing memory. This layer knows
 methods as strings and params as raw JSON (:mod:`acpio._wire`); protocol
@@ -33,28 +36,28 @@ message.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
-import functools
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Final, Protocol, Self, TypeVar
+from typing import Final, Self, TypeVar
 
 import anyio
 import anyio.abc
 import msgspec
 
+from ._channel import LineChannel, Waiter, _AnyioChannel, open_channel
 from ._errors import (
     INTERNAL_ERROR,
     ConnectionClosed,
     RemoteProtocolError,
     RequestError,
 )
-from ._incoming import _Job, _Pending, _Receiver
+from ._handler import MessageHandler as MessageHandler
+from ._handler import RequestContext as RequestContext
+from ._incoming import _Job, _Receiver
 from ._outgoing import _OutgoingBuffer
-from ._transport import LineReader, StreamPair, _FdReceiveStream, _FdSendStream
+from ._transport import StreamPair
 from ._wire import (
     _DECODE_ERRORS,
     CANCEL_REQUEST,
@@ -91,55 +94,6 @@ DEFAULT_MAX_NESTING_DEPTH: Final = 256
 _serving: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
     "acpio_serving", default=None
 )
-
-
-@dataclass(slots=True)
-class RequestContext:
-    """What a request handler knows about the request it serves.
-
-    Cancelling ``cancel_scope`` (or the peer's ``$/cancel_request``) ends
-    the handler; the peer is then answered ``-32800``.
-    """
-
-    id: RequestId
-    method: str
-    cancel_scope: anyio.CancelScope
-    sequence: int = 0
-    """Position of the request among all messages received (see :attr:`Connection.received`)."""
-    _after: list[Callable[[], None]] = field(default_factory=list)
-
-    def after_response(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` right after the response was queued for the peer.
-
-        Used to start work whose first messages must follow the response
-        (the prompt lifecycle's updates follow the ``session/prompt`` answer).
-        """
-        self._after.append(callback)
-
-    def _run_after(self) -> None:
-        for callback in self._after:
-            try:
-                callback()
-            except Exception:
-                logger.exception("after-response callback of %s failed", self.method)
-
-
-class MessageHandler(Protocol):
-    """What a connection dispatches incoming requests and notifications to.
-
-    ``on_request`` returns the result object (anything the connection's
-    encoder accepts) or raises :class:`RequestError`; any other exception is
-    answered ``-32603`` and logged. An unknown method must raise
-    :meth:`RequestError.method_not_found`. ``on_notification`` runs inline in
-    arrival order, so it must not block for long; its exceptions are logged
-    only, since a notification is never answered.
-    """
-
-    async def on_request(
-        self, method: str, params: msgspec.Raw | None, context: RequestContext
-    ) -> object: ...
-
-    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None: ...
 
 
 class Connection(_Receiver):
@@ -188,10 +142,10 @@ class Connection(_Receiver):
         # brackets of each kind: shorter lines need no check at all.
         self._depth_check_above = 2 * max_nesting_depth
         self._max_concurrent = max_concurrent_requests
-        self._outgoing = _OutgoingBuffer(write_buffer_size)
+        outgoing = self._outgoing = _OutgoingBuffer(write_buffer_size)
         self._on_raw = on_raw_message
         self._next_id = 0
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, Waiter] = {}
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
         self._open = True
         self._closed = anyio.Event()
@@ -205,12 +159,11 @@ class Connection(_Receiver):
         self._writer_done = anyio.Event()
         self._active = 0
         self._idle: anyio.Event | None = None
-        # True while the writer task holds a block it took from the buffer.
-        self._writing = False
-        send = streams.send
-        self._send_nowait = send.send_nowait if isinstance(send, _FdSendStream) else None
-        self._flush_handle: asyncio.Handle | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None  # set when entered, on asyncio
+        # Chosen again when entered, once the running event loop is known; until
+        # then (a request made before entering) the plain anyio channel serves.
+        self._channel: LineChannel = _AnyioChannel(
+            streams.receive, streams.send, outgoing, max_message_size
+        )
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -219,7 +172,10 @@ class Connection(_Receiver):
             raise RuntimeError("a Connection can be entered only once")
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
-        self._loop = _running_asyncio_loop()
+        streams = self._streams
+        self._channel = open_channel(
+            streams.receive, streams.send, self._outgoing, self._max_message_size
+        )
         group = self._task_group = anyio.create_task_group()
         await group.__aenter__()
         group.start_soon(self._write_loop, self._writer_scope)
@@ -365,10 +321,8 @@ class Connection(_Receiver):
             line = b"".join((head, b',"params":', self._encode(params), b"}\n"))
         else:
             line = head + b"}\n"
-        waiter: anyio.Event | asyncio.Future[None] = (
-            anyio.Event() if self._loop is None else self._loop.create_future()
-        )
-        pending = _Pending(waiter)
+        channel = self._channel
+        pending = channel.new_waiter()
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
         try:
@@ -379,15 +333,11 @@ class Connection(_Receiver):
         except BaseException:
             self._pending.pop(request_id, None)
             raise
-        if self._send_nowait is not None and not self._writing:
-            self._write_inline(self._send_nowait)
+        channel.request_queued()
         try:
             if on_sent is not None:
                 on_sent(request_id)
-            if isinstance(waiter, anyio.Event):
-                await waiter.wait()
-            else:
-                await waiter
+            await pending
         except BaseException:
             if self._pending.pop(request_id, None) is not None:
                 self._send_cancel(request_id)
@@ -411,86 +361,31 @@ class Connection(_Receiver):
         # A cancellation must go out promptly, so it does not queue for space.
         self._outgoing.put_nowait(line)
 
-    def _write_inline(self, send_nowait: Callable[[bytes], int]) -> None:
-        """Write the queue from the requesting task: the peer sees the request one loop turn sooner.
-
-        Only done while the writer task holds nothing, so one writer at a time
-        keeps the order; what does not fit goes back to the front of the queue.
-        """
-        outgoing = self._outgoing
-        data = outgoing.take_nowait()
-        if data:
-            written = send_nowait(data)
-            if written < len(data):
-                outgoing.unwrite(data[written:])
-            elif self._flush_handle is not None:
-                # Everything is out: the scheduled flush would find nothing to do.
-                self._flush_handle.cancel()
-                self._flush_handle = None
-
     async def _write_loop(self, scope: anyio.CancelScope) -> None:
-        if self._send_nowait is not None and self._loop is not None:
-            self._outgoing.on_data = self._schedule_flush
         try:
             with scope:
-                await self._write_all()
+                try:
+                    await self._channel.write_all()
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    logger.debug("the peer stopped reading; dropping outgoing messages")
+                    self._outgoing.close(discard=True)
+                    if self._reader_scope is not None:
+                        self._reader_scope.cancel()
+                    self._mark_closed("the peer stopped reading")
         finally:
-            self._outgoing.on_data = None
-            if self._flush_handle is not None:
-                self._flush_handle.cancel()
-                self._flush_handle = None
             self._writer_done.set()
-
-    def _schedule_flush(self) -> None:
-        """Arrange for what was just queued to be written from a loop callback.
-
-        The callback runs after the current task yields, so a burst of sends
-        is still one write, and it costs no task switch: the writer task is
-        woken only when the descriptor is full.
-        """
-        if self._flush_handle is None and self._loop is not None:
-            self._flush_handle = self._loop.call_soon(self._flush_soon)
-
-    def _flush_soon(self) -> None:
-        self._flush_handle = None
-        # While the writer task holds a block, it takes the rest itself when done.
-        if not self._writing and self._send_nowait is not None:
-            self._write_inline(self._send_nowait)
-
-    async def _write_all(self) -> None:
-        send = self._streams.send
-        take = self._outgoing.take
-        while True:
-            data = await take()
-            if data is None:
-                break
-            self._writing = True
-            try:
-                await send.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-                logger.debug("the peer stopped reading; dropping outgoing messages")
-                self._outgoing.close(discard=True)
-                if self._reader_scope is not None:
-                    self._reader_scope.cancel()
-                self._mark_closed("the peer stopped reading")
-                break
-            finally:
-                self._writing = False
 
     # ---------------------------------------------------------------- receiving
     # (what each line becomes: see the _Receiver base class)
 
     async def _read_loop(self, scope: anyio.CancelScope) -> None:
-        receive = self._streams.receive
-        reader = LineReader(receive, self._max_message_size)
-        if isinstance(receive, _FdReceiveStream):
-            receive.on_data = functools.partial(self._take_responses, reader)
+        channel = self._channel
+        channel.set_response_hook(self._take_responses)
         try:
             with scope:
-                await self._read_all(reader)
+                await self._read_all(channel.reader)
         finally:
-            if isinstance(receive, _FdReceiveStream):
-                receive.on_data = None
+            channel.set_response_hook(None)
             self._mark_closed("the peer closed the connection")
 
     def _mark_closed(self, reason: str) -> None:
@@ -568,13 +463,3 @@ class Connection(_Receiver):
                 RequestError(INTERNAL_ERROR, _short(f"Could not encode result: {_describe(exc)}")),
             )
         return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_encode_plain(request_id), encoded)
-
-
-def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The running asyncio loop when the current task runs on asyncio, else None (trio)."""
-    try:
-        if asyncio.current_task() is None:  # anyio no longer ships sniffio: ask asyncio
-            return None
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

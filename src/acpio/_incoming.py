@@ -20,20 +20,20 @@ attributes declared below and runs the request tasks.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
 import msgspec
 
+from ._channel import Waiter
 from ._errors import INTERNAL_ERROR, ConnectionClosed, RequestError
+from ._handler import MessageHandler
+from ._lines import OVERSIZED, LineReader
 from ._outgoing import _OutgoingBuffer
 from ._scan import _is_object, _scalar, _too_deep, _top_level_items, _top_level_members
-from ._transport import OVERSIZED, LineReader
 from ._wire import (
     _DECODE_ERRORS,
     _LEADING_WHITESPACE,
@@ -58,33 +58,9 @@ from ._wire import (
 
 _NEWLINE = ord("\n")
 
-if TYPE_CHECKING:
-    from ._connection import MessageHandler
-
-__all__ = ["_Job", "_Pending", "_Receiver"]
+__all__ = ["_Job", "_Receiver"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class _Pending:
-    """A sent request waiting for its response: ``wake`` once ``result`` or ``error`` is set.
-
-    The requesting task waits on ``waiter``: a bare future on asyncio (the
-    cheapest thing a task can wait on there), an anyio event elsewhere.
-    """
-
-    waiter: anyio.Event | asyncio.Future[None]
-    result: msgspec.Raw | None = None
-    error: BaseException | None = None
-
-    def wake(self) -> None:
-        """Let the requesting task go on (harmless if it stopped waiting)."""
-        waiter = self.waiter
-        if isinstance(waiter, anyio.Event):
-            waiter.set()
-        elif not waiter.done():
-            waiter.set_result(None)
 
 
 # (request id, method, params, cancel scope, sequence) of an accepted incoming request.
@@ -103,7 +79,7 @@ class _Receiver:
     _max_concurrent: int
     _outgoing: _OutgoingBuffer
     _on_raw: Callable[[str, bytes], None] | None
-    _pending: dict[int, _Pending]
+    _pending: dict[int, Waiter]
     _incoming: dict[RequestId, anyio.CancelScope]
     _open: bool
     _task_group: anyio.abc.TaskGroup | None
@@ -144,8 +120,9 @@ class _Receiver:
     def _take_responses(self, reader: LineReader, data: bytes) -> bytes:
         """Handle the responses at the start of a fresh read at once; return the rest.
 
-        Called from the loop's read callback while the reader task waits with
-        nothing buffered (see ``_FdReceiveStream.on_data``): a response then
+        The line channel's response hook (``set_response_hook``): on asyncio
+        over a pipe it is called from the loop's read callback while the reader
+        task waits with nothing buffered (see :mod:`acpio._fd`): a response then
         wakes its request without first waking the reader task. Only plain
         cases are taken (whole lines, short, ASCII, an object whose envelope
         decodes as a response); from the first other line on, everything is

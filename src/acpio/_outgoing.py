@@ -11,10 +11,10 @@ must go out promptly (a ``$/cancel_request``) skip the limit.
 
 ``put`` is on the path of every message sent: its common case is an append
 and a counter, with no further call. Only a put into an empty buffer wakes
-the consumer, or, when a connection installed an ``on_data`` hook (asyncio
-with a descriptor it can write without blocking), calls that hook instead:
-the connection then writes from a loop callback and wakes its writer task
-only when the descriptor is full.
+the consumer, or, when the connection's line channel installed an ``on_data``
+hook (the asyncio channel over a descriptor it can write without blocking,
+see :mod:`acpio._fd`), calls that hook instead: the channel then writes from
+a loop callback and wakes its writer task only when the descriptor is full.
 """
 
 from __future__ import annotations

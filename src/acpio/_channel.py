@@ -1,0 +1,144 @@
+"""The line channel: the one seam between a connection and its I/O backend.
+
+How this works: a :class:`~acpio._connection.Connection` never looks at the
+type of its streams. When it is entered it asks :func:`open_channel` for a
+:class:`LineChannel` over its :class:`~acpio._transport.StreamPair` and its
+outgoing buffer, and from then on reads, writes and waits only through it:
+
+- ``reader`` frames the input into lines (:class:`~acpio._lines.LineReader`);
+- ``write_all()`` is the connection's writer: it drains the outgoing buffer
+  (:mod:`acpio._outgoing`) to the peer in order until the buffer is closed;
+- ``new_waiter()`` makes the slot a sent request waits on for its response;
+- ``request_queued()`` is called right after a request was queued, and
+  ``set_response_hook()`` offers a way to handle responses straight from a
+  read, for backends that can do either sooner than the reader and writer
+  tasks (a no-op elsewhere).
+
+There are two implementations, chosen once per connection: the asyncio
+channel of the file-descriptor backend (:mod:`acpio._fd`), whenever the
+connection runs on asyncio, and :class:`_AnyioChannel`, plain anyio, on
+every other backend (trio). Both keep the same invariants: lines are written
+in the order they were queued, by one writer at a time; a waiter is woken
+once, and waking one nobody awaits any more is harmless.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any, Protocol
+
+import anyio
+import msgspec
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from ._fd import asyncio_channel
+from ._lines import LineReader
+from ._outgoing import _OutgoingBuffer
+
+__all__ = ["LineChannel", "Waiter", "open_channel"]
+
+
+class Waiter(Protocol):
+    """A sent request's slot: whoever sets ``result`` or ``error`` then calls ``wake``.
+
+    The requesting task awaits the waiter itself (``await waiter``), which
+    returns once ``wake`` was called; ``wake`` may be called when nobody
+    waits any more (the request was cancelled), and then does nothing.
+    """
+
+    result: msgspec.Raw | None
+    error: BaseException | None
+
+    def wake(self) -> None: ...
+
+    def __await__(self) -> Generator[Any, None, None]: ...
+
+
+class LineChannel(Protocol):
+    """Lines in, lines out, and request waiters, over one :class:`StreamPair`.
+
+    ``write_all`` writes every block the outgoing buffer hands out, in order,
+    and returns once the buffer is closed and drained; a peer that stopped
+    reading surfaces as ``anyio.BrokenResourceError``,
+    ``anyio.ClosedResourceError`` or ``OSError``.
+    """
+
+    @property
+    def reader(self) -> LineReader: ...
+
+    def new_waiter(self) -> Waiter: ...
+
+    def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None: ...
+
+    def request_queued(self) -> None: ...
+
+    async def write_all(self) -> None: ...
+
+
+class _EventWaiter:
+    """A sent request's slot on any anyio backend: an :class:`anyio.Event`."""
+
+    __slots__ = ("_event", "error", "result")
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self.result: msgspec.Raw | None = None
+        self.error: BaseException | None = None
+
+    def wake(self) -> None:
+        """Let the requesting task go on (harmless if it stopped waiting)."""
+        self._event.set()
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._event.wait().__await__()
+
+
+class _AnyioChannel:
+    """The plain anyio line channel: one reader task, one writer task, events."""
+
+    __slots__ = ("_outgoing", "_send", "reader")
+
+    def __init__(
+        self,
+        receive: ByteReceiveStream,
+        send: ByteSendStream,
+        outgoing: _OutgoingBuffer,
+        max_line: int,
+    ) -> None:
+        self.reader = LineReader(receive, max_line)
+        self._send = send
+        self._outgoing = outgoing
+
+    def new_waiter(self) -> _EventWaiter:
+        """A slot for one sent request's response."""
+        return _EventWaiter()
+
+    def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None:
+        """Nothing to do: the reader task handles every line."""
+
+    def request_queued(self) -> None:
+        """Nothing to do: the writer task, woken by the buffer, writes the request."""
+
+    async def write_all(self) -> None:
+        """Write what the outgoing buffer holds, in order, until it is closed and drained."""
+        send = self._send.send
+        take = self._outgoing.take
+        while True:
+            data = await take()
+            if data is None:
+                return
+            await send(data)
+
+
+def open_channel(
+    receive: ByteReceiveStream, send: ByteSendStream, outgoing: _OutgoingBuffer, max_line: int
+) -> LineChannel:
+    """The line channel for these streams on the running backend (asyncio's, else anyio's).
+
+    Called where the event loop is known (entering a connection); outside
+    any loop it returns the anyio channel, which works on every backend.
+    """
+    channel: LineChannel | None = asyncio_channel(receive, send, outgoing, max_line)
+    if channel is None:
+        channel = _AnyioChannel(receive, send, outgoing, max_line)
+    return channel
