@@ -41,10 +41,13 @@ class BenchAgent(acpio.Agent):
                 await call.append_text(f"chunk {i}")
             await call.complete()
         elif words[0] == "terminal":
-            terminal = await session.terminal(terminal_id="t1", command="bench")
+            # Shown in a tool call, as agents show a command's output (v1 can show it only so).
+            call = await session.tool_call("bench", tool_call_id="bench", kind="execute")
+            terminal = await call.terminal(terminal_id="t1", command="bench")
             for data in _pattern(int(words[1]), int(words[2])):
                 await terminal.write(data)
             await terminal.exit(0)
+            await call.complete()
         elif words[0] == "permission":
             call = await session.tool_call("bench", tool_call_id="bench")
             option = acpio.permission.option("allow", "Allow", "allow_once")

@@ -52,6 +52,7 @@ import ctypes
 import gc
 import math
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -61,7 +62,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import IO
+from typing import IO, Final
 
 import msgspec
 
@@ -335,6 +336,16 @@ class _Reader:
 # -- the run ------------------------------------------------------------------------
 
 
+_BASE64: Final = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def _stream_bytes(start: int, end: int) -> bytes:
+    """Bytes ``start`` to ``end`` of the terminal scenario's stream (the pattern repeated)."""
+    start = max(start, 0)
+    first = start - start % 256
+    return (PATTERN * ((end - first) // 256 + 2))[start - first : end - first]
+
+
 def _text_of(item: object) -> str | None:
     """The text of a v1 ``{type: "content", content: {type: "text"}}`` item, else None."""
     content = getattr(item, "content", None)
@@ -581,6 +592,7 @@ class _Run:
         end = _TurnEnd(v2)
         created = exited = False
         off = chunks = 0
+        shown: str | None = None
         while True:
             for m in reader.batch():
                 p = m.params
@@ -617,6 +629,22 @@ class _Run:
                                 if u.status is not None:
                                     exited = u.status == "completed"
                                     continue
+                            elif (
+                                isinstance(c, list)
+                                and c
+                                and c[-1].type == "content"
+                                and c[-1].content is not None
+                                and c[-1].content.type == "text"
+                                and not exited
+                                and not _BASE64.fullmatch(c[-1].content.text)
+                            ):
+                                # acpio: the output shown as text, the newest bytes replacing
+                                # the older ones (v1 shows no agent-side terminal).
+                                shown = c[-1].content.text
+                                chunks += 1
+                                if u.status is not None:
+                                    exited = u.status == "completed"
+                                continue
                             elif (
                                 isinstance(c, list)
                                 and len(c) == 1
@@ -665,6 +693,12 @@ class _Run:
                         continue
                 if end.feed(m, sid):
                     result.chunks = chunks
+                    if shown is not None:
+                        # The text must end with the stream's last bytes, decoded.
+                        tail = _stream_bytes(total - 4096, total).decode("utf-8", "replace")
+                        if tail[-1024:] not in shown:
+                            raise BenchError("v1 terminal: the text shown lacks the last bytes")
+                        off = total
                     if off != total or not exited:
                         raise BenchError(
                             f"terminal: turn ended after {off}/{total} bytes, exited={exited}"

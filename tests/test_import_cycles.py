@@ -48,12 +48,15 @@ KNOWN_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("_terminal", "_session"),
         ("_terminal", "_tool_call"),
         ("_tool_call", "_session"),
+        ("_stored_history", "_sqlite_store"),
         ("_v1_server", "_agent_server"),
         ("_work", "_terminal"),
         ("_work", "_tool_call"),
         ("testing._client_handler", "testing._client"),
         ("testing._client_handler", "testing._client_session"),
         ("testing._client_session", "testing._client"),
+        ("testing._v1_client", "testing._client"),
+        ("testing._v1_terminals", "testing._client"),
     }
 )
 
@@ -83,6 +86,9 @@ KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
         "_scan",
         "_session",
         "_session_features",
+        "_sqlite_store",
+        "_store_paths",
+        "_stored_history",
         "_terminal",
         "_tool_call",
         "_transport",
@@ -93,6 +99,8 @@ KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
         "testing._client",
         "testing._client_handler",
         "testing._client_session",
+        "testing._v1_client",
+        "testing._v1_terminals",
     }
 )
 

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Final
 
+from ._paths import is_local_absolute
+
 __all__ = [
     "MEMORY_VALUES",
     "SESSION_STORE_ENV",
@@ -40,7 +42,7 @@ def _state_home() -> Path:
         return Path.home() / "Library" / "Application Support"
     base = os.environ.get("XDG_STATE_HOME")
     # The XDG spec: a relative value is invalid and must be ignored.
-    if base and os.path.isabs(base):
+    if base and is_local_absolute(base):
         return Path(base)
     return Path.home() / ".local" / "state"
 

@@ -607,3 +607,21 @@ async def test_write_outside_the_project_is_refused_and_told_to_the_model(tmp_pa
         replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
         assert "refused" in replies[-1]
     assert not outside.exists()
+
+
+# --------------------------------------------------------------------------- v1
+
+
+async def test_the_same_adapter_serves_a_v1_client(tmp_path: Path) -> None:
+    calls: list[str] = []
+    agent = ACPAgent(_approval_agent(calls))
+    async with MockClient(agent, protocol_version=1, policy=PermissionPolicy.allow()) as client:
+        session = await client.new_session(cwd=tmp_path)
+        result = await session.prompt("clean up")
+        assert result.stop_reason == "end_turn"
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed" and call.kind == "delete"
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+        assert replies[-1] == "result: deleted old"
+        assert len(client.permission_requests) == 1
+    assert calls == ["old"]
