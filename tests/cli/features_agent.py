@@ -27,6 +27,10 @@ class FeaturesAgent(acpio.Agent):
         if text == "ask":
             result = await session.elicit("Who are you?", FORM)
             await session.message(f"answer: {result.action} {result.content}")
+        elif text == "usage":
+            await session.usage(1500, 200000, cost=acpio.schema.Cost(amount=0.0123, currency="USD"))
+            await session.usage(2500, 200000, cost=acpio.schema.Cost(amount=0.0456, currency="USD"))
+            await session.message("used some tokens")
         elif text == "url":
             result = await session.elicit_url("Sign in", "https://example.com/login")
             if result.accepted and result.elicitation_id is not None:

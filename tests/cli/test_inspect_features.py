@@ -132,3 +132,11 @@ def test_renderers_show_agent_text_as_plain_text() -> None:
     assert "no slash commands" in str(commands_block([]))
     request = ElicitationRequest(1, {"mode": "form"}, cancelled_by_agent=True)
     assert "withdrawn by the agent" in str(elicitation_answer_line(request, ""))
+
+
+@pytest.mark.anyio
+async def test_inspect_shows_the_latest_usage_once_per_turn(tmp_path: Path) -> None:
+    captured = await _inspect("usage\n", tmp_path, policy="allow")
+    text = captured.text
+    assert "context 2,500 / 200,000 tokens (1%) · cost 0.0456 USD" in text
+    assert "1,500" not in text  # only the latest report of the turn is shown

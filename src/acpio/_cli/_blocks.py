@@ -431,6 +431,16 @@ def answer_line(request: PermissionRequest, by: str) -> Text:
 # -- the rest -----------------------------------------------------------------------------------
 
 
+def usage_line(usage: schema.UsageUpdate) -> Text:
+    """The context window the agent reported (``usage_update``), and its cost if given."""
+    share = f" ({usage.used / usage.size:.0%})" if usage.size > 0 else ""
+    line = Text(f"◔ context {usage.used:,} / {usage.size:,} tokens{share}", style="dim")
+    cost = usage.cost
+    if isinstance(cost, schema.Cost):
+        line.append(visible(f" · cost {cost.amount:.4g} {cost.currency}", one_line=True))
+    return line
+
+
 def plan_block(plan: PlanView) -> RenderableType:
     """A plan's entries with their status marks."""
     if not plan.entries:

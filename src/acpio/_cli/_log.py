@@ -50,6 +50,7 @@ from ._blocks import (
     stop_line,
     terminal_block,
     tool_call_block,
+    usage_line,
 )
 from ._features import (
     commands_block,
@@ -107,6 +108,7 @@ class _Session:
     shown: dict[str, list[schema.ToolCallContent]] = field(default_factory=dict)
     owners: dict[str, str] = field(default_factory=dict)
     counter: itertools.count[int] = field(default_factory=itertools.count)
+    usage: schema.UsageUpdate | None = None  # the latest, shown once before the turn's end
 
 
 class SessionLog:
@@ -515,6 +517,8 @@ class SessionLog:
             self._touch(session, "plan", plan_id if isinstance(plan_id, str) else "")
         elif isinstance(update, schema.Notice):
             self._add(session, "notice", ("notice", next(session.counter)), update)
+        elif isinstance(update, schema.UsageUpdate):
+            session.usage = update
         elif isinstance(update, schema.ConfigOptionUpdate):
             self._add(session, "config", ("config", next(session.counter)), update.config_options)
         elif isinstance(update, schema.AvailableCommandsUpdate):
@@ -533,6 +537,9 @@ class SessionLog:
                 stop_reason = update.stop_reason if isinstance(update.stop_reason, str) else None
                 error = update.error if isinstance(update.error, schema.Error) else None
                 self.stop_reasons.append(stop_reason)
+                if session.usage is not None:
+                    usage, session.usage = session.usage, None
+                    self._add(session, "usage", ("usage", next(session.counter)), usage)
                 self._add(session, "stop", ("stop", next(session.counter)), (stop_reason, error))
             session.state = update.state
 
@@ -618,6 +625,9 @@ class SessionLog:
         if kind == "notice":
             assert isinstance(item.payload, schema.Notice)
             return notice_line(item.payload)
+        if kind == "usage":
+            assert isinstance(item.payload, schema.UsageUpdate)
+            return usage_line(item.payload)
         if kind == "config":
             assert isinstance(item.payload, list)
             return config_block(item.payload)
