@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 import anyio
 import anyio.lowlevel
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support import load_example
 from v1_client import V1Client, View, allow, reject, v1_client
 
@@ -586,7 +588,7 @@ def test_terminal_refreshes_are_rate_limited_and_bounded() -> None:
     due = projection.due()
     assert due is not None
     (update,) = projection.flush_due(due)
-    (item,) = update["content"]  # type: ignore[misc]
+    (item,) = _json(update)["content"]
     text = item["content"]["text"]
     assert f"[{1000 * 200 - TERMINAL_TEXT_BYTES} earlier bytes of output not shown]" in text
     assert len(text.encode()) < TERMINAL_TEXT_BYTES + 200
@@ -622,6 +624,11 @@ def test_permission_options_v1_lacks_are_never_shown_as_approval() -> None:
     }
 
 
+def _json(update: object) -> Any:
+    """A projection's update as the client receives it (content arrays are pre-encoded)."""
+    return json.loads(schema.encode(update))
+
+
 def test_view_helper_rejects_a_second_tool_call_report() -> None:
     view = View()
     view.apply({"sessionUpdate": "tool_call", "toolCallId": "a", "title": "x"})
@@ -645,7 +652,7 @@ def test_interleaved_patches_and_chunks_stay_linear() -> None:
     (final,) = projection.project(
         schema.ToolCallUpdate(tool_call_id="c", status="completed"), now=0.0
     )
-    content = final["content"]
+    content = _json(final)["content"]
     assert isinstance(content, list) and len(content) == 500
     final_size = len(schema.encode(content))
     assert sent + final_size <= 3 * final_size
@@ -736,3 +743,18 @@ async def test_cancelling_the_prompt_request_cancels_its_turn(tmp_path: Path) ->
         assert chunks(client.messages[:answer]) == 1
         assert chunks(client.messages[answer:]) == 1
         assert client.messages[-1]["result"] == {"stopReason": "cancelled"}
+
+
+@given(texts=st.lists(st.text(), min_size=1, max_size=40))
+def test_the_text_chunk_path_projects_what_the_general_path_does(texts: list[str]) -> None:
+    fast = V1Projection("s", Peer(protocol_version=1))
+    general = V1Projection("s", Peer(protocol_version=1))
+    for projection in (fast, general):
+        projection.project(schema.ToolCallUpdate(tool_call_id="c", title="t"), now=0.0)
+    for text in texts:
+        chunk = schema.ToolCallContentChunk(
+            tool_call_id="c", content=schema.Content(content=schema.TextContent(text=text))
+        )
+        assert _json(fast.text_chunk("c", text)) == _json(general.project(chunk, now=0.0))
+    end = schema.ToolCallUpdate(tool_call_id="c", status="completed")
+    assert _json(fast.project(end, now=0.0)) == _json(general.project(end, now=0.0))

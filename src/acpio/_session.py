@@ -291,12 +291,7 @@ class Session(_PromptLifecycle, _SessionFeatures):
         as :meth:`send`, without building the update.
         """
         if self._v1:
-            await self.send(
-                schema.ToolCallContentChunk(
-                    tool_call_id=tool_call_id,
-                    content=schema.Content(content=schema.TextContent(text=text)),
-                )
-            )
+            await self._send_v1_text_chunk(tool_call_id, text)
             return
         admitted = self._admit_now()
         if admitted is None:
@@ -366,6 +361,19 @@ class Session(_PromptLifecycle, _SessionFeatures):
             await self._send_line(self._prefix + _encode(update) + UPDATE_END)
 
     # ------------------------------------------------------------- v1 encoding
+
+    async def _send_v1_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """:meth:`_send_text_chunk` on v1: the projection takes the text as it is."""
+        admitted = self._admit_now()
+        if admitted is None:
+            admitted = await self._admit()
+        if not admitted:
+            return
+        self._record_text_chunk(tool_call_id, text)
+        projection = self._framing.projection
+        assert projection is not None
+        for line in self._framing.v1_lines(projection.text_chunk(tool_call_id, text)):
+            await self._send_line(line)
 
     async def _send_v1(self, update: schema.SessionUpdate, *, replay: bool = False) -> None:
         """Send the v1 lines the projection makes of ``update`` (possibly none)."""

@@ -67,6 +67,9 @@ V1Encoded = V1Update | msgspec.Raw
 
 _encode = _encoder.encode
 _MESSAGE_CHUNK: Final = b'{"sessionUpdate":"agent_message_chunk","content":'
+# A v1 content item of one text block, up to the text (its JSON string) and after it.
+_TEXT_ITEM: Final = b'{"type":"content","content":{"type":"text","text":'
+_TEXT_ITEM_END: Final = b"}}"
 _THOUGHT_CHUNK: Final = b'{"sessionUpdate":"agent_thought_chunk","content":'
 
 #: The ``_meta`` key under which the real v2 value of a mapped field is kept.
@@ -133,6 +136,8 @@ def diff_texts(diff: schema.Diff) -> list[DiffTexts] | None:
 class _Call:
     announced: bool = False
     content: list[schema.ToolCallContent] = field(default_factory=list)
+    # Each item's v1 JSON, encoded once (None: shown differently each time, a terminal).
+    encoded: list[bytes | None] = field(default_factory=list)
     sent_size: int = 0  # bytes of the content array last sent
     pending: int = 0  # bytes appended since (0: nothing to send)
     terminals: set[str] = field(default_factory=set)
@@ -366,6 +371,7 @@ class V1Projection:
         end is dropped; a later patch with ``content`` replaces it as usual.
         """
         call.content = []
+        call.encoded = []
         call.pending = 0
         call.released = True
         for terminal_id in call.terminals:
@@ -397,6 +403,7 @@ class V1Projection:
     ) -> None:
         call.released = False
         call.content = list(items)
+        call.encoded = [self._encoded(item) for item in call.content]
         call.pending = 0
         for terminal_id in call.terminals:
             terminal = self._terminals.get(terminal_id)
@@ -419,14 +426,32 @@ class V1Projection:
             terminal = self._terminals[terminal_id] = _Terminal()
         return terminal
 
+    def text_chunk(self, tool_call_id: str, text: str) -> list[V1Update]:
+        """:meth:`project` of a ``tool_call_content_chunk`` of one text item (the streaming
+        path of ``append_text``), without building the update: the same result."""
+        call = self._call(tool_call_id)
+        item = schema.Content(content=schema.TextContent(text=text))
+        if call.released:
+            return self._dropped(
+                schema.ToolCallContentChunk(tool_call_id=tool_call_id, content=item)
+            )
+        call.content.append(item)
+        encoded = _TEXT_ITEM + _encode(text) + _TEXT_ITEM_END
+        call.encoded.append(encoded)
+        call.pending += len(encoded)
+        if not call.announced or call.pending < call.sent_size:
+            return []
+        return [self._content_update(tool_call_id, call)]
+
     def _content_chunk(self, chunk: schema.ToolCallContentChunk) -> list[V1Update]:
         call = self._call(chunk.tool_call_id)
         if call.released:
             return self._dropped(chunk)
         call.content.append(chunk.content)
         self._link(call, chunk.tool_call_id, chunk.content)
-        items = self._items(chunk.content)
-        call.pending += max(1, len(schema.encode(items)))
+        encoded = self._encoded(chunk.content)
+        call.encoded.append(encoded)
+        call.pending += max(1, len(encoded) if encoded is not None else 1)
         if not call.announced or call.pending < call.sent_size:
             return []
         return [self._content_update(chunk.tool_call_id, call)]
@@ -437,14 +462,30 @@ class V1Projection:
         self._introduce(update, call)
         return update
 
-    def _content_of(self, call: _Call) -> list[object]:
-        """The call's whole v1 content; records its size as sent."""
-        items: list[object] = []
-        for item in call.content:
-            items.extend(self._items(item))
+    def _content_of(self, call: _Call) -> msgspec.Raw:
+        """The call's whole v1 content (a JSON array); records its size as sent.
+
+        Each item is encoded once, when it is added; only items shown differently
+        each time (an agent-side terminal's text) are encoded again.
+        """
+        parts: list[bytes] = []
+        for item, cached in zip(call.content, call.encoded, strict=True):
+            encoded = cached if cached is not None else self._encode_items(item)
+            if encoded:
+                parts.append(encoded)
+        array = b"[" + b",".join(parts) + b"]"
         call.pending = 0
-        call.sent_size = len(schema.encode(items))
-        return items
+        call.sent_size = len(array)
+        return msgspec.Raw(array)
+
+    def _encoded(self, item: schema.ToolCallContent) -> bytes | None:
+        """``item``'s v1 items as JSON (without brackets), or None when it must be redone."""
+        if isinstance(item, schema.Terminal):
+            return None
+        return self._encode_items(item)
+
+    def _encode_items(self, item: schema.ToolCallContent) -> bytes:
+        return schema.encode(self._items(item))[1:-1]
 
     def _items(self, item: schema.ToolCallContent) -> list[object]:
         """One v2 content item as v1 items (a diff may become several)."""
@@ -475,7 +516,7 @@ class V1Projection:
                 out.append(self._content_update(tool_call_id, call))
         return out
 
-    def flush_call(self, tool_call_id: str) -> list[object] | None:
+    def flush_call(self, tool_call_id: str) -> msgspec.Raw | None:
         """The whole content of a call with pending changes (for a request about it)."""
         call = self._calls.get(tool_call_id)
         if call is None or not call.pending:
