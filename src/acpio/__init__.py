@@ -1,4 +1,4 @@
-"""acpio: write the agent side of the Agent Client Protocol (draft v2) in async Python.
+"""acpio: write the agent side of the Agent Client Protocol (v1 and draft v2) in async Python.
 
 Subclass :class:`Agent`, implement :meth:`Agent.prompt`, and call :func:`run`.
 Report work through the :class:`Session` you are given: messages, plans,
