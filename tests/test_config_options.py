@@ -295,3 +295,16 @@ async def test_concurrent_client_changes_are_applied_one_at_a_time() -> None:
         # The refused change restored what it replaced, not a stale snapshot.
         state = await session.set_config_option("model", "fast")
         assert [o.current_value for o in state] == ["fast"]  # type: ignore[union-attr]
+
+
+async def test_config_options_over_v1() -> None:
+    agent = ConfiguredAgent()
+    async with MockClient(agent, protocol_version=1) as client:
+        session = await client.new_session()
+        assert session.view.config_values == {"model": "fast", "thinking": False}
+        state = await session.set_config_option("model", "smart")
+        assert {o.config_id: o.current_value for o in state} == {"model": "smart", "thinking": True}
+        assert session.view.config_values == {"model": "smart", "thinking": True}
+        result = await session.prompt("switch")
+        assert result.text == "model=smart thinking=True"
+    assert agent.changes == [("model", "smart")]

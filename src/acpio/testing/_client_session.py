@@ -32,6 +32,7 @@ import msgspec
 
 from .. import schema
 from ._policy import PermissionRequest
+from ._v1_shapes import config_options as v1_config_options
 from ._view import SessionView, TerminalView, ToolCallView
 
 if TYPE_CHECKING:
@@ -238,11 +239,14 @@ class ClientSession:
                 prompt.cancel = self._cancels
 
     def _v1_setup(self, result: object) -> None:
-        """Take the v1 session setup answer's ``modes`` (v1 only)."""
+        """Take the v1 session setup answer's ``modes`` and ``configOptions`` (v1 only)."""
         modes = result.get("modes") if isinstance(result, dict) else None
         mode = modes.get("currentModeId") if isinstance(modes, dict) else None
         if isinstance(mode, str):
             self.current_mode_id = mode
+        options = v1_config_options(result)
+        if options is not None:
+            self.view.config_options = options
 
     def _turn_result(self, turn: Turn) -> TurnResult | None:
         prompt = turn._prompt
@@ -438,6 +442,13 @@ class ClientSession:
             params = schema.SetSessionConfigOptionIdRequest(
                 session_id=self.id, config_id=config_id, value=value
             )
+        if self.client.v1 is not None:
+            raw = await self.client._request(
+                "session/set_config_option", params, _raw_result, timeout=timeout
+            )
+            options = v1_config_options(raw) or []
+            self.view.config_options = list(options)
+            return list(options)
         response = await self.client._request(
             "session/set_config_option",
             params,

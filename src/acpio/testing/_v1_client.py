@@ -46,6 +46,7 @@ from .._connection import RequestContext
 from .._errors import RequestError
 from .._paths import is_local_absolute
 from ._v1_rules import V1_SESSION_UPDATES as V1_SESSION_UPDATES
+from ._v1_shapes import config_option as _config_option
 from ._v1_terminals import ClientTerminals
 
 if TYPE_CHECKING:
@@ -115,15 +116,6 @@ def _command(command: object) -> object:
     given = command.get("input")
     if isinstance(given, dict) and "type" not in given:
         converted["input"] = {"type": "text", **given}
-    return converted
-
-
-def _config_option(option: object) -> object:
-    # v1 names the option's id "id"; v2 "configId".
-    if not isinstance(option, dict) or "id" not in option:
-        return option
-    converted = {key: value for key, value in option.items() if key != "id"}
-    converted["configId"] = option["id"]
     return converted
 
 
