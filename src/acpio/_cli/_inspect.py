@@ -24,12 +24,14 @@ config options and slash commands are shown as the agent reports them;
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import shlex
 import signal
-from collections.abc import Mapping
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import anyio
@@ -69,6 +71,9 @@ _QUIT_COMMANDS: Final = frozenset({"/quit", "/exit", "/q"})
 _ANSWER_HELP: Final = "the option's number, y (allow), n (reject) or c (dismiss)"
 #: Permission requests that may wait for the user at once; more are dismissed unseen.
 MAX_WAITING_PERMISSIONS: Final = 16
+#: Seconds quitting may take (stopping the agent, flushing) before the agent is killed and
+#: the command exits anyway: Ctrl-C and Ctrl-D work whatever the agent does.
+QUIT_GRACE: Final = 10.0
 
 
 @dataclass
@@ -83,14 +88,48 @@ class _State:
     quit_by: str | None = None
     turns: int = 0
     main_scope: anyio.CancelScope | None = None
+    #: The agent's process id, to kill it if quitting does not finish in time.
+    agent_pid: int | None = None
+    #: What to tell the user when quitting had to be forced (the usual closing lines).
+    summary: Callable[[], str] = field(default=lambda: "")
+    _watchdog: threading.Timer | None = None
 
     def quit(self, by: str) -> None:
-        """End the conversation now (Ctrl-C twice, or Ctrl-D in a terminal)."""
+        """End the conversation now (Ctrl-C twice, or Ctrl-D in a terminal).
+
+        The orderly way out (stop the agent, flush) gets :data:`QUIT_GRACE` seconds;
+        then a watchdog thread, which needs nothing from the event loop, kills the
+        agent's process group and exits the process.
+        """
         if self.quit_by is None:
             self.quit_by = by
         self.interrupted = True
         if self.main_scope is not None:
             self.main_scope.cancel()
+        if self._watchdog is None:
+            self._watchdog = threading.Timer(QUIT_GRACE, self._force_exit)
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
+    def done(self) -> None:
+        """The orderly way out finished: no forced exit."""
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+
+    def _force_exit(self) -> None:
+        if self.agent_pid is not None:
+            try:
+                os.killpg(self.agent_pid, signal.SIGKILL)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.kill(self.agent_pid, signal.SIGKILL)
+        message = (
+            f"{self.summary()}quit ({self.quit_by}): the agent did not stop within "
+            f"{QUIT_GRACE:g} s, so it was killed\n"
+        )
+        with contextlib.suppress(OSError):
+            os.write(2, message.encode())
+        os._exit(0)
 
 
 def parse_answer(text: str, request: PermissionRequest) -> Mapping[str, object] | None:
@@ -273,6 +312,12 @@ async def run_inspect(
         ) as client:
             asker.log = log
             asker.client = client
+            state.agent_pid = client.pid
+            state.summary = lambda: (
+                f"{asker.dismissed} permission requests dismissed unseen\n"
+                if asker.dismissed
+                else ""
+            )
             elicitation_asker.before.append(lambda: log.sync(client.transcript))
             step.doing = "creating a session (session/new)"
             session = state.session = await client.new_session(directory)
@@ -300,6 +345,7 @@ async def run_inspect(
         output.close()
         if record is not None and started:
             _write_record(output, started[0], record)
+        state.done()
     if asker.dismissed:
         output.note(
             f"{asker.dismissed} permission request{'s' if asker.dismissed != 1 else ''} "

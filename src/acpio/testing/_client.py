@@ -472,6 +472,11 @@ class MockClient:
         return self._process.stderr if self._process is not None else b""
 
     @property
+    def pid(self) -> int | None:
+        """The agent process's id (``None`` in-process or before it started)."""
+        return self._process.pid if self._process is not None else None
+
+    @property
     def returncode(self) -> int | None:
         """The agent process's return code once it exited (``None`` in-process or running)."""
         return self._process.returncode if self._process is not None else None
