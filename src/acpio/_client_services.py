@@ -89,10 +89,7 @@ class _ClientCommand(RunningCommand):
         cwd: str,
         env: Mapping[str, str] | None,
     ) -> None:
-        super().__init__(terminal, output_limit, display)
-        self._argv = list(argv)
-        self._cwd = cwd
-        self._env = env
+        super().__init__(terminal, output_limit, display, argv=argv, cwd=cwd, env=env)
         self.terminal_id: str | None = None
         self._last = b""  # the output the client returned last time
         self._seen = 0  # bytes of output read so far

@@ -253,10 +253,22 @@ class RunningCommand:
     pipe and pause: output is read on demand, never buffered without bound.
     """
 
-    def __init__(self, terminal: TerminalHandle, output_limit: int, display: str) -> None:
+    def __init__(
+        self,
+        terminal: TerminalHandle,
+        output_limit: int,
+        display: str,
+        *,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+    ) -> None:
         self.terminal: Final = terminal
         #: The command line as the terminal shows it.
         self.display: Final = display
+        self._argv = list(argv)
+        self._cwd = cwd
+        self._env = dict(env) if env is not None else None
         self._entered = False
         self._limit = output_limit
         self._capture = _OutputCapture(output_limit)
@@ -429,21 +441,7 @@ class RunningCommand:
 class _LocalCommand(RunningCommand):
     """A process group of this program, stdout and stderr merged into one pipe."""
 
-    def __init__(
-        self,
-        terminal: TerminalHandle,
-        output_limit: int,
-        display: str,
-        *,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
-    ) -> None:
-        super().__init__(terminal, output_limit, display)
-        self._argv = list(argv)
-        self._cwd = cwd
-        self._env = dict(env) if env is not None else None
-        self._process: anyio.abc.Process | None = None
+    _process: anyio.abc.Process | None = None
 
     async def _start(self) -> None:
         process = await anyio.open_process(
