@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from acpio._connection import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_NESTING_DEPTH
+from acpio._limits import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_NESTING_DEPTH
 from acpio._scan import _too_deep
 
 HERE = Path(__file__).resolve().parent

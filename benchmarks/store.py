@@ -92,7 +92,7 @@ async def _record_updates(path: Path, updates: int) -> tuple[int, int, int, int]
     rng = random.Random(15)
     # A vocabulary of random words: compresses about as well as prose, not better.
     words = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9))) for _ in range(500)]
-    store = acpio.SqliteSessionStore(path)
+    store = acpio.store.SqliteSessionStore(path)
     record = await store.create("size", "/w", [])
     for index in range(updates):
         text = " ".join(rng.choices(words, k=5)) + " "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acpio import StreamPair, memory_stream_pair
+from acpio.rpc import StreamPair, memory_stream_pair
 
 
 @pytest.fixture(params=["asyncio", "trio"])

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import anyio.to_thread
 
-from acpio import StreamPair
+from acpio.rpc import StreamPair
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -297,7 +297,7 @@ async def test_serve_returns_when_the_client_goes_away_and_cancels_work() -> Non
                 unwound.set()
             return None
 
-    client_side, agent_side = acpio.memory_stream_pair()
+    client_side, agent_side = acpio.rpc.memory_stream_pair()
     requests: list[dict[str, object]] = [
         {"protocolVersion": 2, "info": CLIENT_INFO},
         {"cwd": "/tmp", "mcpServers": []},

@@ -15,11 +15,11 @@ import msgspec
 import pytest
 from support import PairMaker
 
-from acpio import memory_stream_pair
 from acpio._channel import LineChannel, _AnyioChannel, open_channel
 from acpio._fd import _AsyncioChannel, _FdReceiveStream, _FdSendStream
 from acpio._outgoing import _OutgoingBuffer
 from acpio._transport import StreamPair
+from acpio.rpc import memory_stream_pair
 
 pytestmark = pytest.mark.anyio
 

@@ -1,6 +1,6 @@
 """v1 client services: commands in the client's terminals, and the client's file system.
 
-The client is a fake v1 editor written here, on a real :class:`acpio.Connection`
+The client is a fake v1 editor written here, on a real :class:`acpio.rpc.Connection`
 over an in-memory stream pair: it answers ``terminal/create`` by really
 running the process (in its own process group, output kept up to
 ``outputByteLimit`` bytes from the end, as the v1 terminals page says), and
@@ -82,7 +82,7 @@ class FakeEditor:
         return [method for method, _ in self.requests]
 
     async def on_request(
-        self, method: str, params: msgspec.Raw | None, context: acpio.RequestContext
+        self, method: str, params: msgspec.Raw | None, context: acpio.rpc.RequestContext
     ) -> object:
         request = json.loads(bytes(params)) if params is not None else {}
         self.requests.append((method, request))
@@ -147,7 +147,7 @@ class NoRequests:
     """The agent side's handler: these tests send it nothing."""
 
     async def on_request(
-        self, method: str, params: msgspec.Raw | None, context: acpio.RequestContext
+        self, method: str, params: msgspec.Raw | None, context: acpio.rpc.RequestContext
     ) -> object:
         raise acpio.RequestError.method_not_found(method)
 
@@ -167,12 +167,12 @@ async def connected(
     cwd: Path, peer: Peer = V1_ALL, handler: Handler = _no_prompt
 ) -> AsyncIterator[tuple[acpio.Session, FakeEditor]]:
     """A session on a connection to the fake editor."""
-    agent_side, client_side = acpio.memory_stream_pair()
+    agent_side, client_side = acpio.rpc.memory_stream_pair()
     async with anyio.create_task_group() as group:
         editor = FakeEditor(group)
         async with (
-            acpio.Connection(client_side, editor, encode=schema.encode),
-            acpio.Connection(agent_side, NoRequests(), encode=schema.encode) as connection,
+            acpio.rpc.Connection(client_side, editor, encode=schema.encode),
+            acpio.rpc.Connection(agent_side, NoRequests(), encode=schema.encode) as connection,
         ):
             yield (
                 acpio.Session(
@@ -180,7 +180,7 @@ async def connected(
                     str(cwd),
                     connection=connection,
                     task_group=group,
-                    history=acpio.InMemoryHistory(),
+                    history=acpio.store.InMemoryHistory(),
                     prompt_handler=handler,
                     peer=peer,
                 ),

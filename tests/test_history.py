@@ -1,6 +1,6 @@
 """History and resume: replay rebuilds exactly what an editor displayed.
 
-The unit tests fold updates into :class:`acpio.InMemoryHistory` and compare
+The unit tests fold updates into :class:`acpio.store.InMemoryHistory` and compare
 the testing kit's editor view of the live updates with the view of the
 replay. The integration tests resume sessions through ``session/resume``.
 """
@@ -181,7 +181,7 @@ def rich_updates() -> Iterator[schema.SessionUpdate]:
 
 
 def test_replay_rebuilds_what_the_editor_displayed() -> None:
-    history = acpio.InMemoryHistory()
+    history = acpio.store.InMemoryHistory()
     live = list(rich_updates())
     for update in live:
         history.record(update)
@@ -205,7 +205,7 @@ def test_replay_rebuilds_what_the_editor_displayed() -> None:
 
 
 def test_terminal_bytes_are_recorded_exactly() -> None:
-    history = acpio.InMemoryHistory()
+    history = acpio.store.InMemoryHistory()
     history.record(schema.TerminalUpdate(terminal_id="t", command="cat"))
     for piece in (b"\x1b[31mre", b"d\x1b[0m \xf0\x9f", b"\x98\x80\n"):
         history.record_terminal_output("t", piece)
@@ -216,7 +216,7 @@ def test_terminal_bytes_are_recorded_exactly() -> None:
 
 
 def test_terminal_output_replays_the_newest_bytes_across_trims() -> None:
-    history = acpio.InMemoryHistory(acpio.HistoryLimits(terminal_bytes=10))
+    history = acpio.store.InMemoryHistory(acpio.HistoryLimits(terminal_bytes=10))
     written = bytearray()
     for i in range(57):  # crosses the trim point (twice the limit) several times
         piece = bytes([i]) * (i % 4 + 1)
@@ -230,7 +230,7 @@ def test_terminal_output_replays_the_newest_bytes_across_trims() -> None:
 
 def test_limits_keep_the_newest() -> None:
     limits = acpio.HistoryLimits(terminal_bytes=8, tool_call_items=2, records=3)
-    history = acpio.InMemoryHistory(limits)
+    history = acpio.store.InMemoryHistory(limits)
     history.record_terminal_output("t", b"0123456789")
     history.record(schema.ToolCallUpdate(tool_call_id="c", title="x"))
     for word in ("a", "b", "c"):
@@ -265,7 +265,7 @@ def test_limits_keep_the_newest() -> None:
 
 @pytest.mark.anyio
 async def test_a_store_keeps_sessions_most_recent_first() -> None:
-    store = acpio.InMemorySessionStore()
+    store = acpio.store.InMemorySessionStore()
     first = await store.create("s1", "/w", [])
     second = await store.create("s2", "/w", ["/x"])
     first.updated_at = "2026-01-01T00:00:00+00:00"
@@ -273,7 +273,7 @@ async def test_a_store_keeps_sessions_most_recent_first() -> None:
     assert [r.session_id for r in await store.list()] == ["s2", "s1"]
     assert await store.get("s2") is second and await store.get("nope") is None
     assert await store.delete("s1") and not await store.delete("s1")
-    assert isinstance(second.history, acpio.InMemoryHistory)
+    assert isinstance(second.history, acpio.store.InMemoryHistory)
 
 
 # --------------------------------------------------------------------------- resume
@@ -376,7 +376,7 @@ async def test_resume_without_replay_sends_only_the_current_state() -> None:
 
 @pytestmark_anyio
 async def test_resume_on_a_new_connection_with_the_same_store(tmp_path: Path) -> None:
-    store = acpio.InMemorySessionStore()
+    store = acpio.store.InMemorySessionStore()
     async with MockClient(Worker(), store=store, cwd=tmp_path) as client:
         session = await client.new_session()
         await session.prompt("work")
@@ -451,28 +451,28 @@ class ListHistory:
 
 
 class ListStore:
-    """A :class:`acpio.SessionStore` of :class:`ListHistory` records."""
+    """A :class:`acpio.store.SessionStore` of :class:`ListHistory` records."""
 
     def __init__(self) -> None:
-        self.records: dict[str, acpio.SessionRecord] = {}
+        self.records: dict[str, acpio.store.SessionRecord] = {}
 
     async def create(
         self, session_id: str, cwd: str, additional_directories: list[str]
-    ) -> acpio.SessionRecord:
-        record = acpio.SessionRecord(session_id, cwd, additional_directories, ListHistory())
+    ) -> acpio.store.SessionRecord:
+        record = acpio.store.SessionRecord(session_id, cwd, additional_directories, ListHistory())
         self.records[session_id] = record
         return record
 
-    async def get(self, session_id: str) -> acpio.SessionRecord | None:
+    async def get(self, session_id: str) -> acpio.store.SessionRecord | None:
         return self.records.get(session_id)
 
-    async def list(self) -> list[acpio.SessionRecord]:
+    async def list(self) -> list[acpio.store.SessionRecord]:
         return list(self.records.values())
 
     async def delete(self, session_id: str) -> bool:
         return self.records.pop(session_id, None) is not None
 
-    async def release(self, record: acpio.SessionRecord) -> None:
+    async def release(self, record: acpio.store.SessionRecord) -> None:
         record.active = False
 
 
@@ -491,7 +491,7 @@ async def test_a_custom_store_backs_sessions_and_replay() -> None:
 
 @pytestmark_anyio
 async def test_the_in_memory_store_forgets_the_oldest_closed_sessions_beyond_its_cap() -> None:
-    store = acpio.InMemorySessionStore(max_records=3)
+    store = acpio.store.InMemorySessionStore(max_records=3)
     live = await store.create("live", "/tmp", [])
     live.active = True
     for index in range(10):

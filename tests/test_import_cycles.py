@@ -38,7 +38,6 @@ KNOWN_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         # Puts _connection and everything under it on a cycle:
         # _connection -> _errors -> _edits -> _tool_call -> _session -> _connection.
         ("_errors", "_edits"),
-        ("_lifecycle", "_session"),
         ("_process", "_connection"),
         ("_process", "_terminal"),
         ("_session", "_connection"),

@@ -596,9 +596,9 @@ async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> No
         session = acpio.Session(
             "s1",
             "/tmp",
-            connection=cast(acpio.Connection, recorder),
+            connection=cast(acpio.rpc.Connection, recorder),
             task_group=group,
-            history=acpio.InMemoryHistory(),
+            history=acpio.store.InMemoryHistory(),
             prompt_handler=handler,
         )
         work = session._accept_prompt([schema.TextContent(text="hi")])

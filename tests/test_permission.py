@@ -220,7 +220,7 @@ class _RefusingClient:
         self.idle = anyio.Event()
 
     async def on_request(
-        self, method: str, params: msgspec.Raw | None, context: acpio.RequestContext
+        self, method: str, params: msgspec.Raw | None, context: acpio.rpc.RequestContext
     ) -> object:
         raise acpio.RequestError(-32000, "no UI available")
 
@@ -238,12 +238,12 @@ async def test_an_error_answer_is_not_approval(tmp_path: Path) -> None:
         async with session.tool_call("t") as call:
             outcomes.append(await call.request_permission())
 
-    client_side, agent_side = acpio.memory_stream_pair()
+    client_side, agent_side = acpio.rpc.memory_stream_pair()
     handler = _RefusingClient()
     raw = msgspec.json.decode
     async with anyio.create_task_group() as group:
         group.start_soon(acpio.serve, Scripted(body), agent_side)
-        async with acpio.Connection(client_side, handler, encode=schema.encode) as connection:
+        async with acpio.rpc.Connection(client_side, handler, encode=schema.encode) as connection:
             await connection.request(
                 "initialize", {"protocolVersion": 2, "info": {"name": "c", "version": "1"}}, raw
             )

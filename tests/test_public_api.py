@@ -54,13 +54,13 @@ AGENT_FRAMEWORK = [
     acpio.Session,
     acpio.SessionLimits,
     acpio.MessageStream,
-    acpio.History,
+    acpio.store.History,
     acpio.HistoryLimits,
-    acpio.InMemoryHistory,
-    acpio.InMemorySessionStore,
-    acpio.SessionRecord,
-    acpio.SessionStore,
-    acpio.SqliteSessionStore,
+    acpio.store.InMemoryHistory,
+    acpio.store.InMemorySessionStore,
+    acpio.store.SessionRecord,
+    acpio.store.SessionStore,
+    acpio.store.SqliteSessionStore,
 ]
 
 

@@ -309,7 +309,7 @@ async def test_close_of_an_idle_unknown_or_closed_session_succeeds() -> None:
 
 
 async def test_closed_session_can_be_resumed_with_its_history() -> None:
-    store = acpio.InMemorySessionStore()
+    store = acpio.store.InMemorySessionStore()
     async with MockClient(Talker(), store=store) as client:
         session = await client.new_session()
         await session.prompt("all")

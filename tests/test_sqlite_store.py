@@ -247,7 +247,7 @@ async def test_a_file_from_a_newer_version_is_left_alone(
 
 
 async def test_in_process_restart_replays_like_the_first_store(store_file: Path) -> None:
-    store = acpio.SqliteSessionStore(store_file)
+    store = acpio.store.SqliteSessionStore(store_file)
     try:
         async with MockClient(StoreAgent(), store=store) as client:
             session = await client.new_session()
@@ -259,10 +259,10 @@ async def test_in_process_restart_replays_like_the_first_store(store_file: Path)
             assert cwd is not None
             keep = Path(cwd)
             (keep / "marker").write_text("x")
-            assert isinstance(await store.get(session.id), acpio.SessionRecord)
+            assert isinstance(await store.get(session.id), acpio.store.SessionRecord)
     finally:
         store.close()
-    second_store = acpio.SqliteSessionStore(store_file)
+    second_store = acpio.store.SqliteSessionStore(store_file)
     try:
         async with MockClient(StoreAgent(), store=second_store) as client:
             await client.resume_session(session.id, cwd)
@@ -275,25 +275,25 @@ def test_unreadable_and_newer_files_raise_a_clear_error(tmp_path: Path) -> None:
     garbage = tmp_path / "garbage.sqlite3"
     garbage.write_bytes(b"\x00garbage" * 1000)
     with pytest.raises(
-        acpio.SessionStoreError, match=r"session store .*garbage.sqlite3.*not a database"
+        acpio.store.SessionStoreError, match=r"session store .*garbage.sqlite3.*not a database"
     ):
-        acpio.SqliteSessionStore(garbage)
+        acpio.store.SqliteSessionStore(garbage)
     foreign = tmp_path / "foreign.sqlite3"
     with sqlite3.connect(foreign) as conn:
         conn.execute("CREATE TABLE t (x)")
-    with pytest.raises(acpio.SessionStoreError, match="not an acpio session store"):
-        acpio.SqliteSessionStore(foreign)
+    with pytest.raises(acpio.store.SessionStoreError, match="not an acpio session store"):
+        acpio.store.SqliteSessionStore(foreign)
     newer = tmp_path / "newer.sqlite3"
     with sqlite3.connect(newer) as conn:
         conn.execute("PRAGMA user_version = 7")
-    with pytest.raises(acpio.SessionStoreError, match="newer than"):
-        acpio.SqliteSessionStore(newer)
-    with pytest.raises(acpio.SessionStoreError, match="cannot open"):
-        acpio.SqliteSessionStore(garbage / "inside-a-file.sqlite3")
+    with pytest.raises(acpio.store.SessionStoreError, match="newer than"):
+        acpio.store.SqliteSessionStore(newer)
+    with pytest.raises(acpio.store.SessionStoreError, match="cannot open"):
+        acpio.store.SqliteSessionStore(garbage / "inside-a-file.sqlite3")
     # What run() does with such a file: warn and keep sessions in memory.
     os.environ["ACPIO_SESSION_STORE"] = os.fspath(newer)
     try:
-        assert isinstance(acpio.default_session_store("x"), acpio.InMemorySessionStore)
+        assert isinstance(acpio.store.default_session_store("x"), acpio.store.InMemorySessionStore)
     finally:
         del os.environ["ACPIO_SESSION_STORE"]
 
@@ -304,7 +304,7 @@ def rows(path: Path, sql: str) -> list[tuple[object, ...]]:
 
 
 async def test_retention_by_count_and_age_and_deleted_sessions_removed(store_file: Path) -> None:
-    store = acpio.SqliteSessionStore(store_file, max_sessions=3)
+    store = acpio.store.SqliteSessionStore(store_file, max_sessions=3)
     for index in range(6):
         record = await store.create(f"s{index}", "/w", [])
         record.history.record(
@@ -317,7 +317,7 @@ async def test_retention_by_count_and_age_and_deleted_sessions_removed(store_fil
         for index in range(6):
             when = (now - datetime.timedelta(minutes=10 - index)).isoformat(timespec="seconds")
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (when, f"s{index}"))
-    reopened = acpio.SqliteSessionStore(store_file, max_sessions=3)
+    reopened = acpio.store.SqliteSessionStore(store_file, max_sessions=3)
     kept = [r.session_id for r in await reopened.list()]
     assert kept == ["s5", "s4", "s3"]
     assert {r[0] for r in rows(store_file, "SELECT session_id FROM snapshots")} == set(kept)
@@ -330,14 +330,14 @@ async def test_retention_by_count_and_age_and_deleted_sessions_removed(store_fil
     old = (now - datetime.timedelta(days=31)).isoformat(timespec="seconds")
     with sqlite3.connect(store_file) as conn:
         conn.execute("UPDATE sessions SET updated_at = ? WHERE id = 's3'", (old,))
-    served = acpio.SqliteSessionStore(store_file)
+    served = acpio.store.SqliteSessionStore(store_file)
     assert [r.session_id for r in await served.list()] == ["s5"]
     # A session a live process serves is kept whatever the limits say.
     live = await served.create("live", "/w", [])
     await served.flush()
     with sqlite3.connect(store_file) as conn:
         conn.execute("UPDATE sessions SET updated_at = ? WHERE id = 'live'", (old,))
-    strict = acpio.SqliteSessionStore(store_file, max_sessions=0)
+    strict = acpio.store.SqliteSessionStore(store_file, max_sessions=0)
     assert [r.session_id for r in await strict.list()] == [live.session_id]
     strict.close()
     served.close()
@@ -345,7 +345,7 @@ async def test_retention_by_count_and_age_and_deleted_sessions_removed(store_fil
 
 async def test_long_histories_are_folded_into_one_snapshot(store_file: Path) -> None:
     limits = acpio.HistoryLimits(terminal_bytes=1000)
-    store = acpio.SqliteSessionStore(store_file, limits=limits)
+    store = acpio.store.SqliteSessionStore(store_file, limits=limits)
     record = await store.create("s", "/w", [])
     history = record.history
     history.record(schema.TerminalUpdate(terminal_id="t", command="yes"))
@@ -371,7 +371,7 @@ def test_the_default_path_follows_the_agent_name_and_the_environment(
     assert default_store_path("my agent/../x") == tmp_path / "my_agent_.._x" / "sessions.sqlite3"
     monkeypatch.setenv("ACPIO_SESSION_STORE", "memory")
     assert default_store_path("a") is None
-    assert isinstance(acpio.default_session_store("a"), acpio.InMemorySessionStore)
+    assert isinstance(acpio.store.default_session_store("a"), acpio.store.InMemorySessionStore)
     monkeypatch.setenv("ACPIO_SESSION_STORE", os.fspath(tmp_path / "f.db"))
     assert default_store_path("a") == tmp_path / "f.db"
     monkeypatch.delenv("ACPIO_SESSION_STORE")
@@ -394,12 +394,12 @@ def test_a_dead_owner_is_not_alive_and_this_process_is() -> None:
 async def test_rows_without_a_snapshot_replay_the_same(store_file: Path) -> None:
     """What a crashed process leaves (rows since the last snapshot) replays as the history did."""
     limits = acpio.HistoryLimits(terminal_bytes=3000, tool_call_items=5)
-    store = acpio.SqliteSessionStore(store_file, limits=limits)
+    store = acpio.store.SqliteSessionStore(store_file, limits=limits)
     record = await store.create("s", "/w", [])
     history = record.history
     history.record(schema.TerminalUpdate(terminal_id="t", command="yes"))
     history.record(schema.ToolCallUpdate(tool_call_id="c", title="call"))
-    assert isinstance(history, acpio.InMemoryHistory)
+    assert isinstance(history, acpio.store.InMemoryHistory)
     for flush in range(4):
         for index in range(50):
             history.record_terminal_output("t", b"%d:%d\n" % (flush, index) * 20)
@@ -410,7 +410,7 @@ async def test_rows_without_a_snapshot_replay_the_same(store_file: Path) -> None
     expected = [schema.encode(u) for u in history.replay()]
     assert rows(store_file, "SELECT count(*) FROM snapshots") == [(0,)]
     # A second store on the file, as a new process after a crash would open it.
-    reader = acpio.SqliteSessionStore(store_file, limits=limits)
+    reader = acpio.store.SqliteSessionStore(store_file, limits=limits)
     loaded = await reader.get("s")
     assert loaded is not None
     assert [schema.encode(u) for u in loaded.history.replay()] == expected
@@ -421,10 +421,10 @@ async def test_rows_without_a_snapshot_replay_the_same(store_file: Path) -> None
 async def test_interleaved_terminals_and_text_replay_the_same_from_rows(store_file: Path) -> None:
     rng = random.Random(12)
     limits = acpio.HistoryLimits(terminal_bytes=700, tool_call_items=40)
-    store = acpio.SqliteSessionStore(store_file, limits=limits)
+    store = acpio.store.SqliteSessionStore(store_file, limits=limits)
     record = await store.create("s", "/w", [])
     history = record.history
-    assert isinstance(history, acpio.InMemoryHistory)
+    assert isinstance(history, acpio.store.InMemoryHistory)
     for name in ("t1", "t2"):
         history.record(schema.TerminalUpdate(terminal_id=name, command=name))
     history.record(schema.ToolCallUpdate(tool_call_id="c", title="call"))
@@ -457,7 +457,7 @@ async def test_interleaved_terminals_and_text_replay_the_same_from_rows(store_fi
                 stored += len(item[1])
     assert stored > 0
     assert stored < recorded / 2
-    reader = acpio.SqliteSessionStore(store_file, limits=limits)
+    reader = acpio.store.SqliteSessionStore(store_file, limits=limits)
     loaded = await reader.get("s")
     assert loaded is not None
     assert [schema.encode(u) for u in loaded.history.replay()] == expected
@@ -512,11 +512,11 @@ async def test_sigterm_during_a_streaming_turn_keeps_everything_sent(
 async def test_a_store_locked_by_another_process_is_written_once_it_is_free(
     store_file: Path,
 ) -> None:
-    store = acpio.SqliteSessionStore(store_file, busy_timeout=0.01, flush_interval=0.01)
+    store = acpio.store.SqliteSessionStore(store_file, busy_timeout=0.01, flush_interval=0.01)
     record = await store.create("s", "/w", [])
     await store.flush()
     history = record.history
-    assert isinstance(history, acpio.InMemoryHistory)
+    assert isinstance(history, acpio.store.InMemoryHistory)
     history.record(schema.TerminalUpdate(terminal_id="t", command="x"))
     history.record(schema.ToolCallUpdate(tool_call_id="c", title="call"))
     blocker = sqlite3.connect(store_file, isolation_level=None)
@@ -532,7 +532,7 @@ async def test_a_store_locked_by_another_process_is_written_once_it_is_free(
     history.record_terminal_output("t", b" and more")
     await store.flush()
     expected = [schema.encode(u) for u in history.replay()]
-    reader = acpio.SqliteSessionStore(store_file)
+    reader = acpio.store.SqliteSessionStore(store_file)
     loaded = await reader.get("s")
     assert loaded is not None
     assert [schema.encode(u) for u in loaded.history.replay()] == expected

@@ -328,20 +328,20 @@ async def test_append_text_sends_the_same_bytes_as_append_of_a_text_item() -> No
 async def test_append_text_is_recorded_for_replay_by_any_history() -> None:
     recorded: list[schema.SessionUpdate] = []
 
-    class RecordingHistory(acpio.InMemoryHistory):
+    class RecordingHistory(acpio.store.InMemoryHistory):
         # A subclass: the session must not take the default history's shortcut.
         def record(self, update: schema.SessionUpdate) -> None:
             recorded.append(update)
             super().record(update)
 
-    class Store(acpio.InMemorySessionStore):
-        def __init__(self, history_class: type[acpio.InMemoryHistory]) -> None:
+    class Store(acpio.store.InMemorySessionStore):
+        def __init__(self, history_class: type[acpio.store.InMemoryHistory]) -> None:
             super().__init__()
             self.history_class = history_class
 
         async def create(
             self, session_id: str, cwd: str, additional_directories: list[str]
-        ) -> acpio.SessionRecord:
+        ) -> acpio.store.SessionRecord:
             record = await super().create(session_id, cwd, additional_directories)
             record.history = self.history_class()
             return record
@@ -354,7 +354,7 @@ async def test_append_text_is_recorded_for_replay_by_any_history() -> None:
         await call.complete()
 
     expected = [text_item("one"), text_item("two"), text_item("three")]
-    for history_class in (acpio.InMemoryHistory, RecordingHistory):
+    for history_class in (acpio.store.InMemoryHistory, RecordingHistory):
         store = Store(history_class)
         async with MockClient(Scripted(body), store=store) as client:
             session = await client.new_session()

@@ -6,13 +6,23 @@ tool calls (:class:`ToolCallHandle`), terminals (:class:`TerminalHandle`),
 permission requests (:class:`Outcome`), diffs (:func:`file_diff`), config
 options (:func:`select_option`, :func:`boolean_option`), slash commands
 (:func:`command`) and questions to the user (:meth:`Session.elicit`).
+
+This namespace is for agent authors: what ``class MyAgent(acpio.Agent)`` and
+``acpio.run(MyAgent())`` use, the handles and results agent code receives,
+the errors it may catch, and the limits it may set (:class:`AgentLimits`,
+nesting :class:`SessionLimits` and :class:`HistoryLimits`). The rest lives in
+named submodules: :mod:`acpio.rpc` (the JSON-RPC connection and byte streams,
+for clients, proxies and custom transports), :mod:`acpio.store` (histories and
+session stores), :mod:`acpio.schema` (every protocol type),
+:mod:`acpio.permission` (permission option presets), and, imported by name,
+:mod:`acpio.testing`, :mod:`acpio.mcp` and :mod:`acpio.adapters`.
 """
 
 from . import permission as permission
+from . import rpc as rpc
 from . import schema as schema
+from . import store as store
 from ._agent import Agent as Agent
-from ._agent import AgentLimits as AgentLimits
-from ._agent import default_session_store as default_session_store
 from ._agent import run as run
 from ._agent import serve as serve
 from ._commands import CommandInvocation as CommandInvocation
@@ -20,9 +30,6 @@ from ._commands import command as command
 from ._config import SessionConfig as SessionConfig
 from ._config import boolean_option as boolean_option
 from ._config import select_option as select_option
-from ._connection import Connection as Connection
-from ._connection import MessageHandler as MessageHandler
-from ._connection import RequestContext as RequestContext
 from ._content import text_of as text_of
 from ._diff import FileChange as FileChange
 from ._diff import diff_of as diff_of
@@ -41,26 +48,17 @@ from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import RelativePathError as RelativePathError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
-from ._errors import SessionStoreError as SessionStoreError
-from ._history import History as History
-from ._history import HistoryLimits as HistoryLimits
-from ._history import InMemoryHistory as InMemoryHistory
-from ._history import InMemorySessionStore as InMemorySessionStore
-from ._history import SessionRecord as SessionRecord
-from ._history import SessionStore as SessionStore
+from ._limits import AgentLimits as AgentLimits
+from ._limits import HistoryLimits as HistoryLimits
+from ._limits import SessionLimits as SessionLimits
 from ._permission import Outcome as Outcome
 from ._session import MessageStream as MessageStream
 from ._session import Session as Session
-from ._session import SessionLimits as SessionLimits
-from ._sqlite_store import SqliteSessionStore as SqliteSessionStore
 from ._terminal import CommandResult as CommandResult
 from ._terminal import ExitStatus as ExitStatus
 from ._terminal import RunningCommand as RunningCommand
 from ._terminal import TerminalHandle as TerminalHandle
 from ._tool_call import ToolCallHandle as ToolCallHandle
-from ._transport import StreamPair as StreamPair
-from ._transport import memory_stream_pair as memory_stream_pair
-from ._transport import stdio_streams as stdio_streams
 from .schema import ContentBlock as ContentBlock
 from .schema import Implementation as Implementation
 
@@ -73,7 +71,6 @@ __all__ = (
     "ClientCapabilityError",
     "CommandInvocation",
     "CommandResult",
-    "Connection",
     "ConnectionClosed",
     "ContentBlock",
     "DEFAULT_MAX_EDIT_BYTES",
@@ -84,42 +81,31 @@ __all__ = (
     "ExitStatus",
     "FileChange",
     "FileEdit",
-    "History",
     "HistoryLimits",
     "Implementation",
-    "InMemoryHistory",
-    "InMemorySessionStore",
     "LocalProtocolError",
-    "MessageHandler",
     "MessageStream",
     "Outcome",
     "RelativePathError",
     "RemoteProtocolError",
-    "RequestContext",
     "RequestError",
     "RunningCommand",
     "Session",
     "SessionConfig",
     "SessionLimits",
-    "SessionRecord",
-    "SessionStore",
-    "SessionStoreError",
-    "SqliteSessionStore",
-    "StreamPair",
     "TerminalHandle",
     "ToolCallHandle",
     "boolean_option",
     "command",
-    "default_session_store",
     "diff_of",
     "file_change",
     "file_diff",
-    "memory_stream_pair",
     "permission",
+    "rpc",
     "run",
     "schema",
     "select_option",
     "serve",
-    "stdio_streams",
+    "store",
     "text_of",
 )

@@ -35,42 +35,19 @@ from ._commands import CommandInvocation
 from ._connection import Connection
 from ._errors import RequestError, SessionStoreError
 from ._history import InMemorySessionStore, SessionStore
-from ._session import Session, SessionLimits
+from ._limits import AgentLimits, HistoryLimits
+from ._session import Session
 from ._sqlite_store import SqliteSessionStore
 from ._store_paths import default_store_path
 from ._terminal import kill_all_processes
 from ._transport import StreamPair, stdio_streams
 
-__all__ = ["Agent", "AgentLimits", "default_session_store", "run", "serve"]
+__all__ = ["Agent", "default_session_store", "run", "serve"]
 
 logger = logging.getLogger(__name__)
 
 #: After shutdown, how long work that ignores cancellation may keep run() from returning.
 EXIT_GRACE: Final = 3.0
-
-
-class AgentLimits(msgspec.Struct, kw_only=True):
-    """Limits of one agent connection; each is reached with a clear error, never memory growth.
-
-    ``max_message_size`` bytes per incoming line (``-32600`` beyond),
-    ``max_concurrent_requests`` incoming requests in flight (``-32603``
-    beyond), ``max_nesting_depth`` levels of arrays and objects in one
-    message (``-32700`` beyond, answered with the request's id),
-    ``max_sessions`` active sessions (``-32603`` beyond),
-    ``write_buffer_size`` bytes queued for a client that does not read
-    (senders wait beyond), plus the per-session limits of
-    :class:`~acpio.SessionLimits`. ``shutdown_grace`` is how long work may
-    take to unwind when the client disconnects before it is reported
-    cancelled and abandoned.
-    """
-
-    max_message_size: int = 32 * 1024 * 1024
-    max_concurrent_requests: int = 1024
-    max_nesting_depth: int = 256
-    max_sessions: int = 1000
-    write_buffer_size: int = 1024 * 1024
-    shutdown_grace: float = 2.0
-    session: SessionLimits = msgspec.field(default_factory=SessionLimits)
 
 
 class Agent:
@@ -225,7 +202,8 @@ async def _serve(
     stop = stop if stop is not None else anyio.CancelScope()
     try:
         async with anyio.create_task_group() as work_group:
-            server = _AgentServer(agent, work_group, store or InMemorySessionStore(), limits)
+            store = store or InMemorySessionStore(limits.history)
+            server = _AgentServer(agent, work_group, store, limits)
             try:
                 async with Connection(
                     streams,
@@ -268,7 +246,7 @@ def run(
     after shutdown began the process exits (status 0) without waiting for it.
 
     Sessions survive the process: unless ``store`` is given, they live in a
-    :class:`~acpio.SqliteSessionStore` at a per-user path derived from
+    :class:`~acpio.store.SqliteSessionStore` at a per-user path derived from
     ``agent.info.name`` (see :func:`default_session_store`; ``ACPIO_SESSION_STORE``
     and ``ACPIO_STATE_DIR`` change it, ``store=InMemorySessionStore()`` keeps
     them in memory). A store file that cannot be used is reported on stderr
@@ -280,35 +258,36 @@ def run(
             level=os.environ.get("ACPIO_LOG_LEVEL", "WARNING").upper(),
             format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         )
+    limits = limits or AgentLimits()
     owned = store is None
     if store is None:
-        store = default_session_store(agent.info.name)
+        store = default_session_store(agent.info.name, limits=limits.history)
     try:
         # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
         with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(_run_stdio, agent, store, limits or AgentLimits(), backend=backend)
+            anyio.run(_run_stdio, agent, store, limits, backend=backend)
     finally:
         if owned and isinstance(store, SqliteSessionStore):
             store.close()
 
 
-def default_session_store(agent_name: str) -> SessionStore:
+def default_session_store(agent_name: str, *, limits: HistoryLimits | None = None) -> SessionStore:
     """The store :func:`run` uses when given none: sessions that outlive the process.
 
-    A :class:`~acpio.SqliteSessionStore` at ``ACPIO_SESSION_STORE`` (a file,
-    or ``memory`` for an :class:`~acpio.InMemorySessionStore`), else at
+    A :class:`~acpio.store.SqliteSessionStore` at ``ACPIO_SESSION_STORE`` (a file,
+    or ``memory`` for an :class:`~acpio.store.InMemorySessionStore`), else at
     ``<state dir>/<agent_name>/sessions.sqlite3``: the state directory is
     ``ACPIO_STATE_DIR``, else ``$XDG_STATE_HOME`` (``~/.local/state``) on
     Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
     Windows. A file that cannot be used (unreadable, not a store, written by
     a newer acpio) is reported on stderr and sessions stay in memory: the
-    agent always starts.
+    agent always starts. Its histories keep ``limits`` (the defaults if ``None``).
     """
     path = default_store_path(agent_name)
     if path is None:
-        return InMemorySessionStore()
+        return InMemorySessionStore(limits)
     try:
-        return SqliteSessionStore(path)
+        return SqliteSessionStore(path, limits=limits)
     except SessionStoreError as exc:
         # Straight to stderr, whatever the log level: the user loses sessions otherwise.
         print(
@@ -316,7 +295,7 @@ def default_session_store(agent_name: str) -> SessionStore:
             file=sys.stderr,
             flush=True,
         )
-        return InMemorySessionStore()
+        return InMemorySessionStore(limits)
 
 
 async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:

@@ -45,7 +45,8 @@ from ._session import Session
 from ._v1_server import V1Methods
 
 if TYPE_CHECKING:
-    from ._agent import Agent, AgentLimits
+    from ._agent import Agent
+    from ._limits import AgentLimits
 
 __all__ = ["_AgentServer"]
 

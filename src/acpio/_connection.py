@@ -56,6 +56,12 @@ from ._errors import (
 from ._handler import MessageHandler as MessageHandler
 from ._handler import RequestContext as RequestContext
 from ._incoming import _Job, _Receiver
+from ._limits import (
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_MAX_NESTING_DEPTH,
+    DEFAULT_WRITE_BUFFER_SIZE,
+)
 from ._outgoing import _OutgoingBuffer
 from ._transport import StreamPair
 from ._wire import (
@@ -81,12 +87,6 @@ _CANCEL_LINE: Final = (
 )
 
 T = TypeVar("T")
-
-DEFAULT_MAX_MESSAGE_SIZE: Final = 32 * 1024 * 1024
-DEFAULT_WRITE_BUFFER_SIZE: Final = 1024 * 1024
-DEFAULT_MAX_CONCURRENT_REQUESTS: Final = 1024
-#: Arrays and objects nested in one message, the top-level object included.
-DEFAULT_MAX_NESTING_DEPTH: Final = 256
 
 
 # The connection whose request handler the current task is running, if any;

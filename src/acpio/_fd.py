@@ -8,7 +8,7 @@ How this works:
 
 - :class:`_FdReceiveStream` and :class:`_FdSendStream` read and write a
   file descriptor without blocking the loop, on any anyio backend (they are
-  what :func:`~acpio.stdio_streams` returns). On asyncio a pollable input
+  what :func:`~acpio.rpc.stdio_streams` returns). On asyncio a pollable input
   descriptor is read by a callback that stays registered with the loop
   (``add_reader``), saving a loop turn and two ``epoll_ctl`` calls per wait;
   elsewhere by ``anyio.wait_readable``.

@@ -33,10 +33,10 @@ from typing import Any, Final, Protocol
 import msgspec
 
 from . import schema
+from ._limits import HistoryLimits
 
 __all__ = [
     "History",
-    "HistoryLimits",
     "InMemoryHistory",
     "InMemorySessionStore",
     "SessionRecord",
@@ -61,19 +61,6 @@ class History(Protocol):
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
         """The updates that rebuild what an editor showed, oldest first."""
-
-
-@dataclass(frozen=True)
-class HistoryLimits:
-    """Bounds on what replay keeps: the newest bytes and items win.
-
-    ``terminal_bytes`` is what replay sends of each terminal's output (a
-    terminal holds at most that plus the chunk that arrived last).
-    """
-
-    terminal_bytes: int = 1024 * 1024
-    tool_call_items: int = 1000
-    records: int = 10_000
 
 
 _UNSET: Final = msgspec.UNSET

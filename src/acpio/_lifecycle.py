@@ -42,7 +42,7 @@ from ._values import require_value
 from ._work import _current_work, _Work
 
 if TYPE_CHECKING:
-    from ._session import SessionLimits
+    from ._limits import SessionLimits
 
 __all__ = ["KNOWN_STOP_REASONS", "_PromptLifecycle"]
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
@@ -39,6 +38,7 @@ from ._framing import TEXT_CHUNK_END, UPDATE_END, session_framing, terminal_chun
 from ._history import InMemoryHistory
 from ._ids import new_id
 from ._lifecycle import _PromptLifecycle
+from ._limits import SessionLimits
 from ._paths import require_absolute
 from ._peer import Peer
 from ._session_features import _SessionFeatures
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["MessageStream", "Session", "SessionLimits", "StopReason"]
+__all__ = ["MessageStream", "Session", "StopReason"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,22 +86,6 @@ def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
 
 
 PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
-
-
-@dataclass
-class SessionLimits:
-    """Per-session limits; each is reached with a clear error rather than memory growth.
-
-    ``max_queued_prompts`` prompts may wait behind the running one (``-32603``
-    beyond), ``max_pending_permissions`` permission requests may be open at
-    once (:class:`~acpio.LocalProtocolError` beyond). ``cancel_grace`` is how
-    many seconds cancelled work may take to unwind before it is abandoned and
-    reported ``cancelled`` anyway.
-    """
-
-    max_queued_prompts: int = 16
-    max_pending_permissions: int = 64
-    cancel_grace: float = 2.0
 
 
 class Session(_PromptLifecycle, _SessionFeatures):

@@ -1,4 +1,4 @@
-"""A durable :class:`~acpio.SessionStore` on SQLite: sessions survive the agent process.
+"""A durable :class:`~acpio.store.SessionStore` on SQLite: sessions survive the agent process.
 
 How this works: a served session's history is an :class:`InMemoryHistory`
 (the same folding, the same bounds) that also appends each recorded item
@@ -62,7 +62,8 @@ import anyio.to_thread
 import msgspec
 
 from ._errors import RequestError, SessionStoreError
-from ._history import HistoryLimits, SessionRecord
+from ._history import SessionRecord
+from ._limits import HistoryLimits
 from ._store_paths import current_owner, owner_alive
 from ._stored_history import (
     _OPS,
@@ -118,11 +119,11 @@ MIGRATIONS: Final[dict[int, str]] = {1: _V1}
 
 
 class SqliteSessionStore:
-    """The default :class:`~acpio.SessionStore` of :func:`acpio.run`: sessions in a SQLite file.
+    """The default store of :func:`acpio.run`: sessions in a SQLite file.
 
     Keeps each session's id, working directory, additional directories,
     title, timestamps and folded history (the records and bounds of
-    :class:`~acpio.InMemoryHistory`, ``limits``), so ``session/list`` and
+    :class:`~acpio.store.InMemoryHistory`, ``limits``), so ``session/list`` and
     ``session/resume`` work after a restart and across agent processes
     sharing the file. Recording never waits: a writer thread flushes every
     ``flush_interval`` seconds, at each turn end, on close and on

@@ -1,6 +1,6 @@
 """The history half of the SQLite session store: what the event loop queues, and the rows.
 
-How this works: :class:`_StoredHistory` is an :class:`~acpio.InMemoryHistory`
+How this works: :class:`_StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
 (the same folding, the same bounds) that also queues what it records for the
 store's writer thread (see :mod:`acpio._sqlite_store`): the update object, a
 text chunk (after ``[id]`` when the tool call changed), or for terminal output a

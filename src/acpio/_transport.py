@@ -109,7 +109,7 @@ def process_streams(process: anyio.abc.Process) -> StreamPair:
     """The pipes of a child started with ``anyio.open_process`` as a :class:`StreamPair`.
 
     We receive what the child writes to its stdout and send to its stdin, so
-    a :class:`~acpio.Connection` over this pair talks to an agent subprocess.
+    a :class:`~acpio.rpc.Connection` over this pair talks to an agent subprocess.
     The child's stderr is left to the caller (it carries logs, not messages).
     """
     if process.stdout is None or process.stdin is None:

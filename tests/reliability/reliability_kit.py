@@ -306,7 +306,7 @@ async def served(
     ``serve`` must return (not raise) within ``exit_timeout`` seconds of the
     end of its input: the agent survived whatever the test sent.
     """
-    agent_side, client_side = acpio.memory_stream_pair(max_buffered_chunks)
+    agent_side, client_side = acpio.rpc.memory_stream_pair(max_buffered_chunks)
     state = Served(WireClient(client_side))
 
     async def run() -> None:

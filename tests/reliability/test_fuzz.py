@@ -49,7 +49,7 @@ from reliability_kit import (
 )
 
 from acpio import schema
-from acpio._connection import DEFAULT_MAX_NESTING_DEPTH
+from acpio._limits import DEFAULT_MAX_NESTING_DEPTH
 from acpio.testing import ConformanceChecker
 
 pytestmark = pytest.mark.anyio

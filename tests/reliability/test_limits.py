@@ -30,7 +30,7 @@ from reliability_kit import (
 )
 
 import acpio
-from acpio._connection import DEFAULT_MAX_NESTING_DEPTH
+from acpio._limits import DEFAULT_MAX_NESTING_DEPTH
 
 pytestmark = pytest.mark.anyio
 

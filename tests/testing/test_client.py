@@ -225,7 +225,7 @@ async def test_sessions_list_close_and_errors_from_the_agent(tmp_path: Path) -> 
 
 
 async def test_resume_with_and_without_replay() -> None:
-    store = acpio.InMemorySessionStore()
+    store = acpio.store.InMemorySessionStore()
     async with MockClient(EchoAgent(), store=store) as client:
         session = await client.new_session()
         await session.prompt("remember me")

@@ -1,7 +1,7 @@
 """MockClient: drives an ACP agent, in-process or as a subprocess, the way an editor would.
 
 How this works: the client is the other end of an ordinary
-:class:`~acpio.Connection`. Its :class:`ClientHandler` sees every line in
+:class:`~acpio.rpc.Connection`. Its :class:`ClientHandler` sees every line in
 either direction first (transcript, conformance checker, correlation), folds
 ``session/update`` notifications into each :class:`ClientSession` and answers
 permission requests by the :class:`PermissionPolicy`. An :class:`acpio.Agent`
@@ -34,10 +34,11 @@ import anyio.abc
 import msgspec
 
 from .. import schema
-from .._agent import Agent, AgentLimits, serve
+from .._agent import Agent, serve
 from .._connection import Connection
 from .._errors import ConnectionClosed, RequestError
 from .._history import SessionStore
+from .._limits import AgentLimits
 from .._transport import StreamPair, memory_stream_pair
 from ._agent_process import EXIT_TIMEOUT, STDERR_GRACE, STDERR_LIMIT, AgentProcess
 from ._client_handler import ClientHandler, Probe

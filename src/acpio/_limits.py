@@ -1,0 +1,107 @@
+"""Every limit of acpio, defined once: what an agent connection, a session and a history may hold.
+
+The limits nest the way the things they bound nest: :class:`AgentLimits` (one
+connection: its messages, requests, sessions and write buffer) holds the
+:class:`SessionLimits` of every session it serves and the
+:class:`HistoryLimits` of the histories the default store keeps. All three are
+frozen and keyword-only; derive a changed copy with :func:`dataclasses.replace`.
+
+Each limit is reached with a clear error (or, for replay, by dropping the
+oldest), never by memory growth; each class says which error. The defaults are
+promised in the README's "Guarantees" section (pinned by
+``tests/reliability/test_limits.py``). The connection defaults are also the
+defaults of :class:`acpio.rpc.Connection`'s keyword arguments, so both layers
+read them from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT_REQUESTS",
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_MAX_NESTING_DEPTH",
+    "DEFAULT_WRITE_BUFFER_SIZE",
+    "AgentLimits",
+    "HistoryLimits",
+    "SessionLimits",
+]
+
+#: Bytes per incoming line (one JSON-RPC message).
+DEFAULT_MAX_MESSAGE_SIZE: Final = 32 * 1024 * 1024
+#: Bytes queued for a peer that does not read before senders wait.
+DEFAULT_WRITE_BUFFER_SIZE: Final = 1024 * 1024
+#: Incoming requests running at once.
+DEFAULT_MAX_CONCURRENT_REQUESTS: Final = 1024
+#: Arrays and objects nested in one message, the top-level object included.
+DEFAULT_MAX_NESTING_DEPTH: Final = 256
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class HistoryLimits:
+    """Bounds on what a session's history keeps for replay: the newest bytes and items win.
+
+    Reaching one is not an error: the oldest is dropped and replay shows the
+    rest. ``terminal_bytes`` is what replay sends of each terminal's output (a
+    terminal holds at most that plus the chunk that arrived last);
+    ``tool_call_items`` is how many content items a tool call keeps;
+    ``records`` is how many records (messages, tool calls, terminals, plans,
+    ...) a history keeps, the oldest dropped beyond.
+
+    Histories and stores take it directly (``InMemorySessionStore(limits)``,
+    ``SqliteSessionStore(path, limits=...)``); ``AgentLimits(history=...)``
+    sets it for the store acpio creates when the agent is given none.
+    """
+
+    terminal_bytes: int = 1024 * 1024
+    tool_call_items: int = 1000
+    records: int = 10_000
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class SessionLimits:
+    """Per-session limits; each is reached with a clear error rather than memory growth.
+
+    ``max_queued_prompts`` prompts may wait behind the running one (the
+    prompt beyond is answered ``-32603``); ``max_pending_permissions``
+    permission requests may be open at once (the request beyond raises
+    :class:`~acpio.LocalProtocolError` in the agent). ``cancel_grace`` is how
+    many seconds cancelled work may take to unwind before it is abandoned and
+    reported ``cancelled`` anyway (no error: the turn ends).
+    """
+
+    max_queued_prompts: int = 16
+    max_pending_permissions: int = 64
+    cancel_grace: float = 2.0
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class AgentLimits:
+    """Limits of one agent connection; each is reached with a clear error, never memory growth.
+
+    ``max_message_size`` bytes per incoming line (the line is skipped and
+    answered ``-32600`` with a ``null`` id), ``max_concurrent_requests``
+    incoming requests in flight (``-32603`` beyond), ``max_nesting_depth``
+    levels of arrays and objects in one message (``-32700`` beyond, answered
+    with the request's id), ``max_sessions`` active sessions (``-32603``
+    beyond), ``write_buffer_size`` bytes queued for a client that does not
+    read (no error: senders wait beyond). ``shutdown_grace`` is how long work
+    may take to unwind when the client disconnects before it is reported
+    cancelled and abandoned.
+
+    ``session`` holds the per-session limits (:class:`SessionLimits`);
+    ``history`` bounds the replay of the sessions kept by the store acpio
+    creates when :func:`acpio.run` or :func:`acpio.serve` is given none (a
+    store you pass keeps the :class:`HistoryLimits` it was created with).
+    """
+
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS
+    max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH
+    max_sessions: int = 1000
+    write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE
+    shutdown_grace: float = 2.0
+    session: SessionLimits = dataclasses.field(default_factory=SessionLimits)
+    history: HistoryLimits = dataclasses.field(default_factory=HistoryLimits)

@@ -1,0 +1,38 @@
+"""The JSON-RPC layer under an agent: connections, message handlers and byte streams.
+
+An agent written as ``class MyAgent(acpio.Agent)`` and started with
+:func:`acpio.run` never needs this module: :func:`acpio.run` opens stdin and
+stdout, and :func:`acpio.serve` takes the :class:`StreamPair` to serve over.
+What lives here is for code that speaks JSON-RPC itself (a client, a proxy, a
+test harness) or brings its own transport:
+
+- :class:`Connection`: one JSON-RPC 2.0 connection over a :class:`StreamPair`,
+  usable from either side (requests, notifications, cancellation, limits);
+- :class:`MessageHandler`: what a connection dispatches incoming requests and
+  notifications to, and :class:`RequestContext`, what a request handler knows
+  about the request it serves;
+- :class:`StreamPair` and where one comes from: :func:`stdio_streams` (this
+  process's stdin and stdout) and :func:`memory_stream_pair` (two connected
+  in-memory ends, for tests and embedding).
+
+The errors a connection raises (:class:`acpio.RequestError`,
+:class:`acpio.ConnectionClosed`, :class:`acpio.RemoteProtocolError`,
+:class:`acpio.LocalProtocolError`) stay at the top level: agent code meets
+them too. The connection's default limits are those of :class:`acpio.AgentLimits`.
+"""
+
+from ._connection import Connection as Connection
+from ._handler import MessageHandler as MessageHandler
+from ._handler import RequestContext as RequestContext
+from ._transport import StreamPair as StreamPair
+from ._transport import memory_stream_pair as memory_stream_pair
+from ._transport import stdio_streams as stdio_streams
+
+__all__ = (
+    "Connection",
+    "MessageHandler",
+    "RequestContext",
+    "StreamPair",
+    "memory_stream_pair",
+    "stdio_streams",
+)

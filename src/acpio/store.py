@@ -1,0 +1,42 @@
+"""Where sessions live between turns and processes: histories for replay and session stores.
+
+An agent written as ``class MyAgent(acpio.Agent)`` and started with
+:func:`acpio.run` needs nothing from here: its sessions survive the process in
+the store of :func:`default_session_store` (SQLite at a per-user path). Import
+from this module to choose another store (``acpio.run(agent,
+store=acpio.store.InMemorySessionStore())``) or to write one:
+
+- :class:`SessionStore`: what a store implements (create, get, list, delete
+  and release sessions), with its :class:`SessionRecord` per session;
+  :class:`InMemorySessionStore` (sessions live as long as the process) and
+  :class:`SqliteSessionStore` (sessions survive restarts; it raises
+  :class:`SessionStoreError` when its file cannot be used) are the two kept
+  here; :func:`default_session_store` is the one :func:`acpio.run` picks;
+- :class:`History`: what a session records of itself so that
+  ``session/resume`` can replay it, and :class:`InMemoryHistory`, the default
+  (also the base of a durable history).
+
+The bounds a history keeps are :class:`acpio.HistoryLimits`, with the other
+limits at the top level (``acpio.AgentLimits(history=...)`` sets them for the
+store acpio creates). ``docs/session-store.md`` shows how to write a store.
+"""
+
+from ._agent import default_session_store as default_session_store
+from ._errors import SessionStoreError as SessionStoreError
+from ._history import History as History
+from ._history import InMemoryHistory as InMemoryHistory
+from ._history import InMemorySessionStore as InMemorySessionStore
+from ._history import SessionRecord as SessionRecord
+from ._history import SessionStore as SessionStore
+from ._sqlite_store import SqliteSessionStore as SqliteSessionStore
+
+__all__ = (
+    "History",
+    "InMemoryHistory",
+    "InMemorySessionStore",
+    "SessionRecord",
+    "SessionStore",
+    "SessionStoreError",
+    "SqliteSessionStore",
+    "default_session_store",
+)
