@@ -18,8 +18,7 @@ from support import PairMaker
 from acpio._channel import LineChannel, _AnyioChannel, open_channel
 from acpio._fd import _AsyncioChannel, _FdReceiveStream, _FdSendStream
 from acpio._outgoing import _OutgoingBuffer
-from acpio._transport import StreamPair
-from acpio.rpc import memory_stream_pair
+from acpio.rpc import StreamPair, memory_stream_pair
 
 pytestmark = pytest.mark.anyio
 

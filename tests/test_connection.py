@@ -19,19 +19,10 @@ import msgspec
 import pytest
 from support import PairMaker
 
-from acpio._connection import (
-    DEFAULT_MAX_MESSAGE_SIZE,
-    Connection,
-    RequestContext,
-)
-from acpio._errors import ConnectionClosed, RemoteProtocolError, RequestError
-from acpio._transport import (
-    LineReader,
-    StreamPair,
-    _FdReceiveStream,
-    _FdSendStream,
-    memory_stream_pair,
-)
+from acpio import ConnectionClosed, RemoteProtocolError, RequestError
+from acpio._limits import DEFAULT_MAX_MESSAGE_SIZE
+from acpio._transport import LineReader, _FdReceiveStream, _FdSendStream
+from acpio.rpc import Connection, RequestContext, StreamPair, memory_stream_pair
 
 pytestmark = pytest.mark.anyio
 

@@ -20,18 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import PairMaker
 
-from acpio._connection import Connection, RequestContext
-from acpio._errors import RequestError
+from acpio import RequestError
 from acpio._transport import (
     DEFAULT_READ_SIZE,
     OVERSIZED,
     LineReader,
-    StreamPair,
     _FdReceiveStream,
     _FdSendStream,
-    memory_stream_pair,
     process_streams,
 )
+from acpio.rpc import Connection, RequestContext, StreamPair, memory_stream_pair
 
 MiB = 1024 * 1024
 
@@ -325,9 +323,8 @@ _CHILD = textwrap.dedent(
     import anyio
     import msgspec
 
-    from acpio._connection import Connection
-    from acpio._errors import RequestError
-    from acpio._transport import stdio_streams
+    from acpio import RequestError
+    from acpio.rpc import Connection, stdio_streams
 
     connection = None
 

@@ -23,8 +23,7 @@ import msgspec
 from jsonschema import Draft202012Validator
 
 import acpio
-from acpio._connection import Connection, RequestContext
-from acpio.rpc import memory_stream_pair
+from acpio.rpc import Connection, RequestContext, memory_stream_pair
 
 _SCHEMA: dict[str, Any] = json.loads(
     resources.files("acpio.schema").joinpath("v1/schema.json").read_text()
