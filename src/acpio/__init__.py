@@ -9,13 +9,17 @@ options (:func:`select_option`, :func:`boolean_option`), slash commands
 
 This namespace is for agent authors: what ``class MyAgent(acpio.Agent)`` and
 ``acpio.run(MyAgent())`` use, the handles and results agent code receives,
-the errors it may catch, and the limits it may set (:class:`AgentLimits`,
-nesting :class:`SessionLimits` and :class:`HistoryLimits`). The rest lives in
-named submodules: :mod:`acpio.rpc` (the JSON-RPC connection and byte streams,
-for clients, proxies and custom transports), :mod:`acpio.store` (histories and
-session stores), :mod:`acpio.schema` (every protocol type),
-:mod:`acpio.permission` (permission option presets), and, imported by name,
-:mod:`acpio.testing`, :mod:`acpio.mcp` and :mod:`acpio.adapters`.
+the errors agent code may meet (the connection's included: a request to the
+client, such as reading a file, raises :class:`ConnectionClosed` when the
+client leaves first), and the limits it may set (:class:`AgentLimits`,
+nesting :class:`SessionLimits` and :class:`HistoryLimits`). :func:`serve` is
+here too, as the other way to start an agent (over streams of your own). The
+rest lives in named submodules, imported with ``acpio``: :mod:`acpio.rpc` (the
+JSON-RPC connection and byte streams, for clients, proxies and custom
+transports), :mod:`acpio.store` (histories and session stores, with
+:class:`~acpio.store.SessionStoreError`), :mod:`acpio.schema` (every protocol
+type), :mod:`acpio.permission` (permission option presets); and, imported by
+name, :mod:`acpio.testing`, :mod:`acpio.mcp` and :mod:`acpio.adapters`.
 """
 
 from . import permission as permission
