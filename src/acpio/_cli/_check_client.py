@@ -240,7 +240,7 @@ async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> N
     except AgentTimeoutError:
         ending = (
             "an answer to session/prompt"
-            if session.client.v1 is not None
+            if session.client.protocol_version == 1
             else "an idle state_update"
         )
         run.verdict(

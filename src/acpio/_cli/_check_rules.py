@@ -156,7 +156,7 @@ class RuleReport:
     mandatory: bool
     status: Status
     detail: str = ""
-    violations: list[Violation] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list[Violation])
 
     def to_json(self) -> dict[str, object]:
         """The verdict as JSON-compatible values."""

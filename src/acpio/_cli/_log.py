@@ -102,11 +102,13 @@ class _Session:
     id: str
     cwd: str | None
     view: SessionView
-    items: list[_Item] = field(default_factory=list)
-    open: dict[object, _Item] = field(default_factory=dict)
+    items: list[_Item] = field(default_factory=list[_Item])
+    open: dict[object, _Item] = field(default_factory=dict[object, _Item])
     state: str = "idle"
-    shown: dict[str, list[schema.ToolCallContent]] = field(default_factory=dict)
-    owners: dict[str, str] = field(default_factory=dict)
+    shown: dict[str, list[schema.ToolCallContent]] = field(
+        default_factory=dict[str, list[schema.ToolCallContent]]
+    )
+    owners: dict[str, str] = field(default_factory=dict[str, str])
     counter: itertools.count[int] = field(default_factory=itertools.count)
     usage: schema.UsageUpdate | None = None  # the latest, shown once before the turn's end
 

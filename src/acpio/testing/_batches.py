@@ -51,9 +51,9 @@ def _is_message(item: JsonObject) -> bool:
 class _Batch:
     """A client batch awaiting its reply: one array with a response per request."""
 
-    requests: dict[object, Request] = field(default_factory=dict)  # by id key
+    requests: dict[object, Request] = field(default_factory=dict[object, Request])  # by id key
     invalid: int = 0  # entries that are no message and have no usable id: errors with id null
-    invalid_ids: set[object] = field(default_factory=set)  # no message, but a usable id
+    invalid_ids: set[object] = field(default_factory=set[object])  # no message, but a usable id
     empty: bool = False  # [] is answered with one error object, never with an array
 
 

@@ -108,7 +108,8 @@ class ElicitationRequest:
         """A one-line description for messages."""
         return f"elicitation request {self.request_id!r} ({self.mode}) {self.message!r}"
 
-    def _resolve(self, answer: JsonObject | None) -> None:
+    def record_answer(self, answer: JsonObject | None) -> None:
+        """Record the answer the client sent (``None``: withdrawn; the client calls it)."""
         self.answer = answer
         self._done.set()
 

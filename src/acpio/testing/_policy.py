@@ -167,7 +167,8 @@ class PermissionRequest:
         offered = ", ".join(f"{o.get('optionId')}:{o.get('kind')}" for o in self.options)
         return f"permission request {self.request_id!r} {self.title!r} (options: {offered})"
 
-    def _resolve(self, answer: JsonObject, when: float) -> None:
+    def record_answer(self, answer: JsonObject, when: float) -> None:
+        """Record the ``outcome`` the client sent at ``when`` (the client calls it)."""
         self.answer = answer
         self.answered_at = when
         self._done.set()

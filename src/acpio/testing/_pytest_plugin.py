@@ -118,12 +118,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     # registry; it was imported by the test module if the test uses it.
     module = sys.modules.get(_CLIENT_MODULE)
     if module is not None:
-        module._set_registry(clients)
+        module.set_registry(clients)
     try:
         return (yield)
     finally:
         if module is not None:
-            module._set_registry(None)
+            module.set_registry(None)
         item.stash[_CLIENTS] = []
 
 

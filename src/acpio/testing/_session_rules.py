@@ -73,21 +73,23 @@ class SessionState:
 
     state: str = "idle"
     span: bool = False  # foreground work active (state other than idle)
-    tool_status: dict[str, str] = field(default_factory=dict)
-    tool_terminals: dict[str, set[str]] = field(default_factory=dict)
-    terminals: dict[str, bool] = field(default_factory=dict)  # id -> exited
-    terminal_commands: dict[str, str] = field(default_factory=dict)
-    messages: set[tuple[str, str]] = field(default_factory=set)
-    plans: set[str] = field(default_factory=set)
-    user_messages: set[str] = field(default_factory=set)
-    awaiting_user_message: dict[str, tuple[str, int]] = field(default_factory=dict)
+    tool_status: dict[str, str] = field(default_factory=dict[str, str])
+    tool_terminals: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
+    terminals: dict[str, bool] = field(default_factory=dict[str, bool])  # id -> exited
+    terminal_commands: dict[str, str] = field(default_factory=dict[str, str])
+    messages: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
+    plans: set[str] = field(default_factory=set[str])
+    user_messages: set[str] = field(default_factory=set[str])
+    awaiting_user_message: dict[str, tuple[str, int]] = field(
+        default_factory=dict[str, tuple[str, int]]
+    )
     prompt_window: tuple[str, int] | None = None  # prompt sent while idle, before running
-    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list)
-    span_work: set[str] = field(default_factory=set)  # "tool:<id>" / "term:<id>" of the span
+    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
+    span_work: set[str] = field(default_factory=set[str])  # "tool:<id>" / "term:<id>" of the span
     cancel: Cancel | None = None
     silenced: set[str] | None = None  # after a cancelled idle: work that must stay silent
     background: set[tuple[str, str]] | None = None
-    answered_subjects: set[str] = field(default_factory=set)
+    answered_subjects: set[str] = field(default_factory=set[str])
     answered_since_state: bool = False
     unbacked: tuple[str, int] | None = None  # requires_action not (yet) backed by a request
     last_stop_reason: str | None = None

@@ -148,8 +148,8 @@ def v1_rule_table() -> Mapping[str, Rule]:
 
 @dataclass(eq=False)
 class _Session:
-    tool_calls: set[str] = field(default_factory=set)
-    prompts: list[int] = field(default_factory=list)  # indexes of unanswered prompts
+    tool_calls: set[str] = field(default_factory=set[str])
+    prompts: list[int] = field(default_factory=list[int])  # indexes of unanswered prompts
     cancel: int | None = None  # index of the session/cancel that applies to them
     proven: bool = False  # the wire proves the agent read that cancel
     silenced: bool = False  # after the cancelled answer, until the next prompt
