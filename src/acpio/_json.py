@@ -9,9 +9,12 @@ narrows a value once and reads typed fields from then on.
 
 from __future__ import annotations
 
-from typing import TypeAlias, cast
+from collections.abc import Callable
+from typing import Final, TypeAlias, cast
 
-__all__ = ("JsonObject", "as_list", "as_object", "as_str_list", "get_field")
+import msgspec
+
+__all__ = ("JsonObject", "as_list", "as_object", "as_str_list", "decode_json", "get_field")
 
 JsonObject: TypeAlias = dict[str, object]
 """A decoded JSON object."""
@@ -39,3 +42,9 @@ def as_str_list(value: object) -> list[str] | None:
     if items is None or not all(isinstance(item, str) for item in items):
         return None
     return cast("list[str]", items)
+
+
+decode_json: Final[Callable[[bytes | bytearray | memoryview | str], object]] = (
+    msgspec.json.Decoder().decode
+)
+"""Decode any JSON text to builtins (``dict``, ``list``, ``str``, numbers, ``None``)."""

@@ -50,7 +50,7 @@ from ._session import Session
 
 __all__ = ("McpError", "McpServers", "McpTool", "McpToolResult", "connect")
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_CONNECT_TIMEOUT: Final = 30.0
 DEFAULT_CALL_TIMEOUT: Final = 300.0
@@ -188,7 +188,7 @@ class McpServers:
             while unique in self._servers:
                 unique, number = f"{name}#{number}", number + 1
             self._servers[unique] = _Server(unique, config)
-        self.closed = False
+        self.closed: bool = False
 
     @property
     def names(self) -> list[str]:

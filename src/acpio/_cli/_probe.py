@@ -23,13 +23,14 @@ import anyio
 import anyio.abc
 import msgspec
 
+from .._json import decode_json
 from ..testing import ConformanceChecker, Transcript
 
 __all__ = ["RawAgent"]
 
 STDERR_LIMIT: Final = 64 * 1024
 _encode = msgspec.json.encode
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def is_array(line: bytes) -> bool:

@@ -79,7 +79,7 @@ __all__ = [
     "is_self_reporting",
 ]
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 #: Argument names whose string values are file paths (shown as tool-call locations).
 PATH_ARGUMENTS: Final = frozenset(

@@ -36,7 +36,7 @@ from .. import schema
 from .._agent import Agent, AgentLimits, serve
 from .._connection import Connection
 from .._history import SessionStore
-from .._json import as_str_list, get_field
+from .._json import as_str_list, decode_json, get_field
 from .._transport import StreamPair, memory_stream_pair
 from ._agent_process import EXIT_TIMEOUT, STDERR_LIMIT, AgentProcess
 from ._client_handler import ClientHandler
@@ -67,7 +67,7 @@ _PolicyLike: TypeAlias = (
     | Callable[[PermissionRequest], Awaitable[PolicyDecision]]
 )
 
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 
 
 # --------------------------------------------------------------------------- client
@@ -162,7 +162,7 @@ class MockClient:
         self.strict = strict
         self._initialize = initialize
         self.protocol_version = protocol_version
-        self.client_info = client_info or schema.Implementation(
+        self.client_info: schema.Implementation = client_info or schema.Implementation(
             name="acpio-mock-client", version="0.1.0", title="acpio MockClient"
         )
         self.elicitation_policy: ElicitationPolicy | None = elicitation
@@ -174,14 +174,16 @@ class MockClient:
                     url=schema.ElicitationUrlCapabilities(),
                 )
             )
-        self.capabilities = capabilities or schema.ClientCapabilities()
+        self.capabilities: schema.ClientCapabilities = capabilities or schema.ClientCapabilities()
         self._default_cwd = os.fspath(cwd) if cwd is not None else None
         self._store = store
         self._limits = limits
         self._exit_timeout = exit_timeout
 
-        self.transcript = Transcript()
-        self.checker = ConformanceChecker(strict=False, protocol_version=protocol_version)
+        self.transcript: Transcript = Transcript()
+        self.checker: ConformanceChecker = ConformanceChecker(
+            strict=False, protocol_version=protocol_version
+        )
         self._link = ClientLink(timeout, self.transcript, self._process)
         self._sessions = ClientSessions(self, self._link)
         self._handler = ClientHandler(self, self._sessions)

@@ -31,7 +31,7 @@ import msgspec
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
-from .._json import as_object, get_field
+from .._json import as_object, decode_json, get_field
 from ._client_session import ClientSessions, SessionTurns
 from ._conformance import ConformanceChecker
 from ._elicitation_policy import ElicitationPolicy, ElicitationPolicyError, ElicitationRequest
@@ -42,7 +42,7 @@ from ._v1_client import V1Client, request_params
 
 __all__ = ("ClientHandler", "HandlerHost")
 
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 
 
 class _Peek(msgspec.Struct):

@@ -31,7 +31,7 @@ from typing import Final, Protocol, TypeAlias, TypeVar
 import msgspec
 
 from .. import schema
-from .._json import get_field
+from .._json import decode_json, get_field
 from ._client_link import ClientLink
 from ._policy import PermissionRequest
 from ._v1_shapes import config_options as v1_config_options
@@ -293,7 +293,7 @@ class SessionTurns:
         """Prompts sent, not refused, without a run yet; in wire order."""
         self.current: SentPrompt | None = None
         """The prompt whose run is active."""
-        self.in_run = False
+        self.in_run: bool = False
         """Whether a run is active."""
         self._user_messages: dict[str, int] = {}
         self._run_ends: list[int] = []
@@ -410,10 +410,10 @@ class ClientSession:
         """The client that owns the session."""
         self.id: Final = session_id
         self.cwd = cwd
-        self.view = SessionView(session_id)
+        self.view: SessionView = SessionView(session_id)
         self.updates: list[schema.SessionUpdate] = []
         self.replayed: list[schema.SessionUpdate] = []
-        self.closed = False
+        self.closed: bool = False
         self.current_mode_id: str | None = None
         """v1 only: the session mode the agent reported (``modes`` or ``current_mode_update``)."""
         self._sessions = sessions
@@ -749,7 +749,7 @@ class ClientSession:
         )
 
 
-_raw_result = msgspec.json.Decoder().decode
+_raw_result = decode_json
 
 
 def decoder(type_: type[T]) -> Callable[[msgspec.Raw], T]:

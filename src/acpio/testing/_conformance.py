@@ -35,6 +35,7 @@ from typing import Final, Literal, TypeAlias
 
 import msgspec
 
+from .._json import decode_json
 from .._values import is_known_or_custom
 from ..schema import CANCEL_REQUEST_METHOD, KNOWN_PERMISSION_OPTION_KIND
 from ._batches import Batches, id_key, valid_id
@@ -71,7 +72,7 @@ _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 # Answers that carry the session's config options and commands.
 _SETUP_ANSWERS: Final = frozenset({"session/new", "session/resume", "session/set_config_option"})
 _V1_SCHEMA: Final = str(importlib.resources.files("acpio.schema").joinpath("v1", "schema.json"))
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 _encode_json = msgspec.json.encode
 
 

@@ -140,7 +140,7 @@ class ElicitationPolicy:
 
     def __init__(self, decide: _Decide, name: str) -> None:
         self._decide = decide
-        self.name = name
+        self.name: str = name
 
     def __repr__(self) -> str:
         return f"ElicitationPolicy.{self.name}"

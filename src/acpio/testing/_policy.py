@@ -213,7 +213,7 @@ class PermissionPolicy:
 
     def __init__(self, decide: _Decide, name: str) -> None:
         self._decide = decide
-        self.name = name
+        self.name: str = name
 
     def __repr__(self) -> str:
         return f"PermissionPolicy.{self.name}"

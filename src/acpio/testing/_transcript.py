@@ -20,9 +20,11 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, overload
+from typing import ClassVar, Final, Literal, overload
 
 import msgspec
+
+from .._json import decode_json
 
 __all__ = ["AGENT_TO_CLIENT", "CLIENT_TO_AGENT", "Direction", "Transcript", "TranscriptEntry"]
 
@@ -32,7 +34,7 @@ AGENT_TO_CLIENT: Final[Direction] = "agent->client"
 _DIRECTIONS: Final = frozenset({CLIENT_TO_AGENT, AGENT_TO_CLIENT})
 _DEFAULT_WIDTH: Final = 400
 
-_decode_any = msgspec.json.Decoder().decode
+_decode_any = decode_json
 _encode = msgspec.json.Encoder().encode
 
 
@@ -175,7 +177,7 @@ class Transcript(Sequence[TranscriptEntry]):
             return NotImplemented
         return self._entries == other._entries
 
-    __hash__ = None  # type: ignore[assignment]  # mutable
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         return f"<Transcript of {len(self._entries)} messages>"

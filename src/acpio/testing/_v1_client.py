@@ -45,7 +45,7 @@ import msgspec
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
-from .._json import JsonObject, as_object
+from .._json import JsonObject, as_list, as_object, decode_json, get_field
 from .._paths import is_local_absolute
 from ._client_session import ClientSession, ClientSessions, SentPrompt, SessionTurns
 from ._policy import PermissionRequest
@@ -88,12 +88,13 @@ _V1_PLAN_ID: Final = "plan"
 V1_META_KEY: Final = "acpio/v1"
 """The ``_meta`` key under which v1-only data (a diff's texts) is kept in the v2 view."""
 
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 
 
-def _content_item(item: object) -> object:
-    if not isinstance(item, dict):
-        return item
+def _content_item(value: object) -> object:
+    item = as_object(value)
+    if item is None:
+        return value
     if item.get("type") == "diff":
         path = item.get("path")
         old_text = item.get("oldText")
@@ -102,27 +103,29 @@ def _content_item(item: object) -> object:
             "type": "diff",
             "changes": [{"operation": operation, "path": path}],
         }
-        meta = dict(item["_meta"]) if isinstance(item.get("_meta"), dict) else {}
+        meta = dict(as_object(item.get("_meta")) or {})
         meta[V1_META_KEY] = {"path": path, "oldText": old_text, "newText": item.get("newText")}
         converted["_meta"] = meta
         return converted
     return item
 
 
-def _command(command: object) -> object:
+def _command(value: object) -> object:
     # v1 {name, description, input: {hint}}; v2 adds the discriminators.
-    if not isinstance(command, dict):
-        return command
-    converted = {"type": "command", **command}
-    given = command.get("input")
-    if isinstance(given, dict) and "type" not in given:
+    command = as_object(value)
+    if command is None:
+        return value
+    converted: JsonObject = {"type": "command", **command}
+    given = as_object(command.get("input"))
+    if given is not None and "type" not in given:
         converted["input"] = {"type": "text", **given}
     return converted
 
 
 def _content(value: object) -> object:
-    if isinstance(value, list):
-        return [_content_item(item) for item in value]
+    items = as_list(value)
+    if items is not None:
+        return [_content_item(item) for item in items]
     return value
 
 
@@ -173,18 +176,20 @@ def to_v2_update(update: JsonObject, message_id: str | None = None) -> JsonObjec
         return converted
     if kind == "available_commands_update":
         commands = update.get("availableCommands")
+        command_list = as_list(commands)
         return {
             **update,
-            "availableCommands": [_command(c) for c in commands]
-            if isinstance(commands, list)
+            "availableCommands": [_command(c) for c in command_list]
+            if command_list is not None
             else commands,
         }
     if kind == "config_option_update":
         options = update.get("configOptions")
+        option_list = as_list(options)
         return {
             **update,
-            "configOptions": [_config_option(o) for o in options]
-            if isinstance(options, list)
+            "configOptions": [_config_option(o) for o in option_list]
+            if option_list is not None
             else options,
         }
     if kind in _SAME_SHAPE:
@@ -269,9 +274,8 @@ def permission_tool_call(params: JsonObject) -> schema.ToolCallUpdate | None:
 
 def initialize_response(result: object) -> schema.InitializeResponse:
     """The kit's (v2) record of a v1 ``initialize`` result: version and agent info."""
-    raw = result if isinstance(result, dict) else {}
-    info = raw.get("agentInfo")
-    info = info if isinstance(info, dict) else {}
+    raw = as_object(result) or {}
+    info = as_object(raw.get("agentInfo")) or {}
     name, version, title = info.get("name"), info.get("version"), info.get("title")
     version_value = raw.get("protocolVersion")
     return schema.InitializeResponse(
@@ -287,17 +291,18 @@ def initialize_response(result: object) -> schema.InitializeResponse:
 def prompt_end(result: object, error: object) -> schema.IdleStateUpdate:
     """The v2 end of a turn for the answer to a v1 ``session/prompt``: its stop reason, or
     stop reason ``error`` with the error of an error answer."""
-    if isinstance(error, dict):
-        code, message = error.get("code"), error.get("message")
+    error_object = as_object(error)
+    if error_object is not None:
+        code, message = error_object.get("code"), error_object.get("message")
         return schema.IdleStateUpdate(
             stop_reason="error",
             error=schema.Error(
                 code=code if isinstance(code, int) else 0,
                 message=message if isinstance(message, str) else "",
-                data=error.get("data", msgspec.UNSET),
+                data=error_object.get("data", msgspec.UNSET),
             ),
         )
-    stop_reason = result.get("stopReason") if isinstance(result, dict) else None
+    stop_reason = get_field(result, "stopReason")
     return schema.IdleStateUpdate(
         stop_reason=stop_reason if isinstance(stop_reason, str) else msgspec.UNSET
     )
@@ -305,9 +310,9 @@ def prompt_end(result: object, error: object) -> schema.IdleStateUpdate:
 
 def prompt_echo(message_id: str, params: object) -> schema.UserMessage:
     """The user message a v1 editor shows for a ``session/prompt`` it sent."""
-    blocks = params.get("prompt") if isinstance(params, dict) else None
+    blocks = get_field(params, "prompt")
     content: list[schema.ContentBlock] = []
-    for block in blocks if isinstance(blocks, list) else []:
+    for block in as_list(blocks) or []:
         try:
             content.append(schema.convert(block, schema.ContentBlock))
         except msgspec.ValidationError:
@@ -355,7 +360,7 @@ class V1Client:
         """Unsaved editor buffers by absolute path: ``fs/read_text_file`` sees them first."""
         self.files_written: dict[str, str] = {}
         """Every ``fs/write_text_file``, by path (the last content written)."""
-        self.terminals = ClientTerminals(sessions)
+        self.terminals: ClientTerminals = ClientTerminals(sessions)
         self.initialize_result: object = None
         """The raw v1 ``initialize`` result."""
         self._updates = V1Updates()
@@ -395,10 +400,8 @@ class V1Client:
             raw = _decode_json(params)
         except (msgspec.DecodeError, RecursionError):
             return
-        if not isinstance(raw, dict):
-            return
-        session_id, update = raw.get("sessionId"), raw.get("update")
-        if not isinstance(session_id, str) or not isinstance(update, dict):
+        session_id, update = get_field(raw, "sessionId"), as_object(get_field(raw, "update"))
+        if not isinstance(session_id, str) or update is None:
             return
         turns = self._sessions.turns(session_id)
         if update.get("sessionUpdate") == "current_mode_update":
