@@ -14,10 +14,21 @@ from typing import Final, TypeAlias, cast
 
 import msgspec
 
-__all__ = ("JsonObject", "as_list", "as_object", "as_str_list", "decode_json", "get_field")
+__all__ = (
+    "JsonObject",
+    "JsonValue",
+    "as_list",
+    "as_object",
+    "as_str_list",
+    "decode_json",
+    "get_field",
+)
 
 JsonObject: TypeAlias = dict[str, object]
 """A decoded JSON object."""
+
+JsonValue: TypeAlias = dict[str, object] | list[object] | str | int | float | bool | None
+"""A decoded JSON value (``isinstance(value, dict)`` narrows it to a :data:`JsonObject`)."""
 
 
 def as_object(value: object) -> JsonObject | None:
@@ -44,7 +55,7 @@ def as_str_list(value: object) -> list[str] | None:
     return cast("list[str]", items)
 
 
-decode_json: Final[Callable[[bytes | bytearray | memoryview | str], object]] = (
+decode_json: Final[Callable[[bytes | bytearray | memoryview | str], JsonValue]] = (
     msgspec.json.Decoder().decode
 )
 """Decode any JSON text to builtins (``dict``, ``list``, ``str``, numbers, ``None``)."""

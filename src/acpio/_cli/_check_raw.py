@@ -19,6 +19,7 @@ from typing import Final
 import anyio
 
 from .. import schema
+from .._json import as_object, get_field
 from ..testing import ConformanceChecker
 from ._check_rules import CheckOptions, _error_of, _Run, _short, _shutdown_verdict, _stderr_note
 from ._probe import RawAgent, parse
@@ -85,12 +86,12 @@ async def _versions(run: _Run, agent: RawAgent) -> None:
     answer = await agent.request("check-v1", "initialize", _initialize(OLDER_VERSION))
     code, message = _error_of(answer)
     result = answer.get("result") if isinstance(answer, dict) else None
-    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    version = get_field(result, "protocolVersion")
     if answer is None:
         run.verdict("version-older", False, f"no answer within {agent.timeout:g}s")
     elif code == schema.UNSUPPORTED_PROTOCOL_VERSION:
-        data = answer.get("error", {}).get("data") if isinstance(answer, dict) else None
-        supported = data.get("supported") if isinstance(data, dict) else None
+        data = get_field(get_field(answer, "error"), "data")
+        supported = get_field(data, "supported")
         run.verdict(
             "version-older",
             True,
@@ -118,7 +119,7 @@ async def _versions(run: _Run, agent: RawAgent) -> None:
         )
     answer = await agent.request("check-v65535", "initialize", _initialize(NEWER_VERSION))
     result = answer.get("result") if isinstance(answer, dict) else None
-    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    version = get_field(result, "protocolVersion")
     if answer is None:
         run.verdict("version-newer", False, f"no answer within {agent.timeout:g}s")
     elif isinstance(version, int) and schema.PROTOCOL_VERSION <= version <= NEWER_VERSION:
@@ -232,7 +233,7 @@ async def _batches(run: _Run, agent: RawAgent) -> None:
             f"expected one -32600 error object, got {_short(line.decode(errors='replace'))}",
         )
     await _notification_batch(run, agent)
-    batch = [
+    batch: list[object] = [
         {"jsonrpc": "2.0", "id": "check-b1", "method": "_acpio/check/batch", "params": {}},
         {"jsonrpc": "2.0", "method": "_acpio/check/batchNotification", "params": {}},
         1,
@@ -254,7 +255,9 @@ def _judge_mixed(line: bytes | None) -> tuple[bool, str]:
         return False, f"answered the batch entries one by one, not as an array: {shown}"
     if not isinstance(message, list):
         return False, f"unexpected answer {shown}"
-    ids = [entry.get("id", "missing") for entry in message if isinstance(entry, dict)]
+    ids = [
+        fields.get("id", "missing") for entry in message if (fields := as_object(entry)) is not None
+    ]
     codes = [_error_of(entry)[0] for entry in message]
     if sorted(map(str, ids)) == ["None", "check-b1"] and -32600 in codes:
         return True, "one array: the request's answer and a -32600 for the invalid entry"
@@ -296,7 +299,7 @@ async def _ids(run: _Run, agent: RawAgent) -> None:
 
 
 async def _notification_batch(run: _Run, agent: RawAgent) -> None:
-    batch = [
+    batch: list[object] = [
         {"jsonrpc": "2.0", "method": "_acpio/check/batchOnly", "params": {}},
         {"jsonrpc": "2.0", "method": "_acpio/check/batchOnly", "params": {}},
     ]
