@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from .._json import as_object
 from ._rules import short as _short
-from ._session_rules import JsonObject, Request
+from ._session_rules import JsonObject, Request, shown_id
 
 __all__ = ("Batches", "BatchEvent", "id_key", "valid_id")
 
@@ -73,8 +74,9 @@ class Batches:
         """Note a client batch; `register` handles one entry like a single client message and
         returns the request it registered, if any."""
         batch = _Batch(empty=not items)
-        for item in items:
-            if not isinstance(item, dict):
+        for entry in items:
+            item = as_object(entry)
+            if item is None:
                 batch.invalid += 1
                 continue
             request = register(item)
@@ -192,7 +194,7 @@ class Batches:
             if request_key not in seen and self._pending.get(request_key) is request:
                 # Reported here, so not again as never answered.
                 del self._pending[request_key]
-                shown = request_key[1] if isinstance(request_key, tuple) else request_key
+                shown = shown_id(request_key)
                 yield (
                     "jsonrpc",
                     f"the batch reply has no response to {request.method} (id {_short(shown)})",

@@ -24,7 +24,7 @@ from typing import ClassVar, Final, Literal, overload
 
 import msgspec
 
-from .._json import decode_json
+from .._json import JsonValue, decode_json, get_field
 
 __all__ = ["AGENT_TO_CLIENT", "CLIENT_TO_AGENT", "Direction", "Transcript", "TranscriptEntry"]
 
@@ -70,7 +70,7 @@ class TranscriptEntry:
     data: bytes
 
     @property
-    def message(self) -> object:
+    def message(self) -> JsonValue:
         """The line parsed as JSON, or ``None`` when it is not valid JSON."""
         try:
             return _decode_any(self.data)
@@ -80,12 +80,8 @@ class TranscriptEntry:
     @property
     def method(self) -> str | None:
         """The JSON-RPC ``method`` of a request or notification, else ``None``."""
-        message = self.message
-        if isinstance(message, dict):
-            method = message.get("method")
-            if isinstance(method, str):
-                return method
-        return None
+        method = get_field(self.message, "method")
+        return method if isinstance(method, str) else None
 
     def format(self, width: int = _DEFAULT_WIDTH) -> str:
         """One human-readable line: time, direction and the message (cut at ``width``)."""

@@ -263,8 +263,8 @@ class V1Updates:
 
 def permission_tool_call(params: JsonObject) -> schema.ToolCallUpdate | None:
     """A v1 permission request's ``toolCall`` as the v2 patch editors apply before asking."""
-    tool_call = params.get("toolCall")
-    if not isinstance(tool_call, dict):
+    tool_call = as_object(params.get("toolCall"))
+    if tool_call is None:
         return None
     try:
         return schema.convert(_tool_call(tool_call, creation=False), schema.ToolCallUpdate)

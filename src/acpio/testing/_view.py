@@ -519,7 +519,7 @@ class SessionView:
         content = update.plan
         if isinstance(content, schema.PlanItems):
             self.plans[content.plan_id] = PlanView(content.plan_id, list(content.entries), content)
-        elif isinstance(content, schema.UnknownPlanUpdateContent):
+        else:
             # Unknown plan content still replaces earlier content for the same planId.
             plan_id = content.raw.get("planId")
             if isinstance(plan_id, str):
