@@ -23,6 +23,7 @@ import anyio
 
 from .. import schema
 from .._errors import AcpError, RemoteProtocolError, RequestError
+from .._json import as_object, get_field
 from ..testing import (
     AgentExitedError,
     AgentTimeoutError,
@@ -229,9 +230,8 @@ async def _sessions(
 
 def _v1_offers(result: object, method: str) -> bool:
     """Whether a v1 initialize answer advertises ``session/<method>`` (close, delete, ...)."""
-    capabilities = result.get("agentCapabilities") if isinstance(result, dict) else None
-    sessions = capabilities.get("sessionCapabilities") if isinstance(capabilities, dict) else None
-    return isinstance(sessions, dict) and sessions.get(method) is not None
+    sessions = as_object(get_field(get_field(result, "agentCapabilities"), "sessionCapabilities"))
+    return sessions is not None and sessions.get(method) is not None
 
 
 async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> None:

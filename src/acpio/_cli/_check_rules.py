@@ -18,6 +18,7 @@ from typing import Final, Literal
 from rich.table import Table
 from rich.text import Text
 
+from .._json import as_object, get_field
 from ..testing._conformance import Violation
 from ._failure import stderr_tail
 from ._output import Output
@@ -180,10 +181,8 @@ def _short(text: str, limit: int = _SHOWN) -> str:
 
 
 def _error_of(message: object) -> tuple[int | None, str]:
-    if not isinstance(message, dict):
-        return None, ""
-    error = message.get("error")
-    if not isinstance(error, dict):
+    error = as_object(get_field(message, "error"))
+    if error is None:
         return None, ""
     code = error.get("code")
     return (code if isinstance(code, int) else None), str(error.get("message", ""))
