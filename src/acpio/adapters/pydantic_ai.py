@@ -31,10 +31,10 @@ from __future__ import annotations
 import base64
 import logging
 import os
-from collections.abc import AsyncIterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import anyio
 import anyio.lowlevel
@@ -160,7 +160,7 @@ class ACPAgent(acpio.Agent):
     """
 
     # pydantic-ai connects to stdio and streamable-HTTP MCP servers (see mcp_toolsets).
-    mcp_transports = ("stdio", "http")
+    mcp_transports: ClassVar[Collection[str]] = ("stdio", "http")
 
     def __init__(
         self,
@@ -174,7 +174,7 @@ class ACPAgent(acpio.Agent):
     ) -> None:
         super().__init__()
         self.agent: Final = agent
-        self.info = info or acpio.Implementation(
+        self.info: acpio.Implementation = info or acpio.Implementation(
             name=agent.name or "pydantic-ai-agent", version=_version()
         )
         self.models: Final = tuple(models)
