@@ -987,7 +987,9 @@ class Emitter:
             self.blank()
         self.blank()
         self.public = sorted(set(self.public))
-        self.add(*fmt(Seq("", "(", [q(n) for n in self.public], ")"), "", "__all__ = "))
+        self.add(
+            *fmt(Seq("", "(", [q(n) for n in self.public], ")"), "", "__all__: tuple[str, ...] = ")
+        )
         in_doc = False
         for line in self.lines:
             if line.count('"""') % 2 == 1:
@@ -1185,7 +1187,9 @@ def init_module(header: str, generated: list[str]) -> str:
             lines.append(line)
             exports.append(name)
     lines.append("")
-    lines += fmt(Seq("", "(", [q(n) for n in sorted(exports)], ")"), "", "__all__ = ")
+    lines += fmt(
+        Seq("", "(", [q(n) for n in sorted(exports)], ")"), "", "__all__: tuple[str, ...] = "
+    )
     return "\n".join(lines) + "\n"
 
 

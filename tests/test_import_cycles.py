@@ -3,7 +3,7 @@
 The graph is read with ``ast`` (see ``import_graph.py``). Today's cycles are
 listed below as an allow-list, to shrink: each entry is a module-level import
 that closes a cycle (all of them are ``TYPE_CHECKING`` imports in the session
-layer and the testing kit), and :data:`KNOWN_CYCLIC_MODULES` are the modules
+layer), and :data:`KNOWN_CYCLIC_MODULES` are the modules
 those cycles run through. The test fails on a cycle that does not go through
 a listed import, on a cycle that pulls in a module not listed, and on a
 listed import that no longer closes any cycle (delete it: the list only
@@ -51,11 +51,6 @@ KNOWN_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
         ("_v1_server", "_agent_server"),
         ("_work", "_terminal"),
         ("_work", "_tool_call"),
-        ("testing._client_handler", "testing._client"),
-        ("testing._client_handler", "testing._client_session"),
-        ("testing._client_session", "testing._client"),
-        ("testing._v1_client", "testing._client"),
-        ("testing._v1_terminals", "testing._client"),
     }
 )
 
@@ -95,11 +90,6 @@ KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
         "_values",
         "_wire",
         "_work",
-        "testing._client",
-        "testing._client_handler",
-        "testing._client_session",
-        "testing._v1_client",
-        "testing._v1_terminals",
     }
 )
 

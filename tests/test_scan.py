@@ -1,6 +1,6 @@
 """The nesting check of :mod:`acpio._scan` against a byte-by-byte reference.
 
-``_too_deep`` answers in one C-speed pass (escapes dropped, a translate,
+``too_deep`` answers in one C-speed pass (escapes dropped, a translate,
 one possessive regular expression); the reference below walks the line one
 byte at a time, as a JSON decoder would: strings (with their escapes) are
 skipped, and it stops at the first closing bracket that closes nothing.
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from acpio._scan import _PATTERN_LIMIT, _too_deep, _too_deep_slowly
+from acpio._scan import PATTERN_LIMIT, too_deep, too_deep_slowly
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -80,8 +80,8 @@ _lines = st.tuples(
 @example(line=b'[[[["', limit=3)
 def test_too_deep_agrees_with_the_byte_by_byte_reference(line: bytes, limit: int) -> None:
     expected = reference_too_deep(line, limit)
-    assert _too_deep(line, limit) == expected
-    assert _too_deep_slowly(_marks(line), limit) == expected
+    assert too_deep(line, limit) == expected
+    assert too_deep_slowly(_marks(line), limit) == expected
 
 
 @settings(max_examples=300, deadline=None)
@@ -89,7 +89,7 @@ def test_too_deep_agrees_with_the_byte_by_byte_reference(line: bytes, limit: int
 def test_too_deep_never_misses_what_a_decoder_would_reach(line: bytes, limit: int) -> None:
     # Any bytes at all: where the decoder would go beyond the limit, the check says so.
     if reference_too_deep(line, limit):
-        assert _too_deep(line, limit)
+        assert too_deep(line, limit)
 
 
 @settings(max_examples=200, deadline=None)
@@ -110,16 +110,16 @@ def test_too_deep_of_real_json_is_its_depth(value: object) -> None:
     line = msgspec.json.encode(value)
     depth = _depth(value)
     for limit in range(1, depth + 2):
-        assert _too_deep(line, limit) == (depth > limit)
+        assert too_deep(line, limit) == (depth > limit)
 
 
 @pytest.mark.parametrize("limit", [1, 2, 255, 256, 257])
 def test_the_limit_itself_is_allowed(limit: int) -> None:
     at_limit = b"[" * limit + b'"]]]]"' + b"]" * limit
-    assert not _too_deep(at_limit, limit)
-    assert _too_deep(b"[" + at_limit + b"]", limit)
+    assert not too_deep(at_limit, limit)
+    assert too_deep(b"[" + at_limit + b"]", limit)
     # Beside each other, many levels at the limit are still legal.
-    assert not _too_deep(
+    assert not too_deep(
         b"[" + b",".join([b"[" * (limit - 1) + b"]" * (limit - 1)] * 50) + b"]", limit
     )
 
@@ -127,19 +127,19 @@ def test_the_limit_itself_is_allowed(limit: int) -> None:
 def test_escaped_quotes_neither_end_a_string_nor_cost_a_pass_each() -> None:
     # Once quadratic: every escaped quote restarted a failed string match.
     line = b"[" * 300 + b'"' + b'\\"' * 200_000
-    assert _too_deep(line, 256)
-    assert not _too_deep(b"[" + b'"' + b'\\"[' * 200_000 + b'"]', 1)
-    assert _too_deep(b"[" * 257 + b'"\\\\"' + b"]" * 257, 256)
+    assert too_deep(line, 256)
+    assert not too_deep(b"[" + b'"' + b'\\"[' * 200_000 + b'"]', 1)
+    assert too_deep(b"[" * 257 + b'"\\\\"' + b"]" * 257, 256)
 
 
 def test_limits_beyond_one_pattern_use_the_loop() -> None:
-    limit = _PATTERN_LIMIT + 1
-    assert not _too_deep(b"[" * limit + b"]" * limit, limit)
-    assert _too_deep(b"[" * (limit + 1) + b"]" * (limit + 1), limit)
+    limit = PATTERN_LIMIT + 1
+    assert not too_deep(b"[" * limit + b"]" * limit, limit)
+    assert too_deep(b"[" * (limit + 1) + b"]" * (limit + 1), limit)
 
 
 def _marks(line: bytes) -> bytes:
-    """What ``_too_deep`` hands its loop: escapes dropped, only brackets and quotes kept."""
+    """What ``too_deep`` hands its loop: escapes dropped, only brackets and quotes kept."""
     line = line.replace(b"\\\\", b"").replace(b'\\"', b"")
     marks = line.translate(
         bytes.maketrans(b"{}", b"[]"), bytes(b for b in range(256) if b not in b'[]{}"')

@@ -37,7 +37,7 @@ class RequestContext:
     cancel_scope: anyio.CancelScope
     sequence: int = 0
     """Position of the request among all messages received (see :attr:`Connection.received`)."""
-    _after: list[Callable[[], None]] = field(default_factory=list)
+    _after: list[Callable[[], None]] = field(default_factory=list[Callable[[], None]])
 
     def after_response(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` right after the response was queued for the peer.

@@ -19,6 +19,7 @@ from msgspec import UNSET, UnsetType
 
 from . import schema
 from ._errors import LocalProtocolError, RequestError
+from ._json import get_field
 from ._paths import is_absolute
 
 __all__ = [
@@ -79,8 +80,7 @@ def transport_of(server: schema.McpServer) -> str:
         return "stdio"
     if isinstance(server, schema.McpServerHttp):
         return "http"
-    raw = getattr(server, "raw", None)
-    kind = raw.get("type") if isinstance(raw, dict) else None
+    kind = get_field(getattr(server, "raw", None), "type")
     return kind if isinstance(kind, str) else "?"
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Final
 
@@ -63,7 +63,7 @@ class StreamPair:
 
 
 @contextlib.asynccontextmanager
-async def stdio_streams() -> AsyncIterator[StreamPair]:
+async def stdio_streams() -> AsyncGenerator[StreamPair]:
     """Standard input and output of this process (fds 0 and 1) as a :class:`StreamPair`.
 
     Keeps the invariant that only protocol messages reach the real stdout:

@@ -1,8 +1,8 @@
 """The one home of the rule for enum values the agent sends: known, or ``_``-prefixed.
 
-How this works: the generated schema module defines, for every open string
-enum ``X`` of the protocol, a ``KnownX`` literal and a ``KNOWN_X`` set; a value
-of such a field is valid when it is in the set or starts with ``_`` (custom
+How this works: the generated schema (re-exported by ``acpio.schema``) defines,
+for every open string enum ``X`` of the protocol, a ``KnownX`` literal and a
+``KNOWN_X`` set; a value of such a field is valid when it is in the set or starts with ``_`` (custom
 values). Closed enums (plain ``Literal`` aliases) accept only their values.
 :func:`require_value` checks one value; :func:`check_values` walks a whole
 protocol object the agent is about to send and checks every enum field in it,
@@ -16,13 +16,13 @@ from __future__ import annotations
 import re
 import typing
 from collections.abc import Iterable
-from typing import Final
+from typing import Final, cast
 
 import msgspec
 from msgspec import UNSET
 
+from . import schema as generated
 from ._errors import LocalProtocolError
-from .schema import _generated
 
 __all__ = [
     "FINAL_TOOL_CALL_STATUSES",
@@ -33,29 +33,29 @@ __all__ = [
 
 
 def _literal_values(name: str) -> frozenset[str]:
-    return frozenset(typing.get_args(getattr(_generated, name)))
+    return frozenset(typing.get_args(getattr(generated, name)))
 
 
 #: Open enums of the schema: alias name -> its known values.
 _OPEN: Final[dict[str, frozenset[str]]] = {
     name[len("Known") :]: _literal_values(name)
-    for name in dir(_generated)
+    for name in dir(generated)
     if name.startswith("Known")
-    and typing.get_origin(getattr(_generated, name)) is typing.Literal
+    and typing.get_origin(getattr(generated, name)) is typing.Literal
     # Error codes are integers the protocol leaves to implementations.
     and name != "KnownErrorCode"
 }
 #: Closed enums of the schema: alias name -> the only valid values.
 _CLOSED: Final[dict[str, frozenset[str]]] = {
     name: _literal_values(name)
-    for name in dir(_generated)
+    for name in dir(generated)
     if not name.startswith(("Known", "_"))
-    and typing.get_origin(getattr(_generated, name)) is typing.Literal
+    and typing.get_origin(getattr(generated, name)) is typing.Literal
 }
 
 #: The statuses after which a tool call never changes again (a subset of the schema's).
 FINAL_TOOL_CALL_STATUSES: Final = frozenset({"completed", "failed", "cancelled"})
-assert FINAL_TOOL_CALL_STATUSES <= _generated.KNOWN_TOOL_CALL_STATUS
+assert FINAL_TOOL_CALL_STATUSES <= generated.KNOWN_TOOL_CALL_STATUS
 
 
 def is_known_or_custom(value: str, known: Iterable[str]) -> bool:
@@ -145,7 +145,7 @@ def check_values(value: object) -> None:
         if item is _UNSET or item is None:
             continue
         if type(item) is list:
-            for element in item:
+            for element in cast("list[object]", item):
                 require_value(element, known, what, closed=closed)
         elif type(item) is not str or item not in known:
             require_value(item, known, what, closed=closed)
@@ -154,7 +154,7 @@ def check_values(value: object) -> None:
         if item is _UNSET or item is None:
             continue
         if type(item) is list:
-            for element in item:
+            for element in cast("list[object]", item):
                 check_values(element)
         else:
             check_values(item)

@@ -31,9 +31,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import httpx2
@@ -45,12 +45,13 @@ from msgspec import UNSET
 
 from . import schema
 from ._errors import AcpError, LocalProtocolError
+from ._json import as_list, as_object
 from ._mcp_transports import transport_of
 from ._session import Session
 
 __all__ = ("McpError", "McpServers", "McpTool", "McpToolResult", "connect")
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_CONNECT_TIMEOUT: Final = 30.0
 DEFAULT_CALL_TIMEOUT: Final = 300.0
@@ -182,13 +183,13 @@ class McpServers:
         for config in self._configs:
             name = getattr(config, "name", None)
             if not isinstance(name, str):
-                raw = getattr(config, "raw", None)
-                name = str(raw.get("name")) if isinstance(raw, dict) else "server"
+                raw = as_object(getattr(config, "raw", None))
+                name = str(raw.get("name")) if raw is not None else "server"
             unique, number = name, 2
             while unique in self._servers:
                 unique, number = f"{name}#{number}", number + 1
             self._servers[unique] = _Server(unique, config)
-        self.closed = False
+        self.closed: bool = False
 
     @property
     def names(self) -> list[str]:
@@ -201,6 +202,28 @@ class McpServers:
         return {name: s.error for name, s in self._servers.items() if s.error is not None}
 
     # ----------------------------------------------------------------- connecting
+
+    @classmethod
+    async def connect(
+        cls,
+        session: Session,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> McpServers:
+        """The servers of ``session``, connected: what :func:`connect` returns (see it)."""
+        if session.closed:
+            raise LocalProtocolError(f"session {session.id} is closed; it has no MCP servers")
+        existing = _by_session.get(session)
+        if existing is not None:
+            if existing._configs == list(session.mcp_servers):
+                return existing
+            await existing.aclose()
+        servers = cls(session, connect_timeout=connect_timeout, call_timeout=call_timeout)
+        _by_session[session] = servers
+        session._on_close.append(servers._close_now)
+        await servers._start()
+        return servers
 
     async def _start(self) -> None:
         group = self._session._task_group
@@ -254,12 +277,12 @@ class McpServers:
                 httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
             )
             return streamable_http_client(config.url, http_client=http)
-        raw = getattr(config, "raw", None)
-        if transport_of(config) == "sse" and isinstance(raw, dict):
+        raw = as_object(getattr(config, "raw", None))
+        if transport_of(config) == "sse" and raw is not None:
             headers = {
                 str(item.get("name")): str(item.get("value"))
-                for item in raw.get("headers") or ()
-                if isinstance(item, dict)
+                for entry in as_list(raw.get("headers")) or ()
+                if (item := as_object(entry)) is not None
             }
             return sse_client(str(raw.get("url")), headers=headers)
         raise LocalProtocolError(f"MCP transport {transport_of(config)!r} is not supported")
@@ -377,7 +400,7 @@ class McpServers:
     @contextlib.asynccontextmanager
     async def _guard(
         self, server: _Server, what: str, seconds: float | None = None
-    ) -> AsyncIterator[None]:
+    ) -> AsyncGenerator[None]:
         limit = seconds if seconds is not None else self.call_timeout
         try:
             with anyio.fail_after(limit):
@@ -418,9 +441,16 @@ class McpServers:
                 await server.done.wait()
 
 
+def _members(exc: BaseException) -> tuple[BaseException, ...]:
+    if isinstance(exc, BaseExceptionGroup):
+        return cast("BaseExceptionGroup[BaseException]", exc).exceptions
+    return ()
+
+
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        return "; ".join(_describe(inner) for inner in exc.exceptions)
+    members = _members(exc)
+    if members:
+        return "; ".join(_describe(inner) for inner in members)
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -441,15 +471,6 @@ async def connect(
 
     :raises LocalProtocolError: when the session is closed.
     """
-    if session.closed:
-        raise LocalProtocolError(f"session {session.id} is closed; it has no MCP servers")
-    existing = _by_session.get(session)
-    if existing is not None:
-        if existing._configs == list(session.mcp_servers):
-            return existing
-        await existing.aclose()
-    servers = McpServers(session, connect_timeout=connect_timeout, call_timeout=call_timeout)
-    _by_session[session] = servers
-    session._on_close.append(servers._close_now)
-    await servers._start()
-    return servers
+    return await McpServers.connect(
+        session, connect_timeout=connect_timeout, call_timeout=call_timeout
+    )

@@ -11,6 +11,7 @@ failed check, an agent that broke), 2 usage errors, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -195,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        import rich  # noqa: F401, PLC0415
+        importlib.import_module("rich")
     except ImportError:
         print(
             "acpio: the command-line tool needs the `cli` extra: pip install 'acpio[cli]'",

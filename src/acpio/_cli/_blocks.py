@@ -147,7 +147,7 @@ def message_block(message: MessageView, *, live: bool = False) -> RenderableType
 
 def _screen_lines(text: str) -> list[str]:
     # A carriage return rewrites the line, as on a terminal (progress bars).
-    lines = []
+    lines: list[str] = []
     for raw in text.split("\n"):
         line = raw[:-1] if raw.endswith("\r") else raw
         lines.append(line.rsplit("\r", 1)[-1])

@@ -32,9 +32,9 @@ from ..testing import ConformanceChecker
 from ..testing import Rule as TestingRule
 from ..testing._conformance import RULES
 from ..testing._v1_rules import v1_rule_table
-from ._check_client import _client_run
-from ._check_raw import _raw_run
-from ._check_rules import SCENARIO, CheckOptions, RuleReport, Status, _line, _Run
+from ._check_client import client_run
+from ._check_raw import raw_run
+from ._check_rules import SCENARIO, CheckOptions, CheckRun, RuleReport, Status, rule_line
 from ._failure import stderr_tail
 from ._output import Output
 
@@ -118,13 +118,13 @@ async def run_check(output: Output, command: list[str], options: CheckOptions) -
 async def _check_v1(output: Output, command: list[str], options: CheckOptions) -> dict[str, object]:
     """The scenario over ACP v1 (the version shipping editors speak): the mock client's run
     only (the raw probes are about draft v2 framing), judged by the v1 schema and rules."""
-    run = _Run(output)
+    run = CheckRun(output)
     owned = options.cwd is None
     cwd = os.path.realpath(options.cwd or tempfile.mkdtemp(prefix="acpio-check-"))
     output.print(Rule(Text(f"acpio check · ACP v1 · {shlex.join(command)}", style="bold")))
     output.print(Text("Scenario", style="bold underline"))
     try:
-        client, response = await _client_run(run, command, options, cwd, protocol_version=1)
+        client, response = await client_run(run, command, options, cwd, protocol_version=1)
     finally:
         output.status(None)
         if owned:
@@ -139,7 +139,7 @@ async def _check_v1(output: Output, command: list[str], options: CheckOptions) -
         )
     shutdown = run.verdicts.get("shutdown")
     if shutdown is not None:
-        output.print(_line(shutdown))
+        output.print(rule_line(shutdown))
     scenario = [run.verdicts[rule_id] for rule_id in _V1_SCENARIO if rule_id in run.verdicts]
     protocol = _checker_reports([client.checker], v1_rule_table())
     output.print(
@@ -149,7 +149,7 @@ async def _check_v1(output: Output, command: list[str], options: CheckOptions) -
         )
     )
     for report in protocol:
-        output.print(_line(report))
+        output.print(rule_line(report))
     everything = scenario + protocol
     counts = _summary(everything)
     ok = counts["fail"] == 0
@@ -183,7 +183,7 @@ def _verdict(counts: dict[str, int], ok: bool) -> Text:
 
 async def _check_v2(output: Output, command: list[str], options: CheckOptions) -> dict[str, object]:
     """The draft v2 scenario: the mock client's run, then the raw probes."""
-    run = _Run(output)
+    run = CheckRun(output)
     owned = options.cwd is None
     cwd = os.path.realpath(options.cwd or tempfile.mkdtemp(prefix="acpio-check-"))
     output.print(Rule(Text(f"acpio check · {shlex.join(command)}", style="bold")))
@@ -192,13 +192,13 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
     agent_info: schema.Implementation | None = None
     stderr_tails: list[str] = []
     try:
-        client, response = await _client_run(run, command, options, cwd)
+        client, response = await client_run(run, command, options, cwd)
         checkers.append(client.checker)
         stderr_tails.append(stderr_tail(client.stderr))
         if response is not None:
             agent_info = response.info
             raw_checker = ConformanceChecker(strict=False)
-            agent = await _raw_run(run, command, options, cwd, raw_checker)
+            agent = await raw_run(run, command, options, cwd, raw_checker)
             checkers.append(raw_checker)
             if agent is not None:
                 stderr_tails.append(stderr_tail(bytes(agent.stderr)))
@@ -221,7 +221,7 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
             "skip",
             "not reached: the agent did not start",
         )
-    output.print(_line(shutdown))
+    output.print(rule_line(shutdown))
     scenario = [run.verdicts[rule_id] for rule_id in SCENARIO if rule_id in run.verdicts]
     protocol = _checker_reports(checkers)
     messages = sum(checker.report().messages for checker in checkers)
@@ -229,7 +229,7 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
         Text(f"Protocol rules (every message checked: {messages})", style="bold underline")
     )
     for report in protocol:
-        output.print(_line(report))
+        output.print(rule_line(report))
     everything = scenario + protocol
     counts = _summary(everything)
     ok = counts["fail"] == 0

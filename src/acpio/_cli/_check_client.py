@@ -23,6 +23,7 @@ import anyio
 
 from .. import schema
 from .._errors import AcpError, RemoteProtocolError, RequestError
+from .._json import as_object, get_field
 from ..testing import (
     AgentExitedError,
     AgentTimeoutError,
@@ -31,9 +32,9 @@ from ..testing import (
     PermissionPolicy,
     PermissionRequest,
 )
-from ._check_rules import CheckOptions, _Run, _short, _shutdown_verdict, _stderr_note
+from ._check_rules import CheckOptions, CheckRun, short, shutdown_verdict, stderr_note
 
-__all__ = ["_client_run"]
+__all__ = ["client_run"]
 
 
 class _Permissions:
@@ -61,8 +62,8 @@ _NO_V1: Final = (
 )
 
 
-async def _client_run(
-    run: _Run, command: list[str], options: CheckOptions, cwd: str, protocol_version: int = 2
+async def client_run(
+    run: CheckRun, command: list[str], options: CheckOptions, cwd: str, protocol_version: int = 2
 ) -> tuple[MockClient, schema.InitializeResponse | None]:
     """Drive the scenario over ``protocol_version`` (on v1: the v1 shapes, turns ended by the
     prompt's answer, the v1 schema and rules; an agent that does not serve v1 is a warning)."""
@@ -93,11 +94,11 @@ async def _client_run(
         if "start" not in run.verdicts:
             run.verdict("start", False, _start_failure(command, client, exc))
     if closing_at is not None and response is not None:
-        _shutdown_verdict(run, client.returncode, anyio.current_time() - closing_at, options)
+        shutdown_verdict(run, client.returncode, anyio.current_time() - closing_at, options)
     return client, response
 
 
-async def _delete_unknown(run: _Run, client: MockClient, capabilities: object) -> None:
+async def _delete_unknown(run: CheckRun, client: MockClient, capabilities: object) -> None:
     """Deleting a session that never existed SHOULD succeed silently (session-delete page)."""
     if client.v1 is not None:
         offered = _v1_offers(client.v1.initialize_result, "delete")
@@ -115,7 +116,7 @@ async def _delete_unknown(run: _Run, client: MockClient, capabilities: object) -
             "delete-unknown",
             False,
             f"session/delete of {NEVER_EXISTED} was answered with error {exc.code}: "
-            f"{_short(exc.message)}; it should succeed silently",
+            f"{short(exc.message)}; it should succeed silently",
         )
     else:
         run.verdict("delete-unknown", True, "succeeded silently")
@@ -125,27 +126,27 @@ def _start_failure(command: list[str], client: MockClient, exc: BaseException) -
     cause = exc.__cause__
     if isinstance(cause, OSError):
         return f"could not start `{shlex.join(command)}`: {cause.strerror or cause}"
-    return f"the agent failed at start: {_short(str(exc).split(chr(10))[0])}"
+    return f"the agent failed at start: {short(str(exc).split(chr(10))[0])}"
 
 
-async def _start(run: _Run, client: MockClient) -> schema.InitializeResponse | None:
+async def _start(run: CheckRun, client: MockClient) -> schema.InitializeResponse | None:
     detail: str
     try:
         response = await client.initialize()
     except AgentExitedError:
         detail = (
             f"the agent exited (exit code {client.returncode}) before answering initialize"
-            + _stderr_note(client.stderr)
+            + stderr_note(client.stderr)
         )
     except AgentTimeoutError:
-        detail = f"no answer to initialize within {client.timeout:g}s" + _stderr_note(client.stderr)
+        detail = f"no answer to initialize within {client.timeout:g}s" + stderr_note(client.stderr)
     except RequestError as exc:
-        detail = f"initialize was answered with error {exc.code}: {_short(exc.message)}"
+        detail = f"initialize was answered with error {exc.code}: {short(exc.message)}"
         if client.v1 is not None and exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
             run.warn("start", _NO_V1 + f" (it answered initialize with error {exc.code})")
             return None
     except RemoteProtocolError as exc:
-        detail = f"the initialize result is invalid: {_short(str(exc))}"
+        detail = f"the initialize result is invalid: {short(str(exc))}"
     else:
         info = response.info
         if client.v1 is not None and response.protocol_version != 1:
@@ -168,13 +169,13 @@ async def _start(run: _Run, client: MockClient) -> schema.InitializeResponse | N
         return response
     garbage = next((v.raw for v in client.checker.violations if v.rule == "stdout"), None)
     if garbage is not None:
-        detail += f"; it wrote text that is not a protocol message to stdout: {_short(garbage)!r}"
+        detail += f"; it wrote text that is not a protocol message to stdout: {short(garbage)!r}"
     run.verdict("start", False, detail)
     return None
 
 
 async def _sessions(
-    run: _Run,
+    run: CheckRun,
     client: MockClient,
     response: schema.InitializeResponse,
     options: CheckOptions,
@@ -210,7 +211,7 @@ async def _sessions(
             run.verdict(
                 "close",
                 False,
-                f"session/close was answered with error {exc.code}: {_short(exc.message)}",
+                f"session/close was answered with error {exc.code}: {short(exc.message)}",
             )
         else:
             run.verdict("close", True, f"session {second.id} closed")
@@ -218,29 +219,28 @@ async def _sessions(
     except AgentExitedError:
         run.skip_rest(
             _SESSION_RULES,
-            f"the agent exited (exit code {client.returncode})" + _stderr_note(client.stderr),
+            f"the agent exited (exit code {client.returncode})" + stderr_note(client.stderr),
         )
     except AgentTimeoutError as exc:
         first_line = str(exc).split("\n", 1)[0]
         run.skip_rest(_SESSION_RULES, f"not reached: {first_line}")
     except (RequestError, RemoteProtocolError) as exc:
-        run.skip_rest(_SESSION_RULES, f"not reached: session/new failed: {_short(str(exc))}")
+        run.skip_rest(_SESSION_RULES, f"not reached: session/new failed: {short(str(exc))}")
 
 
 def _v1_offers(result: object, method: str) -> bool:
     """Whether a v1 initialize answer advertises ``session/<method>`` (close, delete, ...)."""
-    capabilities = result.get("agentCapabilities") if isinstance(result, dict) else None
-    sessions = capabilities.get("sessionCapabilities") if isinstance(capabilities, dict) else None
-    return isinstance(sessions, dict) and sessions.get(method) is not None
+    sessions = as_object(get_field(get_field(result, "agentCapabilities"), "sessionCapabilities"))
+    return sessions is not None and sessions.get(method) is not None
 
 
-async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> None:
+async def _prompt(run: CheckRun, session: ClientSession, options: CheckOptions) -> None:
     try:
         result = await session.prompt(options.prompt)
     except AgentTimeoutError:
         ending = (
             "an answer to session/prompt"
-            if session.client.v1 is not None
+            if session.client.protocol_version == 1
             else "an idle state_update"
         )
         run.verdict(
@@ -253,7 +253,7 @@ async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> N
         run.verdict(
             "prompt",
             False,
-            f"session/prompt was answered with error {exc.code}: {_short(exc.message)}",
+            f"session/prompt was answered with error {exc.code}: {short(exc.message)}",
         )
         return
     if result.stop_reason is None:
@@ -264,12 +264,12 @@ async def _prompt(run: _Run, session: ClientSession, options: CheckOptions) -> N
         "prompt",
         True,
         f"stopReason {result.stop_reason}"
-        + (f"; the agent answered {_short(answer, 80)!r}" if answer else ""),
+        + (f"; the agent answered {short(answer, 80)!r}" if answer else ""),
     )
 
 
 async def _cancel(
-    run: _Run,
+    run: CheckRun,
     client: MockClient,
     session: ClientSession,
     options: CheckOptions,

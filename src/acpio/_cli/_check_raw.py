@@ -19,11 +19,12 @@ from typing import Final
 import anyio
 
 from .. import schema
+from .._json import as_object, get_field
 from ..testing import ConformanceChecker
-from ._check_rules import CheckOptions, _error_of, _Run, _short, _shutdown_verdict, _stderr_note
+from ._check_rules import CheckOptions, CheckRun, error_of, short, shutdown_verdict, stderr_note
 from ._probe import RawAgent, parse
 
-__all__ = ["_raw_run"]
+__all__ = ["raw_run"]
 
 CLIENT_INFO: Final[dict[str, object]] = {
     "name": "acpio-check",
@@ -51,9 +52,10 @@ def _initialize(version: int) -> dict[str, object]:
     return {"protocolVersion": version, "info": CLIENT_INFO, "capabilities": {}}
 
 
-async def _raw_run(
-    run: _Run, command: list[str], options: CheckOptions, cwd: str, checker: ConformanceChecker
+async def raw_run(
+    run: CheckRun, command: list[str], options: CheckOptions, cwd: str, checker: ConformanceChecker
 ) -> RawAgent | None:
+    """Run the raw-line probes (versions, ids, batches, notifications) on a fresh agent."""
     agent = RawAgent(command, checker, timeout=options.timeout, cwd=None)
     try:
         async with agent:
@@ -67,7 +69,7 @@ async def _raw_run(
             await _batches(run, agent)
             run.output.status("closing stdin, waiting for the agent to exit")
             code, elapsed = await agent.close_stdin(options.exit_timeout)
-            _shutdown_verdict(run, code, elapsed, options, what=" (after the raw probes)")
+            shutdown_verdict(run, code, elapsed, options, what=" (after the raw probes)")
     except OSError as exc:
         run.skip_rest(_RAW_RULES, f"could not start the agent again: {exc.strerror or exc}")
         return None
@@ -76,21 +78,21 @@ async def _raw_run(
     run.skip_rest(
         _RAW_RULES,
         f"not reached: the agent stopped reading (exit code {agent.returncode})"
-        + _stderr_note(bytes(agent.stderr)),
+        + stderr_note(bytes(agent.stderr)),
     )
     return agent
 
 
-async def _versions(run: _Run, agent: RawAgent) -> None:
+async def _versions(run: CheckRun, agent: RawAgent) -> None:
     answer = await agent.request("check-v1", "initialize", _initialize(OLDER_VERSION))
-    code, message = _error_of(answer)
+    code, message = error_of(answer)
     result = answer.get("result") if isinstance(answer, dict) else None
-    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    version = get_field(result, "protocolVersion")
     if answer is None:
         run.verdict("version-older", False, f"no answer within {agent.timeout:g}s")
     elif code == schema.UNSUPPORTED_PROTOCOL_VERSION:
-        data = answer.get("error", {}).get("data") if isinstance(answer, dict) else None
-        supported = data.get("supported") if isinstance(data, dict) else None
+        data = get_field(get_field(answer, "error"), "data")
+        supported = get_field(data, "supported")
         run.verdict(
             "version-older",
             True,
@@ -112,23 +114,23 @@ async def _versions(run: _Run, agent: RawAgent) -> None:
         run.verdict(
             "version-older",
             False,
-            f"answered with error {code}: {_short(message)}"
+            f"answered with error {code}: {short(message)}"
             if code is not None
-            else f"unexpected answer {_short(str(answer))}",
+            else f"unexpected answer {short(str(answer))}",
         )
     answer = await agent.request("check-v65535", "initialize", _initialize(NEWER_VERSION))
     result = answer.get("result") if isinstance(answer, dict) else None
-    version = result.get("protocolVersion") if isinstance(result, dict) else None
+    version = get_field(result, "protocolVersion")
     if answer is None:
         run.verdict("version-newer", False, f"no answer within {agent.timeout:g}s")
     elif isinstance(version, int) and schema.PROTOCOL_VERSION <= version <= NEWER_VERSION:
         run.verdict("version-newer", True, f"protocolVersion {version}")
     else:
-        code, message = _error_of(answer)
+        code, message = error_of(answer)
         run.verdict(
             "version-newer",
             False,
-            f"answered error {code}: {_short(message)}"
+            f"answered error {code}: {short(message)}"
             if code is not None
             else f"answered protocolVersion {version!r}",
         )
@@ -144,7 +146,7 @@ def _is_error_reply(line: bytes, request_id: object) -> bool:
 
 
 async def _expect_error(
-    run: _Run, agent: RawAgent, rule: str, *, mark: int, request_id: object, code: int
+    run: CheckRun, agent: RawAgent, rule: str, *, mark: int, request_id: object, code: int
 ) -> None:
     line = await agent.wait_line(lambda data: _is_error_reply(data, request_id), mark)
     if line is None:
@@ -152,16 +154,16 @@ async def _expect_error(
             rule, False, f"no answer with id {json.dumps(request_id)} within {agent.timeout:g}s"
         )
         return
-    got, message = _error_of(parse(line))
+    got, message = error_of(parse(line))
     if got == code:
-        run.verdict(rule, True, f"error {code}: {_short(message, 80)}")
+        run.verdict(rule, True, f"error {code}: {short(message, 80)}")
     else:
         run.verdict(
-            rule, False, f"expected error {code}, got {_short(line.decode(errors='replace'))}"
+            rule, False, f"expected error {code}, got {short(line.decode(errors='replace'))}"
         )
 
 
-async def _malformed(run: _Run, agent: RawAgent) -> None:
+async def _malformed(run: CheckRun, agent: RawAgent) -> None:
     mark = await agent.send(b'{"jsonrpc": "2.0", "id": 7, "method": "initialize", ')
     await _expect_error(run, agent, "parse-error", mark=mark, request_id=None, code=-32700)
     mark = await agent.send_json(
@@ -192,7 +194,7 @@ async def _malformed(run: _Run, agent: RawAgent) -> None:
         run.verdict(
             "unknown-notification",
             False,
-            f"the agent answered a notification: {_short(replies[0].decode(errors='replace'))}",
+            f"the agent answered a notification: {short(replies[0].decode(errors='replace'))}",
         )
     elif synced is None:
         run.verdict(
@@ -212,15 +214,15 @@ def _batch_reply(line: bytes) -> bool:
         return False
     # A stray error for the batch's notification is judged by no-reply-to-notification.
     return message.get("id") == "check-b1" or (
-        message.get("id") is None and _error_of(message)[0] == -32600
+        message.get("id") is None and error_of(message)[0] == -32600
     )
 
 
-async def _batches(run: _Run, agent: RawAgent) -> None:
+async def _batches(run: CheckRun, agent: RawAgent) -> None:
     mark = await agent.send(b"[]")
     line = await agent.wait_line(_batch_reply, mark)
     message = parse(line) if line is not None else None
-    code, _ = _error_of(message)
+    code, _ = error_of(message)
     if line is None:
         run.verdict("batch-empty", False, f"no answer within {agent.timeout:g}s")
     elif code == -32600 and isinstance(message, dict) and message.get("id") is None:
@@ -229,10 +231,10 @@ async def _batches(run: _Run, agent: RawAgent) -> None:
         run.verdict(
             "batch-empty",
             False,
-            f"expected one -32600 error object, got {_short(line.decode(errors='replace'))}",
+            f"expected one -32600 error object, got {short(line.decode(errors='replace'))}",
         )
     await _notification_batch(run, agent)
-    batch = [
+    batch: list[object] = [
         {"jsonrpc": "2.0", "id": "check-b1", "method": "_acpio/check/batch", "params": {}},
         {"jsonrpc": "2.0", "method": "_acpio/check/batchNotification", "params": {}},
         1,
@@ -246,16 +248,18 @@ def _judge_mixed(line: bytes | None) -> tuple[bool, str]:
     if line is None:
         return False, "no answer to the batch"
     message = parse(line)
-    shown = _short(line.decode(errors="replace"))
+    shown = short(line.decode(errors="replace"))
     if isinstance(message, dict):
-        code, _ = _error_of(message)
+        code, _ = error_of(message)
         if code == -32600 and message.get("id") is None:
             return True, "batches unsupported: one -32600 for the whole batch"
         return False, f"answered the batch entries one by one, not as an array: {shown}"
     if not isinstance(message, list):
         return False, f"unexpected answer {shown}"
-    ids = [entry.get("id", "missing") for entry in message if isinstance(entry, dict)]
-    codes = [_error_of(entry)[0] for entry in message]
+    ids = [
+        fields.get("id", "missing") for entry in message if (fields := as_object(entry)) is not None
+    ]
+    codes = [error_of(entry)[0] for entry in message]
     if sorted(map(str, ids)) == ["None", "check-b1"] and -32600 in codes:
         return True, "one array: the request's answer and a -32600 for the invalid entry"
     return False, f"the array should hold the request's answer and one -32600, got {shown}"
@@ -270,7 +274,7 @@ def _answers_id_like(line: bytes, shown: str) -> bool:
     return isinstance(response_id, str | int) and str(response_id) == shown
 
 
-async def _ids(run: _Run, agent: RawAgent) -> None:
+async def _ids(run: CheckRun, agent: RawAgent) -> None:
     """A string id that looks like a number, then that number: each comes back as sent."""
     for sent in ("42", 42):
         mark = await agent.send_json(
@@ -295,8 +299,8 @@ async def _ids(run: _Run, agent: RawAgent) -> None:
     run.verdict("ids", True, 'id "42" answered as "42", id 42 as 42')
 
 
-async def _notification_batch(run: _Run, agent: RawAgent) -> None:
-    batch = [
+async def _notification_batch(run: CheckRun, agent: RawAgent) -> None:
+    batch: list[object] = [
         {"jsonrpc": "2.0", "method": "_acpio/check/batchOnly", "params": {}},
         {"jsonrpc": "2.0", "method": "_acpio/check/batchOnly", "params": {}},
     ]
@@ -318,7 +322,7 @@ async def _notification_batch(run: _Run, agent: RawAgent) -> None:
             "batch-notifications",
             False,
             "the agent answered a batch of only notifications: "
-            f"{_short(replies[0].decode(errors='replace'))}",
+            f"{short(replies[0].decode(errors='replace'))}",
         )
     elif synced is None:
         run.verdict(

@@ -2,7 +2,7 @@
 
 How this works: the scenario is a table of :class:`ScenarioRule` (its id,
 what it requires, whether it is mandatory). Both runs of the scenario
-record their verdicts in one :class:`_Run`, which prints each verdict's line
+record their verdicts in one :class:`CheckRun`, which prints each verdict's line
 as soon as it is decided; every verdict becomes a :class:`RuleReport`, the
 same shape as the verdicts on the conformance checker's rules, so the final
 report and its JSON treat both alike. A failed optional rule is a warning,
@@ -18,6 +18,7 @@ from typing import Final, Literal
 from rich.table import Table
 from rich.text import Text
 
+from .._json import as_object, get_field
 from ..testing._conformance import Violation
 from ._failure import stderr_tail
 from ._output import Output
@@ -29,12 +30,12 @@ __all__ = [
     "RuleReport",
     "ScenarioRule",
     "Status",
-    "_Run",
-    "_error_of",
-    "_line",
-    "_short",
-    "_shutdown_verdict",
-    "_stderr_note",
+    "CheckRun",
+    "error_of",
+    "rule_line",
+    "short",
+    "shutdown_verdict",
+    "stderr_note",
 ]
 
 Status = Literal["pass", "fail", "warn", "skip"]
@@ -156,7 +157,7 @@ class RuleReport:
     mandatory: bool
     status: Status
     detail: str = ""
-    violations: list[Violation] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list[Violation])
 
     def to_json(self) -> dict[str, object]:
         """The verdict as JSON-compatible values."""
@@ -174,22 +175,22 @@ class RuleReport:
         }
 
 
-def _short(text: str, limit: int = _SHOWN) -> str:
+def short(text: str, limit: int = _SHOWN) -> str:
+    """``text`` on one line, cut to ``limit`` characters (with an ellipsis)."""
     text = " ".join(text.split()) if "\n" in text else text
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _error_of(message: object) -> tuple[int | None, str]:
-    if not isinstance(message, dict):
-        return None, ""
-    error = message.get("error")
-    if not isinstance(error, dict):
+def error_of(message: object) -> tuple[int | None, str]:
+    """The code and message of a JSON-RPC error response (``(None, "")`` for anything else)."""
+    error = as_object(get_field(message, "error"))
+    if error is None:
         return None, ""
     code = error.get("code")
     return (code if isinstance(code, int) else None), str(error.get("message", ""))
 
 
-class _Run:
+class CheckRun:
     """Collects verdicts and prints scenario lines as they are decided."""
 
     def __init__(self, output: Output) -> None:
@@ -208,14 +209,14 @@ class _Run:
             status = "fail" if rule.mandatory else "warn"
         report = RuleReport(rule.id, "scenario", rule.description, rule.mandatory, status, detail)
         self.verdicts[rule_id] = report
-        self.output.print(_line(report))
+        self.output.print(rule_line(report))
 
     def warn(self, rule_id: str, detail: str) -> None:
         """Record a scenario warning: the rule did not pass, and it fails nothing."""
         rule = SCENARIO[rule_id]
         report = RuleReport(rule.id, "scenario", rule.description, rule.mandatory, "warn", detail)
         self.verdicts[rule_id] = report
-        self.output.print(_line(report))
+        self.output.print(rule_line(report))
 
     def skip_rest(self, rule_ids: list[str], reason: str) -> None:
         """Skip every listed rule not decided yet."""
@@ -232,7 +233,8 @@ _STATUS_STYLES: Final = {
 }
 
 
-def _line(report: RuleReport) -> Table:
+def rule_line(report: RuleReport) -> Table:
+    """One scenario rule's line: its status, id and detail (agent text made safe)."""
     label, style = _STATUS_STYLES[report.status]
     grid = Table.grid(padding=(0, 1))
     grid.add_column(width=4, no_wrap=True)
@@ -246,7 +248,7 @@ def _line(report: RuleReport) -> Table:
         detail = Text.assemble(
             safe(violation.message, one_line=False),
             ("\nmessage: ", "dim"),
-            safe(_short(violation.raw), "dim"),
+            safe(short(violation.raw), "dim"),
             ("\nhint: ", "dim"),
             (violation.hint, "dim"),
         )
@@ -256,14 +258,16 @@ def _line(report: RuleReport) -> Table:
     return grid
 
 
-def _stderr_note(stderr: bytes) -> str:
+def stderr_note(stderr: bytes) -> str:
+    """A note on the end of the agent's stderr, for a verdict's detail."""
     tail = stderr_tail(stderr, 6)
-    return f"; its stderr ends with: {_short(tail, 400)}" if tail else "; its stderr is empty"
+    return f"; its stderr ends with: {short(tail, 400)}" if tail else "; its stderr is empty"
 
 
-def _shutdown_verdict(
-    run: _Run, returncode: int | None, elapsed: float, options: CheckOptions, *, what: str = ""
+def shutdown_verdict(
+    run: CheckRun, returncode: int | None, elapsed: float, options: CheckOptions, *, what: str = ""
 ) -> None:
+    """The ``shutdown`` verdict: the agent exited with code 0 in time once its input ended."""
     if returncode == 0 and elapsed <= options.exit_timeout + 0.5:
         detail = f"exited with code 0 after {elapsed:.2f}s{what}"
         previous = run.verdicts.get("shutdown")

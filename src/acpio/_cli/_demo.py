@@ -24,7 +24,7 @@ from rich.text import Text
 import acpio
 
 from .._errors import RequestError
-from ..testing import MockClient, PermissionPolicy
+from ..testing import MockClient, PermissionPolicy, Violation
 from ._drive import Step, open_agent
 from ._failure import CliError
 from ._log import SessionLog, violation_text
@@ -221,7 +221,7 @@ async def _v1_step(
     command: list[str],
     project: str,
     timeout: float,  # noqa: ASYNC109 - the client's default request timeout
-) -> tuple[list[str], list[acpio.testing._conformance.Violation]]:
+) -> tuple[list[str], list[Violation]]:
     """One allowed command over ACP v1, as Zed or JetBrains would send it: the editor runs
     the command in its own terminal. An agent that does not serve v1 yet is only noted."""
     client = MockClient(
@@ -278,5 +278,5 @@ async def _v1_step(
         return [], []
 
 
-def _violations(client: MockClient) -> list[acpio.testing._conformance.Violation]:
+def _violations(client: MockClient) -> list[Violation]:
     return list(client.checker.violations)

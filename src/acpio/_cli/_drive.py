@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import math
 import shlex
-from collections.abc import AsyncIterator, Sequence
-from typing import Final
+from collections.abc import AsyncGenerator, Sequence
+from typing import Final, cast
 
 import anyio
 
@@ -47,17 +47,18 @@ def leaf_error(exc: BaseException) -> BaseException:
     def walk(group: BaseExceptionGroup[BaseException]) -> None:
         for inner in group.exceptions:
             if isinstance(inner, BaseExceptionGroup):
-                walk(inner)
+                walk(cast("BaseExceptionGroup[BaseException]", inner))
             else:
                 leaves.append(inner)
 
-    walk(exc)
+    group = cast("BaseExceptionGroup[BaseException]", exc)
+    walk(group)
     cancelled = anyio.get_cancelled_exc_class()
     for kind in (CliError, KeyboardInterrupt, Exception):
         for leaf in leaves:
             if isinstance(leaf, kind) and not isinstance(leaf, cancelled):
                 return leaf
-    return leaves[0] if leaves else exc
+    return leaves[0] if leaves else group
 
 
 class _Grown:
@@ -100,7 +101,7 @@ async def open_agent(
     started: list[MockClient] | None = None,
     elicitation: ElicitationPolicy | None = None,
     protocol_version: int = 2,
-) -> AsyncIterator[MockClient]:
+) -> AsyncGenerator[MockClient]:
     """Start the agent, follow it with ``log``; failures become a :class:`CliError`.
 
     With ``show_violations`` the log shows the client's protocol violations as

@@ -21,6 +21,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from .. import schema
+from .._json import as_list, as_object
 from ..testing import ElicitationRequest
 from ._input import LineInput
 from ._output import Output
@@ -53,7 +54,7 @@ def _options(option: schema.SessionConfigSelect) -> list[schema.SessionConfigSel
     for item in option.options:
         if isinstance(item, schema.SessionConfigSelectGroup):
             found.extend(item.options)
-        elif isinstance(item, schema.SessionConfigSelectOption):
+        else:
             found.append(item)
     return found
 
@@ -105,13 +106,14 @@ def commands_block(commands: Sequence[schema.AvailableCommand]) -> RenderableTyp
     return lines
 
 
-def _field_line(name: str, prop: object, required: bool) -> Text:
-    prop = prop if isinstance(prop, dict) else {}
+def _field_line(name: str, declared: object, required: bool) -> Text:
+    prop = as_object(declared) or {}
     line = Text.assemble(("• ", "dim"), (_plain(prop.get("title", name)), "bold"))
     kind = prop.get("type", "?")
-    choices = prop.get("enum")
-    if not isinstance(choices, list) and isinstance(prop.get("oneOf"), list):
-        choices = [o.get("const") for o in prop["oneOf"] if isinstance(o, dict)]
+    choices = as_list(prop.get("enum"))
+    one_of = as_list(prop.get("oneOf"))
+    if choices is None and one_of is not None:
+        choices = [o.get("const") for item in one_of if (o := as_object(item)) is not None]
     detail = f"{_plain(kind)}" + (f": {', '.join(map(_plain, choices))}" if choices else "")
     line.append(f" ({detail}{', required' if required else ''})", style="dim")
     if "default" in prop:
@@ -130,12 +132,11 @@ def elicitation_block(request: ElicitationRequest) -> RenderableType:
         body.append(Text.assemble(("open ", "dim"), (_plain(request.url or ""), "underline")))
     elif request.mode == "form":
         schema_ = request.requested_schema
-        required = schema_.get("required")
-        required_names = set(required) if isinstance(required, list) else set()
-        properties = schema_.get("properties")
-        if isinstance(properties, dict):
+        required_names = set(as_list(schema_.get("required")) or ())
+        properties = as_object(schema_.get("properties"))
+        if properties is not None:
             for name, prop in properties.items():
-                body.append(_field_line(str(name), prop, name in required_names))
+                body.append(_field_line(name, prop, name in required_names))
     else:
         body.append(Text(f"(an elicitation of unknown mode {_plain(request.mode)})", style="dim"))
     return Group(head, Padding(Group(*body), (0, 0, 0, 2), expand=False))
@@ -149,10 +150,10 @@ def elicitation_answer_line(request: ElicitationRequest, by: str) -> Text:
     answer = request.answer or {}
     action = answer.get("action")
     if action == "accept":
-        content = answer.get("content")
+        content = as_object(answer.get("content"))
         values = (
             ", ".join(f"{_plain(k)}={_plain(v)}" for k, v in content.items())
-            if isinstance(content, dict)
+            if content is not None
             else ""
         )
         shown = f" {values}" if values else ""
@@ -246,13 +247,12 @@ class ElicitationAsker:
                 return {"action": "cancel"}
             return {"action": "accept"}
         schema_ = request.requested_schema
-        properties = schema_.get("properties")
-        required = schema_.get("required")
-        required_names = set(required) if isinstance(required, list) else set()
+        properties = as_object(schema_.get("properties")) or {}
+        required_names = set(as_list(schema_.get("required")) or ())
         content: dict[str, object] = {}
         first = True
-        for name, declared in (properties if isinstance(properties, dict) else {}).items():
-            prop: dict[str, object] = declared if isinstance(declared, dict) else {}
+        for name, declared in properties.items():
+            prop = as_object(declared) or {}
             while True:
                 hint = " (n declines, c dismisses)" if first else ""
                 line = await self._ask(f"{_plain(prop.get('title', name))}{hint}")

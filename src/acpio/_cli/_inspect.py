@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 import anyio
-import anyio.abc
 from rich.rule import Rule
 from rich.text import Text
 
 from .._errors import RequestError
+from .._json import as_list, as_object
 from ..testing import (
     ClientSession,
     ConformanceChecker,
@@ -235,13 +235,13 @@ async def _watch_interrupts(state: _State, output: Output) -> None:
 def _accept_with_defaults(request: ElicitationRequest) -> ElicitationPolicy:
     """``--allow``: accept with the defaults, or decline a form whose required fields have none."""
     schema_ = request.requested_schema
-    required = schema_.get("required")
-    properties = schema_.get("properties")
-    props = properties if isinstance(properties, dict) else {}
+    props = as_object(schema_.get("properties")) or {}
     missing = [
         name
-        for name in (required if isinstance(required, list) else [])
-        if not isinstance(props.get(name), dict) or "default" not in props[name]
+        for name in as_list(schema_.get("required")) or ()
+        if not isinstance(name, str)
+        or (prop := as_object(props.get(name))) is None
+        or "default" not in prop
     ]
     return ElicitationPolicy.decline() if missing else ElicitationPolicy.accept()
 

@@ -18,13 +18,14 @@ import contextlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 import msgspec
 from rich.console import Group, RenderableType
 from rich.text import Text
 
 from .. import schema
+from .._json import as_object
 from ..testing import (
     ElicitationRequest,
     PermissionRequest,
@@ -102,11 +103,13 @@ class _Session:
     id: str
     cwd: str | None
     view: SessionView
-    items: list[_Item] = field(default_factory=list)
-    open: dict[object, _Item] = field(default_factory=dict)
+    items: list[_Item] = field(default_factory=list[_Item])
+    open: dict[object, _Item] = field(default_factory=dict[object, _Item])
     state: str = "idle"
-    shown: dict[str, list[schema.ToolCallContent]] = field(default_factory=dict)
-    owners: dict[str, str] = field(default_factory=dict)
+    shown: dict[str, list[schema.ToolCallContent]] = field(
+        default_factory=dict[str, list[schema.ToolCallContent]]
+    )
+    owners: dict[str, str] = field(default_factory=dict[str, str])
     counter: itertools.count[int] = field(default_factory=itertools.count)
     usage: schema.UsageUpdate | None = None  # the latest, shown once before the turn's end
 
@@ -234,8 +237,8 @@ class SessionLog:
             raw = _decode_object(params)
         except (msgspec.DecodeError, RecursionError):
             return
-        session_id, body = raw.get("sessionId"), raw.get("update")
-        if isinstance(session_id, str) and isinstance(body, dict):
+        session_id, body = raw.get("sessionId"), as_object(raw.get("update"))
+        if isinstance(session_id, str) and body is not None:
             update = v1.translate(session_id, body)
             if update is not None:
                 session = self._session(session_id)
@@ -264,7 +267,7 @@ class SessionLog:
             self._v1_turn(params, prompt_end(answer, envelope.error))
             return
         if envelope.error is not msgspec.UNSET:
-            error = envelope.error if isinstance(envelope.error, dict) else {}
+            error = as_object(envelope.error) or {}
             self.output.print(
                 Text.assemble(
                     ("✗ ", "red"),
@@ -619,8 +622,7 @@ class SessionLog:
             plan = view.plans.get(str(item.payload))
             return None if plan is None else plan_block(plan)
         if kind == "stop":
-            assert isinstance(item.payload, tuple)
-            stop_reason, error = item.payload
+            stop_reason, error = cast("tuple[str | None, schema.Error | None]", item.payload)
             return stop_line(stop_reason, error)
         if kind == "notice":
             assert isinstance(item.payload, schema.Notice)
@@ -629,11 +631,9 @@ class SessionLog:
             assert isinstance(item.payload, schema.UsageUpdate)
             return usage_line(item.payload)
         if kind == "config":
-            assert isinstance(item.payload, list)
-            return config_block(item.payload)
+            return config_block(cast("list[schema.SessionConfigOption]", item.payload))
         if kind == "commands":
-            assert isinstance(item.payload, list)
-            return commands_block(item.payload)
+            return commands_block(cast("list[schema.AvailableCommand]", item.payload))
         if kind == "elicitation":
             assert isinstance(item.payload, ElicitationRequest)
             return elicitation_block(item.payload)

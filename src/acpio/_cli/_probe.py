@@ -23,13 +23,14 @@ import anyio
 import anyio.abc
 import msgspec
 
+from .._json import JsonValue, decode_json
 from ..testing import ConformanceChecker, Transcript
 
 __all__ = ["RawAgent"]
 
 STDERR_LIMIT: Final = 64 * 1024
 _encode = msgspec.json.encode
-_decode = msgspec.json.Decoder().decode
+_decode = decode_json
 
 
 def is_array(line: bytes) -> bool:
@@ -37,7 +38,7 @@ def is_array(line: bytes) -> bool:
     return line.lstrip().startswith(b"[")
 
 
-def parse(line: bytes) -> object:
+def parse(line: bytes) -> JsonValue:
     """The line as JSON, or ``None`` when it is not JSON."""
     try:
         return _decode(line)
@@ -189,7 +190,7 @@ class RawAgent:
         """Encode and send one message; returns the index of the next agent line."""
         return await self.send(_encode(message))
 
-    async def request(self, request_id: str, method: str, params: object) -> object:
+    async def request(self, request_id: str, method: str, params: object) -> JsonValue:
         """Send a request and return its parsed response (``None`` when none came in time)."""
         message: dict[str, object] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:

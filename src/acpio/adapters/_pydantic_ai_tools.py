@@ -48,6 +48,8 @@ async def read_file(path: str) -> str:
     """
     session = current_session()
     target = _absolute(path, session)
+    # What the model gets when the client cancels the call (its block then ends early).
+    text = f"Reading {target} was cancelled."
     async with session.tool_call(
         f"Read {target}", kind="read", raw_input={"path": path}, locations=[target]
     ) as call:
@@ -73,6 +75,7 @@ async def write_file(path: str, content: str) -> str:
     """
     session = current_session()
     target = _absolute(path, session)
+    written = f"Writing {target} was cancelled."  # unless the block runs to its end
     async with session.tool_call("Write a file", kind="edit", raw_input={"path": path}) as call:
         try:
             edit = await call.propose_edit(target, content)
@@ -85,7 +88,8 @@ async def write_file(path: str, content: str) -> str:
             await edit.apply()
         except acpio.EditRefused as refused:  # the call is failed with the same sentence
             return f"The edit was refused: {refused}"
-    return f"Wrote {len(content.encode())} bytes to {edit.path}."
+        written = f"Wrote {len(content.encode())} bytes to {edit.path}."
+    return written
 
 
 async def run_command(command: str) -> str:
@@ -98,6 +102,7 @@ async def run_command(command: str) -> str:
         command: The command line, run with /bin/sh.
     """
     session = current_session()
+    summary = f"`{command}` was cancelled."  # unless the block runs to its end
     async with session.tool_call(
         f"Run `{command}`", kind="execute", raw_input={"command": command}
     ) as call:
@@ -112,8 +117,11 @@ async def run_command(command: str) -> str:
         await call.update(raw_output={"exitCode": result.exit_code, "signal": result.signal})
         if not result.success:
             await call.fail(f"exit code {result.exit_code}")
-    ending = f"exit code {result.exit_code}" if result.signal is None else f"signal {result.signal}"
-    return f"`{command}` finished with {ending}. Output:\n{result.text}"
+        ending = (
+            f"exit code {result.exit_code}" if result.signal is None else f"signal {result.signal}"
+        )
+        summary = f"`{command}` finished with {ending}. Output:\n{result.text}"
+    return summary
 
 
 async def update_plan(entries: list[PlanItem]) -> str:

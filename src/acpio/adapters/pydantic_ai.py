@@ -31,10 +31,10 @@ from __future__ import annotations
 import base64
 import logging
 import os
-from collections.abc import AsyncIterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import anyio
 import anyio.lowlevel
@@ -57,6 +57,7 @@ from pydantic_ai.toolsets import AbstractToolset
 
 import acpio
 from acpio import schema
+from acpio._json import as_list
 
 from ._pydantic_ai_context import (
     SELF_REPORTING,
@@ -79,7 +80,7 @@ __all__ = [
     "is_self_reporting",
 ]
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 #: Argument names whose string values are file paths (shown as tool-call locations).
 PATH_ARGUMENTS: Final = frozenset(
@@ -159,7 +160,7 @@ class ACPAgent(acpio.Agent):
     """
 
     # pydantic-ai connects to stdio and streamable-HTTP MCP servers (see mcp_toolsets).
-    mcp_transports = ("stdio", "http")
+    mcp_transports: ClassVar[Collection[str]] = ("stdio", "http")
 
     def __init__(
         self,
@@ -173,7 +174,7 @@ class ACPAgent(acpio.Agent):
     ) -> None:
         super().__init__()
         self.agent: Final = agent
-        self.info = info or acpio.Implementation(
+        self.info: acpio.Implementation = info or acpio.Implementation(
             name=agent.name or "pydantic-ai-agent", version=_version()
         )
         self.models: Final = tuple(models)
@@ -297,7 +298,7 @@ def user_prompt_of(prompt: Sequence[acpio.ContentBlock]) -> list[pai.UserContent
             resource = block.resource
             if isinstance(resource, schema.TextResourceContents):
                 content.append(f"Contents of {resource.uri}:\n{resource.text}")
-            elif isinstance(resource, schema.BlobResourceContents):
+            else:
                 mime = resource.mime_type if isinstance(resource.mime_type, str) else None
                 content.append(
                     pai.BinaryContent(
@@ -309,8 +310,9 @@ def user_prompt_of(prompt: Sequence[acpio.ContentBlock]) -> list[pai.UserContent
     return content
 
 
-def _list(value: list[Any] | None | object) -> list[Any]:
-    return value if isinstance(value, list) else []
+def _list(value: object) -> list[Any]:
+    items: list[Any] = as_list(value) or []
+    return items
 
 
 def _b64(data: str) -> bytes:
@@ -432,6 +434,7 @@ class _SessionBridge(AbstractCapability[None]):
         if is_self_reporting(tool_def):
             return await handler(args)
         handle = self._handle(call)
+        result: Any = None  # when the client cancels the call, its block ends early
         async with handle:
             result = await handler(args)
             await handle.update(raw_output=_jsonable(result))
@@ -472,7 +475,7 @@ def _locations(args: Mapping[str, object], cwd: str) -> list[str] | None:
     for key, value in args.items():
         if key.lower() not in PATH_ARGUMENTS:
             continue
-        for item in value if isinstance(value, list) else [value]:
+        for item in as_list(value) or [value]:
             if isinstance(item, str) and item:
                 found.append(os.path.normpath(os.path.join(cwd, item)))
     return found or None

@@ -283,7 +283,7 @@ from ._generated import UsageUpdate as UsageUpdate
 from ._generated import UserMessage as UserMessage
 from ._generated import UserMessageChunk as UserMessageChunk
 
-__all__ = (
+__all__: tuple[str, ...] = (
     "AGENT_METHODS",
     "AUTHENTICATION_REQUIRED",
     "AbsolutePath",

@@ -22,9 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Self, TypeAlias
+from typing import ClassVar, TypeAlias
 
 import msgspec
+
+from .._json import as_object
 
 __all__ = (
     "AcpStruct",
@@ -91,13 +93,6 @@ class UnknownVariant:
             )
         self.raw = payload
 
-    @classmethod
-    def _from_decoded(cls, raw: dict[str, object]) -> Self:
-        # The decoder already checked the discriminators; skip the copy and checks.
-        obj = cls.__new__(cls)
-        obj.raw = raw
-        return obj
-
     def _tag(self, key: str) -> str:
         value = self.raw[key]
         if not isinstance(value, str):  # only reachable if `raw` was mutated
@@ -110,7 +105,7 @@ class UnknownVariant:
         assert isinstance(other, UnknownVariant)
         return self.raw == other.raw
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, like the Structs
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable, like the Structs
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.raw!r})"
@@ -145,6 +140,13 @@ _JSON_TYPE_NAMES: Mapping[type, str] = {
     bool: "bool",
     type(None): "null",
 }
+
+
+def _unknown_from_decoded(cls: type[UnknownVariant], raw: dict[str, object]) -> UnknownVariant:
+    # The decoder already checked the discriminators; skip the copy and checks.
+    obj = cls.__new__(cls)
+    obj.raw = raw
+    return obj
 
 
 def _json_type(obj: object) -> str:
@@ -184,8 +186,9 @@ class UnionDecoder:
         :raises ValueError: when `obj` fits no variant.
         (msgspec turns both into a `msgspec.ValidationError` carrying the location.)
         """
-        if not isinstance(obj, dict):
+        if (fields := as_object(obj)) is None:
             raise TypeError(f"Expected `object`, got `{_json_type(obj)}`")
+        obj = fields
         key = self.key
         if key is None or key not in obj:
             if self.untagged:
@@ -198,7 +201,7 @@ class UnionDecoder:
         if variant is None:
             if self.unknown is None:
                 raise ValueError(f"Invalid enum value {tag!r} - at `$.{key}`")
-            return self.unknown._from_decoded(obj)
+            return _unknown_from_decoded(self.unknown, obj)
         if isinstance(variant, UnionDecoder):
             return variant.decode(obj)
         return _convert(obj, variant)

@@ -8,17 +8,20 @@ path of the bad value, e.g. ``Expected `str`, got `int` - at `$.prompt[0].text``
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
 import msgspec
 
 from ._base import dec_hook, enc_hook, join_error_path
 
-__all__ = ("convert", "decode", "encode", "to_builtins")
+__all__ = ("convert", "decode", "encode", "encoder", "to_builtins")
 
 T = TypeVar("T")
 
-_encoder = msgspec.json.Encoder(enc_hook=enc_hook)
+encoder: Final = msgspec.json.Encoder(enc_hook=enc_hook)
+"""The one JSON encoder of protocol objects (the framing module encodes with it too)."""
+# The name the session layer imports today (its owner switches to ``encoder``; then drop it).
+_encoder = encoder
 _decoders: dict[object, msgspec.json.Decoder[Any]] = {}
 
 
@@ -28,7 +31,7 @@ def encode(obj: object) -> bytes:
     `msgspec.UNSET` fields are omitted and `None` is written as ``null``; unknown union values
     are written back exactly as they were received.
     """
-    return _encoder.encode(obj)
+    return encoder.encode(obj)
 
 
 def _decoder(tp: object) -> msgspec.json.Decoder[Any]:

@@ -5762,7 +5762,7 @@ PROTOCOL_METHODS: Final[dict[str, MethodSpec]] = {
 }
 """Protocol-level notifications either side may send."""
 
-__all__ = (
+__all__: tuple[str, ...] = (
     "AGENT_METHODS",
     "AUTHENTICATION_REQUIRED",
     "AbsolutePath",

@@ -61,7 +61,7 @@ class AgentProcess:
         self._exit_timeout = exit_timeout
         self._process: anyio.abc.Process | None = None
         self._stderr = bytearray()
-        self.stderr_total = 0
+        self.stderr_total: int = 0
         """How many bytes the agent wrote to stderr in all (more than are kept)."""
         self._stderr_done: anyio.Event | None = None
 

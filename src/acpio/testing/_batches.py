@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from .._json import as_object
 from ._rules import short as _short
-from ._session_rules import JsonObject, Request
+from ._session_rules import JsonObject, Request, shown_id
 
 __all__ = ("Batches", "BatchEvent", "id_key", "valid_id")
 
@@ -51,9 +52,9 @@ def _is_message(item: JsonObject) -> bool:
 class _Batch:
     """A client batch awaiting its reply: one array with a response per request."""
 
-    requests: dict[object, Request] = field(default_factory=dict)  # by id key
+    requests: dict[object, Request] = field(default_factory=dict[object, Request])  # by id key
     invalid: int = 0  # entries that are no message and have no usable id: errors with id null
-    invalid_ids: set[object] = field(default_factory=set)  # no message, but a usable id
+    invalid_ids: set[object] = field(default_factory=set[object])  # no message, but a usable id
     empty: bool = False  # [] is answered with one error object, never with an array
 
 
@@ -73,8 +74,9 @@ class Batches:
         """Note a client batch; `register` handles one entry like a single client message and
         returns the request it registered, if any."""
         batch = _Batch(empty=not items)
-        for item in items:
-            if not isinstance(item, dict):
+        for entry in items:
+            item = as_object(entry)
+            if item is None:
                 batch.invalid += 1
                 continue
             request = register(item)
@@ -192,7 +194,7 @@ class Batches:
             if request_key not in seen and self._pending.get(request_key) is request:
                 # Reported here, so not again as never answered.
                 del self._pending[request_key]
-                shown = request_key[1] if isinstance(request_key, tuple) else request_key
+                shown = shown_id(request_key)
                 yield (
                     "jsonrpc",
                     f"the batch reply has no response to {request.method} (id {_short(shown)})",

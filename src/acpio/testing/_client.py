@@ -24,7 +24,6 @@ import os
 import shlex
 import shutil
 import tempfile
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Final, Self, TypeAlias, TypeVar
@@ -36,13 +35,14 @@ import msgspec
 from .. import schema
 from .._agent import Agent, serve
 from .._connection import Connection
-from .._errors import ConnectionClosed, RequestError
 from .._history import SessionStore
+from .._json import as_str_list, decode_json, get_field
 from .._limits import AgentLimits
 from .._transport import StreamPair, memory_stream_pair
-from ._agent_process import EXIT_TIMEOUT, STDERR_GRACE, STDERR_LIMIT, AgentProcess
-from ._client_handler import ClientHandler, Probe
-from ._client_session import ClientSession, decoder
+from ._agent_process import EXIT_TIMEOUT, STDERR_LIMIT, AgentProcess
+from ._client_handler import ClientHandler
+from ._client_link import ClientLink
+from ._client_session import ClientSession, ClientSessions, apply_v1_setup, decoder
 from ._conformance import ConformanceChecker, ConformanceReport, Violation
 from ._elicitation_policy import ElicitationPolicy, ElicitationRequest
 from ._policy import (
@@ -54,15 +54,13 @@ from ._policy import (
 from ._rules import ConformanceError
 from ._transcript import Transcript
 from ._v1_client import V1Client
-from ._waits import AgentExitedError, MockClientError, Waits
+from ._waits import MockClientError
 
 __all__ = ("MockClient",)
 
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT: Final = 10.0
-_CONTEXT_MESSAGES: Final = 20
-_CONTEXT_STDERR: Final = 4000
 
 _PolicyLike: TypeAlias = (
     PermissionPolicy
@@ -70,7 +68,7 @@ _PolicyLike: TypeAlias = (
     | Callable[[PermissionRequest], Awaitable[PolicyDecision]]
 )
 
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 
 
 # --------------------------------------------------------------------------- client
@@ -149,8 +147,8 @@ class MockClient:
         if isinstance(agent, Agent):
             self._agent = agent
         else:
-            command = shlex.split(agent) if isinstance(agent, str) else list(agent)
-            if not command or not all(isinstance(arg, str) for arg in command):
+            command = as_str_list(shlex.split(agent) if isinstance(agent, str) else list(agent))
+            if not command:
                 raise TypeError(f"expected an acpio.Agent or a command line, got {agent!r}")
             self._process = AgentProcess(
                 command,
@@ -163,10 +161,9 @@ class MockClient:
             policy if policy is not None else PermissionPolicy.reject()
         )
         self.strict = strict
-        self.timeout = timeout
         self._initialize = initialize
         self.protocol_version = protocol_version
-        self.client_info = client_info or schema.Implementation(
+        self.client_info: schema.Implementation = client_info or schema.Implementation(
             name="acpio-mock-client", version="0.1.0", title="acpio MockClient"
         )
         self.elicitation_policy: ElicitationPolicy | None = elicitation
@@ -178,17 +175,23 @@ class MockClient:
                     url=schema.ElicitationUrlCapabilities(),
                 )
             )
-        self.capabilities = capabilities or schema.ClientCapabilities()
+        self.capabilities: schema.ClientCapabilities = capabilities or schema.ClientCapabilities()
         self._default_cwd = os.fspath(cwd) if cwd is not None else None
         self._store = store
         self._limits = limits
         self._exit_timeout = exit_timeout
 
-        self.transcript = Transcript()
-        self.checker = ConformanceChecker(strict=False, protocol_version=protocol_version)
+        self.transcript: Transcript = Transcript()
+        self.checker: ConformanceChecker = ConformanceChecker(
+            strict=False, protocol_version=protocol_version
+        )
+        self._link = ClientLink(timeout, self.transcript, self._process)
+        self._sessions = ClientSessions(self, self._link)
+        self._handler = ClientHandler(self, self._sessions)
         self.v1: V1Client | None = (
             V1Client(
-                self,
+                self._sessions,
+                self._handler,
                 terminal=client_terminal,
                 read_text_file=client_fs,
                 write_text_file=client_fs,
@@ -198,27 +201,30 @@ class MockClient:
             else None
         )
         """The v1 side of the client (``None`` on v2): its terminals, files written, buffers."""
+        self._sessions.v1 = self.v1
         self.permission_requests: list[PermissionRequest] = []
         self.elicitation_requests: list[ElicitationRequest] = []
-        self.sessions: dict[str, ClientSession] = {}
+        self.sessions: dict[str, ClientSession] = self._sessions.by_id
         self.initialize_response: schema.InitializeResponse | None = None
 
-        self._connection: Connection | None = None
-        self._task_group: anyio.abc.TaskGroup | None = None
-        # Made on entry: it belongs to the event loop of the test.
-        self._agent_done: anyio.Event | None = None
-        self._waits = Waits(self._context)
-        self._handler = ClientHandler(self)
         self._seen_permissions: set[int] = set()
         self._seen_elicitations: set[int] = set()
         self._closing = False
-        self._agent_gone = False
         self._temp_dir: str | None = None
         self._entered = False
         _register(self)
 
     def __repr__(self) -> str:
         return f"<MockClient {self.name}>"
+
+    @property
+    def timeout(self) -> float:
+        """The default bound of every wait and request, in seconds."""
+        return self._link.timeout
+
+    @timeout.setter
+    def timeout(self, timeout: float) -> None:
+        self._link.timeout = timeout
 
     @property
     def name(self) -> str:
@@ -234,8 +240,8 @@ class MockClient:
         if self._entered:
             raise RuntimeError("a MockClient can be entered only once")
         self._entered = True
-        self._agent_done = anyio.Event()
-        group = self._task_group = anyio.create_task_group()
+        self._link.agent_done = anyio.Event()
+        group = self._link.task_group = anyio.create_task_group()
         await group.__aenter__()
         try:
             streams = await self._start_agent(group)
@@ -246,7 +252,7 @@ class MockClient:
                 on_raw_message=self._handler.observe,
             )
             await connection.__aenter__()
-            self._connection = connection
+            self._link.connection = connection
             group.start_soon(self._watch_connection, connection)
             if self._initialize:
                 await self.initialize()
@@ -266,7 +272,7 @@ class MockClient:
         self._raise_after_close(exc)
 
     def _raise_after_close(self, exc: BaseException | None) -> None:
-        failure = self._waits.failure
+        failure = self._link.waits.failure
         if failure is None or failure is exc:
             return
         if exc is None:
@@ -280,7 +286,7 @@ class MockClient:
             return client_side
         assert self._process is not None
         try:
-            return await self._process.start(group, self._changed)
+            return await self._process.start(group, self._link.changed)
         except OSError as exc:
             raise MockClientError(f"could not start the agent {self.name!r}: {exc}") from exc
 
@@ -288,161 +294,43 @@ class MockClient:
         try:
             await serve(agent, streams, store=self._store, limits=self._limits)
         except Exception as exc:
-            self._fail(
-                self._error(MockClientError, f"the in-process agent crashed: {exc!r}"), cause=exc
+            self._link.fail(
+                self._link.error(MockClientError, f"the in-process agent crashed: {exc!r}"),
+                cause=exc,
             )
         finally:
-            assert self._agent_done is not None
-            self._agent_done.set()
-            self._changed()
+            assert self._link.agent_done is not None
+            self._link.agent_done.set()
+            self._link.changed()
 
     async def _watch_connection(self, connection: Connection) -> None:
         await connection.wait_closed()
         if not self._closing:
-            self._agent_gone = True
-        self._changed()
+            self._link.agent_gone = True
+        self._link.changed()
 
     async def _shutdown(self) -> None:
         """Close the connection, then stop the agent; never raises, always bounded."""
         self._closing = True
         # Scopes must nest: the connection and the task group are left at the
         # level they were entered; only the waits in between are shielded.
-        if self._connection is not None:
+        link = self._link
+        if link.connection is not None:
             # Closing our side is what tells the agent to exit (end of its stdin).
-            await self._connection.__aexit__(None, None, None)
+            await link.connection.__aexit__(None, None, None)
         with anyio.CancelScope(shield=True):
             if self._process is not None:
                 await self._process.stop()
-            elif self._agent is not None and self._agent_done is not None:
+            elif self._agent is not None and link.agent_done is not None:
                 with anyio.move_on_after(self._exit_timeout):
-                    await self._agent_done.wait()
-        if self._task_group is not None:
-            self._task_group.cancel_scope.cancel()
-            await self._task_group.__aexit__(None, None, None)
-            self._task_group = None
-        self._changed()
+                    await link.agent_done.wait()
+        if link.task_group is not None:
+            link.task_group.cancel_scope.cancel()
+            await link.task_group.__aexit__(None, None, None)
+            link.task_group = None
+        link.changed()
         if self._temp_dir is not None:
             shutil.rmtree(self._temp_dir, ignore_errors=True)
-
-    # ---------------------------------------------------------------- helpers
-
-    def _session(self, session_id: str, cwd: str | None = None) -> ClientSession:
-        session = self.sessions.get(session_id)
-        if session is None:
-            session = self.sessions[session_id] = ClientSession(self, session_id, cwd)
-        elif cwd is not None:
-            session.cwd = cwd
-        return session
-
-    def _probe(self, session: ClientSession) -> Probe:
-        return Probe(self._handler, session)
-
-    def _changed(self) -> None:
-        self._waits.changed()
-
-    def _fail(self, failure: BaseException, *, cause: BaseException | None = None) -> None:
-        self._waits.fail(failure, cause=cause)
-
-    def _timeout(self, timeout: float | None) -> float:
-        return self.timeout if timeout is None else timeout
-
-    def _deadline(self, timeout: float | None) -> float:
-        return time.monotonic() + self._timeout(timeout)
-
-    def _context(self) -> str:
-        parts: list[str] = []
-        process = self._process
-        if process is not None and process.pid is not None:
-            code = process.returncode
-            parts.append(
-                f"agent process {process.pid}: "
-                + ("still running" if code is None else f"exited with return code {code}")
-            )
-        if process is not None:
-            stderr = process.stderr.decode("utf-8", "backslashreplace")
-            if len(stderr) > _CONTEXT_STDERR:
-                stderr = "..." + stderr[-_CONTEXT_STDERR:]
-            parts.append(
-                f"agent stderr ({process.stderr_total} bytes):\n{stderr}"
-                if stderr
-                else "agent stderr: (empty)"
-            )
-        parts.append(
-            f"last messages ({len(self.transcript)} in the transcript):\n"
-            + (self.transcript.format_tail(_CONTEXT_MESSAGES, width=300) or "(none)")
-        )
-        return "\n\n".join(parts)
-
-    def _error(self, kind: type[MockClientError], message: str) -> MockClientError:
-        return self._waits.error(kind, message)
-
-    def _check_usable(self) -> Connection:
-        if self._waits.failure is not None:
-            raise self._waits.failure
-        if self._connection is None:
-            raise RuntimeError("use the MockClient as an async context manager first")
-        return self._connection
-
-    async def _exited(self, doing: str) -> AgentExitedError:
-        if self._process is not None:
-            # The agent usually exits right after closing its stdout: report its code.
-            await self._process.settle()
-        elif self._agent_done is not None:
-            # An in-process agent that crashed is reported as the crash.
-            with anyio.move_on_after(STDERR_GRACE):
-                await self._agent_done.wait()
-        error = self._error(AgentExitedError, f"the agent closed the connection {doing}")
-        assert isinstance(error, AgentExitedError)
-        return error
-
-    async def _request(
-        self,
-        method: str,
-        params: object,
-        decode: Callable[[msgspec.Raw], T],
-        *,
-        timeout: float | None,
-        on_sent: Callable[[int], None] | None = None,
-    ) -> T:
-        connection = self._check_usable()
-        try:
-            with self._waits.deadline(self._timeout(timeout), f"the response to {method}"):
-                return await connection.request(method, params, decode, on_sent=on_sent)
-        except ConnectionClosed:
-            if self._waits.failure is not None:
-                raise self._waits.failure from None
-            raise await self._exited(f"before answering {method}") from None
-        except RequestError as exc:
-            if self._process is not None:
-                exc.add_note(self._context())
-            raise
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _notify(self, method: str, params: object) -> None:
-        connection = self._check_usable()
-        try:
-            await connection.notify(method, params)
-        except ConnectionClosed:
-            raise await self._exited(f"before {method} could be sent") from None
-        if self._waits.failure is not None:
-            raise self._waits.failure
-
-    async def _wait_until(
-        self,
-        check: Callable[[], T | None],
-        timeout: float | None,
-        what: str,
-    ) -> T:
-        self._check_usable()
-        with self._waits.deadline(self._timeout(timeout), what):
-            while True:
-                value = check()
-                if value is not None and value is not False:
-                    return value
-                if self._agent_gone:
-                    raise await self._exited(f"while the test waited for {what}")
-                await self._waits.next_change()
-        raise AssertionError("unreachable")  # pragma: no cover
 
     # -------------------------------------------------------------- public API
 
@@ -463,7 +351,7 @@ class MockClient:
         violation = self._handler.unseen_violation()
         if self.strict and violation is not None:
             error = ConformanceError(violation)
-            self._fail(error)
+            self._link.fail(error)
             raise error
         return report
 
@@ -485,7 +373,7 @@ class MockClient:
     @property
     def failure(self) -> BaseException | None:
         """The first failure the client recorded (raised from waits and on close)."""
-        return self._waits.failure
+        return self._link.waits.failure
 
     @property
     def agent_info(self) -> schema.Implementation:
@@ -509,7 +397,7 @@ class MockClient:
         """
         if self.v1 is not None:
             version = self.protocol_version if protocol_version is None else protocol_version
-            result = await self._request(
+            result = await self._link.request(
                 "initialize",
                 self.v1.initialize_params(version, client_info or self.client_info),
                 _decode_json,
@@ -524,7 +412,7 @@ class MockClient:
             info=client_info or self.client_info,
             capabilities=capabilities or self.capabilities,
         )
-        response = await self._request(
+        response = await self._link.request(
             "initialize", params, decoder(schema.InitializeResponse), timeout=timeout
         )
         self.initialize_response = response
@@ -557,17 +445,17 @@ class MockClient:
             mcp_servers=list(mcp_servers) if mcp_servers is not None else [],
         )
         if self.v1 is not None:
-            result = await self._request("session/new", params, _decode_json, timeout=timeout)
-            session_id = result.get("sessionId") if isinstance(result, dict) else None
+            result = await self._link.request("session/new", params, _decode_json, timeout=timeout)
+            session_id = get_field(result, "sessionId")
             if not isinstance(session_id, str):
-                raise self._error(MockClientError, f"session/new answered {result!r}")
-            session = self._session(session_id, directory)
-            session._v1_setup(result)
+                raise self._link.error(MockClientError, f"session/new answered {result!r}")
+            session = self._sessions.get(session_id, directory)
+            apply_v1_setup(session, result)
             return session
-        response = await self._request(
+        response = await self._link.request(
             "session/new", params, decoder(schema.NewSessionResponse), timeout=timeout
         )
-        session = self._session(response.session_id, directory)
+        session = self._sessions.get(response.session_id, directory)
         # Updates held until the answer may have been applied already: they are newer.
         session.view.apply_setup(
             response.config_options, response.available_commands, later=session.updates
@@ -583,7 +471,9 @@ class MockClient:
         :raises acpio.RequestError: when the agent refused (``-32602`` for an
             unknown option or value).
         """
-        return await self._session(session_id).set_config_option(config_id, value, timeout=timeout)
+        return await self._sessions.get(session_id).set_config_option(
+            config_id, value, timeout=timeout
+        )
 
     async def resume_session(
         self,
@@ -600,7 +490,7 @@ class MockClient:
         sends ``session/load`` (the agent replays the history before its answer, which is how
         editors reopen a thread) and no replay sends ``session/resume``.
         """
-        session = self._session(session_id, os.fspath(cwd))
+        session = self._sessions.get(session_id, os.fspath(cwd))
         await session.resume(
             replay=replay, additional_directories=additional_directories, timeout=timeout
         )
@@ -629,7 +519,7 @@ class MockClient:
             cwd=os.fspath(cwd) if cwd is not None else msgspec.UNSET,
             cursor=cursor if cursor is not None else msgspec.UNSET,
         )
-        return await self._request(
+        return await self._link.request(
             "session/list", params, decoder(schema.ListSessionsResponse), timeout=timeout
         )
 
@@ -645,11 +535,11 @@ class MockClient:
 
         :raises acpio.RequestError: when the agent answered with an error.
         """
-        return await self._request(method, params, _decode_json, timeout=timeout)
+        return await self._link.request(method, params, _decode_json, timeout=timeout)
 
     async def notify(self, method: str, params: object = None) -> None:
         """Send any notification (see :meth:`request`)."""
-        await self._notify(method, params)
+        await self._link.notify(method, params)
 
     async def wait_for(
         self,
@@ -675,7 +565,7 @@ class MockClient:
             return value if value else None
 
         name = what or str(getattr(predicate, "__qualname__", "a condition"))
-        return await self._wait_until(check, timeout, name)
+        return await self._link.wait_until(check, timeout, name)
 
     async def wait_for_permission_request(
         self,
@@ -704,7 +594,7 @@ class MockClient:
                     return record
             return None
 
-        return await self._wait_until(find, timeout, "a session/request_permission")
+        return await self._link.wait_until(find, timeout, "a session/request_permission")
 
     async def wait_for_elicitation_request(
         self,
@@ -727,7 +617,7 @@ class MockClient:
                     return record
             return None
 
-        return await self._wait_until(find, timeout, "an elicitation/create")
+        return await self._link.wait_until(find, timeout, "an elicitation/create")
 
 
 # --------------------------------------------------------------------------- pytest hook
@@ -742,6 +632,6 @@ def _register(client: MockClient) -> None:
         _registry.append(client)
 
 
-def _set_registry(registry: list[MockClient] | None) -> None:
+def set_registry(registry: list[MockClient] | None) -> None:
     global _registry  # noqa: PLW0603 - one test runs at a time in a pytest process
     _registry = registry

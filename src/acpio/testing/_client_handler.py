@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 import anyio
 import msgspec
@@ -31,19 +31,18 @@ import msgspec
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
-from ._elicitation_policy import ElicitationPolicyError, ElicitationRequest
-from ._policy import CANCELLED_OUTCOME, PermissionPolicyError, PermissionRequest
+from .._json import as_object, decode_json, get_field
+from ._client_session import ClientSessions, SessionTurns
+from ._conformance import ConformanceChecker
+from ._elicitation_policy import ElicitationPolicy, ElicitationPolicyError, ElicitationRequest
+from ._policy import CANCELLED_OUTCOME, PermissionPolicy, PermissionPolicyError, PermissionRequest
 from ._rules import ConformanceError, Violation
-from ._transcript import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction
+from ._transcript import AGENT_TO_CLIENT, CLIENT_TO_AGENT, Direction, Transcript
+from ._v1_client import V1Client, request_params
 
-if TYPE_CHECKING:
-    from ._client import MockClient
-    from ._client_session import ClientSession
-    from ._v1_client import V1Client
+__all__ = ("ClientHandler", "HandlerHost")
 
-__all__ = ("ClientHandler", "Probe")
-
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 
 
 class _Peek(msgspec.Struct):
@@ -72,40 +71,67 @@ _TURN_METHODS: Final = frozenset(
 )
 
 
-class Probe:
-    """Notes how many updates a session had when the response to one request arrived.
+class HandlerHost(Protocol):
+    """What the handler reads of the mock client it serves (its public state)."""
 
-    Updates that precede a response on the wire were applied before the
-    response was read, so this position splits "before" from "after" exactly
-    (replayed history, the updates preceding a prompt's acceptance). Pass it as
-    the request's ``on_sent``.
-    """
+    @property
+    def strict(self) -> bool:
+        """Whether a protocol violation fails the test."""
+        ...
 
-    def __init__(self, handler: ClientHandler, session: ClientSession) -> None:
-        self.handler = handler
-        self.session = session
-        self.position: int | None = None
-        """The number of the session's updates when the response arrived."""
-        self.request_id: int | None = None
-        """The id of the request, once it was sent."""
+    @property
+    def checker(self) -> ConformanceChecker:
+        """The conformance checker every line is fed to."""
+        ...
 
-    def __call__(self, request_id: int) -> None:
-        self.request_id = request_id
-        self.handler.probes[request_id] = self
+    @property
+    def transcript(self) -> Transcript:
+        """The record of every line."""
+        ...
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The first failure the client recorded."""
+        ...
+
+    @property
+    def v1(self) -> V1Client | None:
+        """The client's v1 side (``None`` on v2)."""
+        ...
+
+    @property
+    def permission_policy(self) -> PermissionPolicy:
+        """Answers permission requests."""
+        ...
+
+    @property
+    def elicitation_policy(self) -> ElicitationPolicy | None:
+        """Answers ``elicitation/create`` (``None``: not served)."""
+        ...
+
+    @property
+    def permission_requests(self) -> list[PermissionRequest]:
+        """Every permission request, in arrival order."""
+        ...
+
+    @property
+    def elicitation_requests(self) -> list[ElicitationRequest]:
+        """Every elicitation request, in arrival order."""
+        ...
 
 
 class ClientHandler:
     """What the mock client does with each line (see the module docstring)."""
 
-    def __init__(self, client: MockClient) -> None:
+    def __init__(self, client: HandlerHost, sessions: ClientSessions) -> None:
         self._client = client
-        self.probes: dict[int, Probe] = {}
-        """Probes by the id of the request they watch, until its response arrives."""
+        self._sessions = sessions
+        self._link = sessions.link
         self.pending_permissions: dict[int | str, PermissionRequest] = {}
         """Permission requests the policy has not answered yet, by request id."""
         self.pending_elicitations: dict[int | str, ElicitationRequest] = {}
         """Elicitation requests not answered yet, by request id."""
-        self.prompts: dict[int, ClientSession] = {}
+        self.prompts: dict[int, SessionTurns] = {}
         """The session of each ``session/prompt`` sent and not answered yet, by request id."""
         self.permission_scopes: dict[int | str, anyio.CancelScope] = {}
         """v1: the scope of each pending permission's policy, cancelled by ``session/cancel``."""
@@ -130,17 +156,17 @@ class ClientHandler:
         try:
             client.checker.observe(wire, entry.data)
         except Exception as exc:
-            client._fail(exc)
+            self._link.fail(exc)
         violation = self.unseen_violation()
         if client.strict and violation is not None and client.failure is None:
-            client._fail(ConformanceError(violation))
+            self._link.fail(ConformanceError(violation))
         if wire == AGENT_TO_CLIENT:
             self._correlate(entry.data)
         else:
             self._track_sent(entry.data)
         # Also for the client's own lines: an answer is written after the change it
         # answers was announced, and a test may be waiting to see it.
-        client._changed()
+        self._link.changed()
 
     def _correlate(self, data: bytes) -> None:
         try:
@@ -150,15 +176,15 @@ class ClientHandler:
         if peek.method is None:
             if type(peek.id) is not int:
                 return
-            probe = self.probes.pop(peek.id, None)
+            probe = self._sessions.probes.pop(peek.id, None)
             if probe is not None:
                 probe.position = len(probe.session.updates)
-            session = self.prompts.pop(peek.id, None)
+            turns = self.prompts.pop(peek.id, None)
             v1 = self._client.v1
-            if v1 is not None and session is not None:
+            if v1 is not None and turns is not None:
                 self._v1_answered(v1, peek.id, data)
-            elif session is not None:
-                session._prompt_answered(peek.id, accepted=peek.error is msgspec.UNSET)
+            elif turns is not None:
+                turns.prompt_answered(peek.id, accepted=peek.error is msgspec.UNSET)
         elif peek.method == schema.CANCEL_REQUEST_METHOD and isinstance(peek.params, msgspec.Raw):
             try:
                 request_id = _decode_cancel(peek.params).request_id
@@ -180,7 +206,8 @@ class ClientHandler:
             message = _decode_json(data)
         except (msgspec.DecodeError, RecursionError):
             return
-        if isinstance(message, dict):
+        message = as_object(message)
+        if message is not None:
             v1.prompt_answered(request_id, message.get("result"), message.get("error"))
 
     def _track_sent(self, data: bytes) -> None:
@@ -193,16 +220,16 @@ class ClientHandler:
             session_id = _decode_session(peek.params).session_id
         except (msgspec.DecodeError, RecursionError):
             return
-        session = self._client.sessions.get(session_id) if isinstance(session_id, str) else None
-        if session is None:
+        turns = self._sessions.known_turns(session_id) if isinstance(session_id, str) else None
+        if turns is None:
             return
         if peek.method != "session/prompt":
-            session._cancel_sent()
+            turns.cancel_sent()
         elif type(peek.id) is int:
-            self.prompts[peek.id] = session
-            session._prompt_sent(peek.id)
+            self.prompts[peek.id] = turns
+            turns.prompt_sent(peek.id)
             if self._client.v1 is not None:
-                self._client.v1.prompt_sent(session, peek.id, _decode_json(peek.params))
+                self._client.v1.prompt_sent(turns, peek.id, _decode_json(peek.params))
 
     # ------------------------------------------------------------ agent calls
 
@@ -226,36 +253,31 @@ class ClientHandler:
             v1 = self._client.v1
             if v1 is not None:
                 v1.apply_update(params)
-                self._client._changed()
+                self._link.changed()
             else:
                 self._apply_update(params)
         elif method == "elicitation/complete" and params is not None:
             with contextlib.suppress(msgspec.DecodeError, RecursionError):
                 done = _decode_json(params)
-                elicitation_id = done.get("elicitationId") if isinstance(done, dict) else None
+                elicitation_id = get_field(done, "elicitationId")
                 for request in self._client.elicitation_requests:
                     if request.elicitation_id == elicitation_id:
                         request.completed = True
-            self._client._changed()
+            self._link.changed()
 
     def _apply_update(self, params: msgspec.Raw) -> None:
         try:
             notification = schema.decode(params, schema.UpdateSessionNotification)
         except (msgspec.DecodeError, RecursionError):
             return  # the conformance checker reports it; the transcript keeps it
-        self._client._session(notification.session_id)._receive(notification.update)
-        self._client._changed()
+        self._sessions.turns(notification.session_id).receive(notification.update)
+        self._link.changed()
 
     async def _answer_permission(
         self, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
         client = self._client
-        try:
-            raw = _decode_json(params) if params is not None else {}
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise RequestError.invalid_params(str(exc)) from None
-        if not isinstance(raw, dict):
-            raise RequestError.invalid_params("params must be an object")
+        raw = request_params(params)
         record = PermissionRequest(context.id, raw, time.monotonic())
         client.permission_requests.append(record)
         self.pending_permissions[context.id] = record
@@ -263,8 +285,8 @@ class ClientHandler:
             client.v1.apply_permission_tool_call(raw)
         else:
             self._apply_subject(params)
-        client._changed()
-        outcome: dict[str, object]
+        self._link.changed()
+        outcome: dict[str, object] = dict(CANCELLED_OUTCOME)
         scope = self.permission_scopes[context.id] = anyio.CancelScope()
         try:
             with scope:
@@ -274,18 +296,17 @@ class ClientHandler:
         finally:
             self.pending_permissions.pop(context.id, None)
             self.permission_scopes.pop(context.id, None)
-        record._resolve(outcome, time.monotonic())
-        client._changed()
+        record.record_answer(outcome, time.monotonic())
+        self._link.changed()
         return {"outcome": outcome}
 
     def _apply_subject(self, params: msgspec.Raw | None) -> None:
-        client = self._client
         with contextlib.suppress(msgspec.DecodeError):
             typed = schema.decode(params or b"{}", schema.RequestPermissionRequest)
             subject = typed.subject
             if isinstance(subject, schema.ToolCallPermissionSubject):
                 # Editors show the subject like a tool_call_update before prompting.
-                client._session(typed.session_id).view.apply_tool_call(subject.tool_call)
+                self._sessions.get(typed.session_id).view.apply_tool_call(subject.tool_call)
 
     async def _decide(self, record: PermissionRequest) -> dict[str, object]:
         client = self._client
@@ -305,7 +326,7 @@ class ClientHandler:
                     f"for {record.describe()}"
                 )
             )
-            client._fail(failure, cause=exc if failure is not exc else None)
+            self._link.fail(failure, cause=exc if failure is not exc else None)
             return dict(CANCELLED_OUTCOME)
 
     async def _answer_elicitation(
@@ -314,16 +335,11 @@ class ClientHandler:
         client = self._client
         policy = client.elicitation_policy
         assert policy is not None
-        try:
-            raw = _decode_json(params) if params is not None else {}
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise RequestError.invalid_params(str(exc)) from None
-        if not isinstance(raw, dict):
-            raise RequestError.invalid_params("params must be an object")
+        raw = request_params(params)
         record = ElicitationRequest(context.id, raw)
         client.elicitation_requests.append(record)
         self.pending_elicitations[context.id] = record
-        client._changed()
+        self._link.changed()
         answer: dict[str, object] | None = None
         try:
             try:
@@ -336,11 +352,11 @@ class ClientHandler:
                         f"the elicitation policy {policy!r} raised {exc!r} for {record.describe()}"
                     )
                 )
-                client._fail(failure, cause=exc if failure is not exc else None)
+                self._link.fail(failure, cause=exc if failure is not exc else None)
                 answer = {"action": "cancel"}
         finally:
             self.pending_elicitations.pop(context.id, None)
             # Withdrawn by the agent: the connection answers -32800 (request cancelled).
-            record._resolve(answer)
-            client._changed()
+            record.record_answer(answer)
+            self._link.changed()
         return answer

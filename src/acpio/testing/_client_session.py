@@ -26,19 +26,30 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar
+from typing import Final, Protocol, TypeAlias, TypeVar
 
 import msgspec
 
 from .. import schema
+from .._json import decode_json, get_field
+from ._client_link import ClientLink
 from ._policy import PermissionRequest
 from ._v1_shapes import config_options as v1_config_options
 from ._view import SessionView, TerminalView, ToolCallView
 
-if TYPE_CHECKING:
-    from ._client import MockClient
-
-__all__ = ("ClientSession", "PromptInput", "Turn", "TurnResult", "decoder")
+__all__ = (
+    "ClientSession",
+    "ClientSessions",
+    "Probe",
+    "PromptInput",
+    "SessionClient",
+    "SessionTurns",
+    "Turn",
+    "TurnResult",
+    "V1Turns",
+    "apply_v1_setup",
+    "decoder",
+)
 
 T = TypeVar("T")
 
@@ -111,9 +122,12 @@ class Turn:
     turn.
     """
 
-    def __init__(self, session: ClientSession, message_id: str, prompt: SentPrompt) -> None:
+    def __init__(
+        self, session: ClientSession, turns: SessionTurns, message_id: str, prompt: SentPrompt
+    ) -> None:
         self.session: Final = session
         self.message_id: Final = message_id
+        self._turns = turns
         self._prompt = prompt
 
     def __repr__(self) -> str:
@@ -122,7 +136,7 @@ class Turn:
     @property
     def result(self) -> TurnResult | None:
         """The result once the turn ended, else ``None``."""
-        return self.session._turn_result(self)
+        return self._turns.turn_result(self.message_id, self._prompt)
 
     @property
     def done(self) -> bool:
@@ -135,8 +149,8 @@ class Turn:
         :raises AgentTimeoutError: when it did not end within ``timeout``
             seconds (default: the client's timeout).
         """
-        return await self.session.client._wait_until(
-            lambda: self.session._turn_result(self),
+        return await self._turns.link.wait_until(
+            lambda: self._turns.turn_result(self.message_id, self._prompt),
             timeout,
             f"the idle state_update ending turn {self.message_id}",
         )
@@ -153,6 +167,235 @@ def _blocks(content: PromptInput) -> list[object]:
     return [schema.TextContent(text=item) if isinstance(item, str) else item for item in content]
 
 
+class SessionClient(Protocol):
+    """What a :class:`ClientSession` offers of the client that owns it (a :class:`MockClient`)."""
+
+    @property
+    def protocol_version(self) -> int:
+        """The ACP version the client speaks (``1``: the v1 wire)."""
+        ...
+
+    async def wait_for(
+        self,
+        predicate: Callable[[], T | None],
+        *,
+        timeout: float | None = None,
+        what: str | None = None,
+    ) -> T:
+        """Wait until ``predicate()`` is truthy and return its value."""
+        ...
+
+    async def wait_for_permission_request(
+        self,
+        *,
+        session_id: str | None = None,
+        pending: bool | None = None,
+        timeout: float | None = None,
+    ) -> PermissionRequest:
+        """Wait for a permission request (of ``session_id``, if given) and return its record."""
+        ...
+
+
+class V1Turns(Protocol):
+    """What a session needs of the client's v1 side (see ``acpio.testing._v1_client``)."""
+
+    def message_id(self, request_id: int) -> str:
+        """The user messageId the client gave the prompt sent with ``request_id``."""
+        ...
+
+    def cancel_sent(self, session: ClientSession) -> None:
+        """``session/cancel`` went out for ``session``."""
+        ...
+
+    def replay_starts(self, session: ClientSession) -> None:
+        """A ``session/load`` of ``session`` is about to replay its history."""
+        ...
+
+
+class Probe:
+    """Notes how many updates a session had when the response to one request arrived.
+
+    Updates that precede a response on the wire were applied before the
+    response was read, so this position splits "before" from "after" exactly
+    (replayed history, the updates preceding a prompt's acceptance). Pass it as
+    the request's ``on_sent``; the client's handler sets :attr:`position`.
+    """
+
+    def __init__(self, probes: dict[int, Probe], session: ClientSession) -> None:
+        self.probes = probes
+        self.session = session
+        self.position: int | None = None
+        """The number of the session's updates when the response arrived."""
+        self.request_id: int | None = None
+        """The id of the request, once it was sent."""
+
+    def __call__(self, request_id: int) -> None:
+        self.request_id = request_id
+        self.probes[request_id] = self
+
+
+class ClientSessions:
+    """The mock client's sessions by id, each with its turn tracking, and what they share.
+
+    ``client`` is the mock client, ``link`` its requests and waits. :attr:`v1`
+    is the client's v1 side (``None`` on v2); :attr:`probes` the requests
+    whose response position is watched, by request id, until it arrives.
+    """
+
+    def __init__(self, client: SessionClient, link: ClientLink) -> None:
+        self.client: Final = client
+        self.link: Final = link
+        self.by_id: Final[dict[str, ClientSession]] = {}
+        """Every session the client knows, by id (the client's ``sessions``)."""
+        self.probes: Final[dict[int, Probe]] = {}
+        """Probes by the id of the request they watch, until its response arrives."""
+        self.v1: V1Turns | None = None
+        self._turns: dict[str, SessionTurns] = {}
+
+    def get(self, session_id: str, cwd: str | None = None) -> ClientSession:
+        """The session ``session_id`` (made on first use); ``cwd``, when given, is its cwd."""
+        return self.turns(session_id, cwd).session
+
+    def turns(self, session_id: str, cwd: str | None = None) -> SessionTurns:
+        """The turn tracking of session ``session_id`` (the session made on first use)."""
+        turns = self._turns.get(session_id)
+        if turns is None:
+            turns = SessionTurns(ClientSession(self, session_id, cwd), self.link)
+            self._turns[session_id] = turns
+            self.by_id[session_id] = turns.session
+        elif cwd is not None:
+            turns.session.cwd = cwd
+        return turns
+
+    def known_turns(self, session_id: str) -> SessionTurns | None:
+        """The turn tracking of session ``session_id`` if the client knows it."""
+        return self._turns.get(session_id)
+
+    def probe(self, session: ClientSession) -> Probe:
+        """A probe for one request of ``session`` (see :class:`Probe`)."""
+        return Probe(self.probes, session)
+
+
+class SessionTurns:
+    """One session's updates as they arrive, and the turns found from them (module docstring).
+
+    The client's handler reports, in wire order, every update
+    (:meth:`receive`), every prompt sent and how it was answered, and every
+    cancel (or close, or delete) sent.
+    """
+
+    def __init__(self, session: ClientSession, link: ClientLink) -> None:
+        self.session: Final = session
+        self.link: Final = link
+        self.prompts: dict[object, SentPrompt] = {}
+        """Prompts by request id, until a :class:`Turn` takes them."""
+        self.waiting: deque[SentPrompt] = deque()
+        """Prompts sent, not refused, without a run yet; in wire order."""
+        self.current: SentPrompt | None = None
+        """The prompt whose run is active."""
+        self.in_run: bool = False
+        """Whether a run is active."""
+        self._user_messages: dict[str, int] = {}
+        self._run_ends: list[int] = []
+        self._cancels = 0
+
+    def receive(self, update: schema.SessionUpdate) -> None:
+        """Fold one update into the session (``updates``, ``view``) and its turns."""
+        session = self.session
+        index = len(session.updates)
+        session.updates.append(update)
+        session.view.apply(update)
+        if isinstance(update, schema.UserMessage | schema.UserMessageChunk):
+            self._user_messages.setdefault(update.message_id, index)
+        elif isinstance(update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate):
+            # A repeat (or a resume snapshot) while work runs starts nothing.
+            if not self.in_run:
+                self.in_run = True
+                current = self.waiting.popleft() if self.waiting else None
+                if current is not None:
+                    current.start = index
+                self.current = current
+        elif isinstance(update, schema.IdleStateUpdate) and self.in_run:
+            self._end_run(index, update)
+
+    def _end_run(self, index: int, idle: schema.IdleStateUpdate) -> None:
+        self.in_run = False
+        self._run_ends.append(index)
+        current, self.current = self.current, None
+        if current is None:
+            return  # work the agent started on its own
+        current.end = index
+        cancel = current.cancel
+        if idle.stop_reason == "cancelled" and cancel is not None:
+            # The cancel that ended this turn discarded the prompts queued behind it.
+            for prompt in self.waiting:
+                if prompt.cancel == cancel:
+                    prompt.end = index
+            self.waiting = deque(p for p in self.waiting if p.cancel != cancel)
+
+    def prompt_sent(self, request_id: object) -> None:
+        """The client wrote a ``session/prompt`` for this session (called in wire order)."""
+        prompt = SentPrompt(len(self.session.updates))
+        self.prompts[request_id] = prompt
+        self.waiting.append(prompt)
+
+    def prompt_answered(self, request_id: object, accepted: bool) -> None:
+        """The response to a ``session/prompt`` arrived; a refused prompt never runs."""
+        prompt = self.prompts.get(request_id)
+        if prompt is not None and not accepted:
+            del self.prompts[request_id]
+            if prompt in self.waiting:
+                self.waiting.remove(prompt)
+
+    def cancel_sent(self) -> None:
+        """The client wrote ``session/cancel`` (or a close): it applies to every prompt sent
+        so far whose turn has not ended."""
+        self._cancels += 1
+        for prompt in (self.current, *self.waiting):
+            if prompt is not None and prompt.cancel is None:
+                prompt.cancel = self._cancels
+
+    def turn_result(self, message_id: str, prompt: SentPrompt) -> TurnResult | None:
+        """The result of the turn of ``prompt`` (accepted as ``message_id``) once it ended."""
+        if prompt.result is not None or prompt.end is None:
+            return prompt.result
+        updates_seen = self.session.updates
+        end = prompt.end
+        own = self._user_messages.get(message_id)
+        if prompt.start is None:
+            # Discarded while queued: nothing of the cancelled turn is this one's.
+            begin = end
+        else:
+            # From the prompt, or from the end of the run before this one.
+            position = bisect.bisect_left(self._run_ends, prompt.start)
+            previous = self._run_ends[position - 1] if position else -1
+            begin = max(prompt.sent_at, previous + 1)
+        updates = [updates_seen[own]] if own is not None and own < begin else []
+        updates += [
+            update
+            for update in updates_seen[begin : end + 1]
+            if not isinstance(update, schema.UserMessage | schema.UserMessageChunk)
+            or update.message_id == message_id
+        ]
+        idle = updates_seen[end]
+        assert isinstance(idle, schema.IdleStateUpdate)
+        stop_reason = idle.stop_reason if isinstance(idle.stop_reason, str) else None
+        error = idle.error if isinstance(idle.error, schema.Error) else None
+        prompt.result = TurnResult(message_id, stop_reason, error, updates)
+        return prompt.result
+
+
+def apply_v1_setup(session: ClientSession, result: object) -> None:
+    """Take a v1 session setup answer's ``modes`` and ``configOptions`` into ``session``."""
+    modes = get_field(result, "modes")
+    mode = get_field(modes, "currentModeId")
+    if isinstance(mode, str):
+        session.current_mode_id = mode
+    options = v1_config_options(result)
+    if options is not None:
+        session.view.config_options = options
+
+
 class ClientSession:
     """One session as the mock client sees it: its updates, its view and its requests.
 
@@ -162,119 +405,25 @@ class ClientSession:
     conformance checker reports them and the transcript keeps them.
     """
 
-    def __init__(self, client: MockClient, session_id: str, cwd: str | None) -> None:
-        self.client: Final = client
+    def __init__(self, sessions: ClientSessions, session_id: str, cwd: str | None) -> None:
+        self.client: Final = sessions.client
+        """The client that owns the session."""
         self.id: Final = session_id
         self.cwd = cwd
-        self.view = SessionView(session_id)
+        self.view: SessionView = SessionView(session_id)
         self.updates: list[schema.SessionUpdate] = []
         self.replayed: list[schema.SessionUpdate] = []
-        self.closed = False
+        self.closed: bool = False
         self.current_mode_id: str | None = None
         """v1 only: the session mode the agent reported (``modes`` or ``current_mode_update``)."""
-        self._user_messages: dict[str, int] = {}
-        # Turn tracking (see the module docstring), fed by the client's handler.
-        self._prompts: dict[object, SentPrompt] = {}  # by request id, until a Turn takes it
-        self._waiting: deque[SentPrompt] = deque()  # sent, not refused, no run yet; wire order
-        self._current: SentPrompt | None = None  # the prompt whose run is active
-        self._in_run = False
-        self._run_ends: list[int] = []
-        self._cancels = 0
+        self._sessions = sessions
+        self._link = sessions.link
 
     def __repr__(self) -> str:
         return f"<ClientSession {self.id} cwd={self.cwd!r} state={self.view.state!r}>"
 
-    def _receive(self, update: schema.SessionUpdate) -> None:
-        index = len(self.updates)
-        self.updates.append(update)
-        self.view.apply(update)
-        if isinstance(update, schema.UserMessage | schema.UserMessageChunk):
-            self._user_messages.setdefault(update.message_id, index)
-        elif isinstance(update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate):
-            # A repeat (or a resume snapshot) while work runs starts nothing.
-            if not self._in_run:
-                self._in_run = True
-                current = self._waiting.popleft() if self._waiting else None
-                if current is not None:
-                    current.start = index
-                self._current = current
-        elif isinstance(update, schema.IdleStateUpdate) and self._in_run:
-            self._end_run(index, update)
-
-    def _end_run(self, index: int, idle: schema.IdleStateUpdate) -> None:
-        self._in_run = False
-        self._run_ends.append(index)
-        current, self._current = self._current, None
-        if current is None:
-            return  # work the agent started on its own
-        current.end = index
-        cancel = current.cancel
-        if idle.stop_reason == "cancelled" and cancel is not None:
-            # The cancel that ended this turn discarded the prompts queued behind it.
-            for prompt in self._waiting:
-                if prompt.cancel == cancel:
-                    prompt.end = index
-            self._waiting = deque(p for p in self._waiting if p.cancel != cancel)
-
-    def _prompt_sent(self, request_id: object) -> None:
-        """The client wrote a ``session/prompt`` for this session (called in wire order)."""
-        prompt = SentPrompt(len(self.updates))
-        self._prompts[request_id] = prompt
-        self._waiting.append(prompt)
-
-    def _prompt_answered(self, request_id: object, accepted: bool) -> None:
-        """The response to a ``session/prompt`` arrived; a refused prompt never runs."""
-        prompt = self._prompts.get(request_id)
-        if prompt is not None and not accepted:
-            del self._prompts[request_id]
-            if prompt in self._waiting:
-                self._waiting.remove(prompt)
-
-    def _cancel_sent(self) -> None:
-        """The client wrote ``session/cancel`` (or a close): it applies to every prompt sent
-        so far whose turn has not ended."""
-        self._cancels += 1
-        for prompt in (self._current, *self._waiting):
-            if prompt is not None and prompt.cancel is None:
-                prompt.cancel = self._cancels
-
-    def _v1_setup(self, result: object) -> None:
-        """Take the v1 session setup answer's ``modes`` and ``configOptions`` (v1 only)."""
-        modes = result.get("modes") if isinstance(result, dict) else None
-        mode = modes.get("currentModeId") if isinstance(modes, dict) else None
-        if isinstance(mode, str):
-            self.current_mode_id = mode
-        options = v1_config_options(result)
-        if options is not None:
-            self.view.config_options = options
-
-    def _turn_result(self, turn: Turn) -> TurnResult | None:
-        prompt = turn._prompt
-        if prompt.result is not None or prompt.end is None:
-            return prompt.result
-        end = prompt.end
-        own = self._user_messages.get(turn.message_id)
-        if prompt.start is None:
-            # Discarded while queued: nothing of the cancelled turn is this one's.
-            begin = end
-        else:
-            # From the prompt, or from the end of the run before this one.
-            position = bisect.bisect_left(self._run_ends, prompt.start)
-            previous = self._run_ends[position - 1] if position else -1
-            begin = max(prompt.sent_at, previous + 1)
-        updates = [self.updates[own]] if own is not None and own < begin else []
-        updates += [
-            update
-            for update in self.updates[begin : end + 1]
-            if not isinstance(update, schema.UserMessage | schema.UserMessageChunk)
-            or update.message_id == turn.message_id
-        ]
-        idle = self.updates[end]
-        assert isinstance(idle, schema.IdleStateUpdate)
-        stop_reason = idle.stop_reason if isinstance(idle.stop_reason, str) else None
-        error = idle.error if isinstance(idle.error, schema.Error) else None
-        prompt.result = TurnResult(turn.message_id, stop_reason, error, updates)
-        return prompt.result
+    def _tracking(self) -> SessionTurns:
+        return self._sessions.turns(self.id)
 
     # ---------------------------------------------------------------- prompts
 
@@ -287,11 +436,10 @@ class ClientSession:
         turn's ``message_id`` is the one the client gave the prompt's user message.
         """
         params = {"sessionId": self.id, "prompt": _blocks(content)}
-        client = self.client
-        if client.v1 is not None:
+        if self._sessions.v1 is not None:
             return await self._start_v1_prompt(params, timeout)
-        probe = client._probe(self)
-        response = await client._request(
+        probe = self._sessions.probe(self)
+        response = await self._link.request(
             "session/prompt",
             params,
             decoder(schema.PromptResponse),
@@ -299,44 +447,45 @@ class ClientSession:
             on_sent=probe,
         )
         # The handler registered the prompt when it went over the wire.
-        prompt = self._prompts.pop(probe.request_id, None)
+        turns = self._tracking()
+        prompt = turns.prompts.pop(probe.request_id, None)
         if prompt is None:
             raise RuntimeError(f"session/prompt for session {self.id} was not seen on the wire")
-        return Turn(self, response.message_id, prompt)
+        return Turn(self, turns, response.message_id, prompt)
 
     async def _start_v1_prompt(self, params: object, timeout: float | None) -> Turn:
         # A v1 prompt is answered at the end of its turn: the request runs in the client's
         # task group and the turn is handed out once the prompt is on the wire.
-        client = self.client
-        v1 = client.v1
-        group = client._task_group
+        v1 = self._sessions.v1
+        group = self._link.task_group
         assert v1 is not None and group is not None
-        probe = client._probe(self)
+        probe = self._sessions.probe(self)
 
         async def send() -> None:
             # An error answer ended the turn (the handler saw it); anything else (the agent
             # gone, a recorded failure) is raised by the test's waits.
             with contextlib.suppress(Exception):
-                await client._request(
+                await self._link.request(
                     "session/prompt", params, _raw_result, timeout=math.inf, on_sent=probe
                 )
 
         group.start_soon(send)
-        prompt = await client._wait_until(
-            lambda: self._prompts.get(probe.request_id) if probe.request_id is not None else None,
+        turns = self._tracking()
+        prompt = await self._link.wait_until(
+            lambda: turns.prompts.get(probe.request_id) if probe.request_id is not None else None,
             timeout,
             "session/prompt to be sent",
         )
         assert probe.request_id is not None
-        del self._prompts[probe.request_id]
-        return Turn(self, v1.message_id(probe.request_id), prompt)
+        del turns.prompts[probe.request_id]
+        return Turn(self, turns, v1.message_id(probe.request_id), prompt)
 
     async def prompt(self, content: PromptInput, *, timeout: float | None = None) -> TurnResult:
         """Send a prompt and wait until its turn reached idle; returns how it ended.
 
         ``timeout`` bounds the whole turn (default: the client's timeout).
         """
-        deadline = self.client._deadline(timeout)
+        deadline = self._link.deadline(timeout)
         turn = await self.start_prompt(content, timeout=timeout)
         return await turn.wait(timeout=max(deadline - time.monotonic(), 0.0))
 
@@ -346,15 +495,15 @@ class ClientSession:
         On v1 the client then answers the session's pending permission requests
         ``cancelled``, as v1 requires of a client.
         """
-        await self.client._notify(
+        await self._link.notify(
             "session/cancel", schema.CancelSessionNotification(session_id=self.id)
         )
-        if self.client.v1 is not None:
-            self.client.v1.cancel_sent(self)
+        if self._sessions.v1 is not None:
+            self._sessions.v1.cancel_sent(self)
 
     async def close(self, *, timeout: float | None = None) -> None:
         """Send ``session/close``: the agent cancels the work, then frees the session."""
-        await self.client._request(
+        await self._link.request(
             "session/close",
             schema.CloseSessionRequest(session_id=self.id),
             decoder(schema.CloseSessionResponse),
@@ -364,7 +513,7 @@ class ClientSession:
 
     async def delete(self, *, timeout: float | None = None) -> None:
         """Send ``session/delete`` (only for agents that advertise it)."""
-        await self.client._request(
+        await self._link.request(
             "session/delete",
             schema.DeleteSessionRequest(session_id=self.id),
             decoder(schema.DeleteSessionResponse),
@@ -388,7 +537,7 @@ class ClientSession:
         """
         if self.cwd is None:
             raise ValueError("the session's cwd is unknown; use MockClient.resume_session")
-        if self.client.v1 is not None:
+        if self._sessions.v1 is not None:
             return await self._v1_resume(replay, additional_directories, timeout)
         params = schema.ResumeSessionRequest(
             session_id=self.id,
@@ -404,9 +553,9 @@ class ClientSession:
         previous_view = self.view
         if replay:
             self.view = SessionView(self.id)
-        probe = self.client._probe(self)
+        probe = self._sessions.probe(self)
         try:
-            response = await self.client._request(
+            response = await self._link.request(
                 "session/resume",
                 params,
                 decoder(schema.ResumeSessionResponse),
@@ -442,14 +591,14 @@ class ClientSession:
             params = schema.SetSessionConfigOptionIdRequest(
                 session_id=self.id, config_id=config_id, value=value
             )
-        if self.client.v1 is not None:
-            raw = await self.client._request(
+        if self._sessions.v1 is not None:
+            raw = await self._link.request(
                 "session/set_config_option", params, _raw_result, timeout=timeout
             )
             options = v1_config_options(raw) or []
             self.view.config_options = list(options)
             return list(options)
-        response = await self.client._request(
+        response = await self._link.request(
             "session/set_config_option",
             params,
             decoder(schema.SetSessionConfigOptionResponse),
@@ -473,11 +622,11 @@ class ClientSession:
         previous_view = self.view
         if replay:
             self.view = SessionView(self.id)
-            assert self.client.v1 is not None
-            self.client.v1.replay_starts(self)
-        probe = self.client._probe(self)
+            assert self._sessions.v1 is not None
+            self._sessions.v1.replay_starts(self)
+        probe = self._sessions.probe(self)
         try:
-            result = await self.client._request(
+            result = await self._link.request(
                 "session/load" if replay else "session/resume",
                 params,
                 _raw_result,
@@ -487,7 +636,7 @@ class ClientSession:
         except BaseException:
             self.view = previous_view
             raise
-        self._v1_setup(result)
+        apply_v1_setup(self, result)
         end = probe.position if probe.position is not None else len(self.updates)
         self.replayed = self.updates[start:end]
         self.closed = False
@@ -495,7 +644,7 @@ class ClientSession:
 
     async def cancel_tool_call(self, tool_call_id: str, *, timeout: float | None = None) -> None:
         """Send ``tool_call/cancel`` for a tool call that advertises cancellation."""
-        await self.client._request(
+        await self._link.request(
             "tool_call/cancel",
             schema.CancelToolCallRequest(session_id=self.id, tool_call_id=tool_call_id),
             decoder(schema.CancelToolCallResponse),
@@ -504,7 +653,7 @@ class ClientSession:
 
     async def cancel_terminal(self, terminal_id: str, *, timeout: float | None = None) -> None:
         """Send ``terminal/cancel`` for a terminal that advertises cancellation."""
-        await self.client._request(
+        await self._link.request(
             "terminal/cancel",
             schema.CancelTerminalRequest(session_id=self.id, terminal_id=terminal_id),
             decoder(schema.CancelTerminalResponse),
@@ -552,7 +701,7 @@ class ClientSession:
             for name, value in (("id", tool_call_id), ("status", status), ("title", title))
             if value is not None
         )
-        return await self.client._wait_until(find, timeout, f"a tool call ({wanted or 'any'})")
+        return await self._link.wait_until(find, timeout, f"a tool call ({wanted or 'any'})")
 
     async def wait_for_terminal_output(
         self,
@@ -575,7 +724,7 @@ class ClientSession:
                     return terminal
             return None
 
-        return await self.client._wait_until(
+        return await self._link.wait_until(
             find,
             timeout,
             f"terminal {terminal_id or '(any)'} output containing {needle!r}"
@@ -584,7 +733,7 @@ class ClientSession:
 
     async def wait_for_state(self, state: str, *, timeout: float | None = None) -> None:
         """Wait until the session's state is ``state`` (``running``, ``requires_action``, ...)."""
-        await self.client._wait_until(
+        await self._link.wait_until(
             lambda: self.view.state == state or None, timeout, f"session state {state!r}"
         )
 
@@ -600,7 +749,7 @@ class ClientSession:
         )
 
 
-_raw_result = msgspec.json.Decoder().decode
+_raw_result = decode_json
 
 
 def decoder(type_: type[T]) -> Callable[[msgspec.Raw], T]:

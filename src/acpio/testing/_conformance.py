@@ -31,10 +31,11 @@ import importlib.resources
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, cast
 
 import msgspec
 
+from .._json import as_list, as_object, decode_json
 from .._values import is_known_or_custom
 from ..schema import CANCEL_REQUEST_METHOD, KNOWN_PERMISSION_OPTION_KIND
 from ._batches import Batches, id_key, valid_id
@@ -71,7 +72,7 @@ _NULL_ID_ERRORS: Final = frozenset({-32700, -32600})
 # Answers that carry the session's config options and commands.
 _SETUP_ANSWERS: Final = frozenset({"session/new", "session/resume", "session/set_config_option"})
 _V1_SCHEMA: Final = str(importlib.resources.files("acpio.schema").joinpath("v1", "schema.json"))
-_decode_json = msgspec.json.Decoder().decode
+_decode_json = decode_json
 _encode_json = msgspec.json.encode
 
 
@@ -80,11 +81,8 @@ def _json(value: object) -> str:
 
 
 def _session_of(params: object) -> str | None:
-    if isinstance(params, dict):
-        session = params.get("sessionId")
-        if isinstance(session, str):
-            return session
-    return None
+    session = get(params, "sessionId")
+    return session if isinstance(session, str) else None
 
 
 def _excused(finding: Finding, instance: object) -> bool:
@@ -353,9 +351,9 @@ class ConformanceChecker(SessionRules):
         self, params: object, session: str | None, raw: str, validated: bool
     ) -> set[str]:
         self._exercise("permission-options")
-        options = get(params, "options")
+        options = as_list(get(params, "options"))
         subjects: set[str] = set()
-        if isinstance(options, list):
+        if options is not None:
             if not options and not validated:  # else the schema (minItems) reported it
                 self._violate(
                     "permission-options", "session/request_permission offers no options", raw
@@ -379,13 +377,9 @@ class ConformanceChecker(SessionRules):
         subject = get(params, "subject")
         subject_type = get(subject, "type")
         if subject_type == "tool_call":
-            tool_call = get(subject, "toolCall")
+            tool_call = as_object(get(subject, "toolCall"))
             tool_call_id = get(tool_call, "toolCallId")
-            if (
-                isinstance(tool_call_id, str)
-                and isinstance(tool_call, dict)
-                and session is not None
-            ):
+            if isinstance(tool_call_id, str) and tool_call is not None and session is not None:
                 subjects.add(f"tool:{tool_call_id}")
                 # Clients apply the subject like a tool_call_update (a first-seen id creates it).
                 self._tool_call_update(self._session(session), tool_call, raw, subject=True)
@@ -407,10 +401,10 @@ class ConformanceChecker(SessionRules):
         validated = False
         if defs is not None:
             validated = self._validate(defs.params, params, raw, f"{method} params")
-        if method == "session/update" and isinstance(params, dict):
-            session = params.get("sessionId")
-            update = params.get("update")
-            if isinstance(session, str) and isinstance(update, dict):
+        if method == "session/update" and (fields := as_object(params)) is not None:
+            session = fields.get("sessionId")
+            update = as_object(fields.get("update"))
+            if isinstance(session, str) and update is not None:
                 if self._v1 is not None:
                     self._v1.session_update(session, update, raw)
                 else:
@@ -539,8 +533,11 @@ class ConformanceChecker(SessionRules):
         (``"42"`` for ``42``, ``42`` for ``"42"``): a response that lost its id's type."""
         shown = str(response_id)
         for key, request in self._client_requests.items():
-            if isinstance(key, tuple) and key[0] in ("str", "int") and str(key[1]) == shown:
-                return key, request
+            if not isinstance(key, tuple):
+                continue
+            pair = cast("tuple[str, object]", key)  # id_key's (type name, id)
+            if pair[0] in ("str", "int") and str(pair[1]) == shown:
+                return pair, request
         return None
 
     # -- client messages -----------------------------------------------------------------------

@@ -19,12 +19,13 @@ import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 import anyio
 import msgspec
 
 from .._errors import AcpError
+from .._json import as_object, decode_json
 
 __all__ = ["ElicitationPolicy", "ElicitationPolicyError", "ElicitationRequest"]
 
@@ -90,14 +91,12 @@ class ElicitationRequest:
     @property
     def requested_schema(self) -> JsonObject:
         """The ``requestedSchema`` of a form request (empty for URL mode)."""
-        value = self.params.get("requestedSchema")
-        return value if isinstance(value, dict) else {}
+        return as_object(self.params.get("requestedSchema")) or {}
 
     @property
     def fields(self) -> list[str]:
         """The property names of a form request, in order."""
-        properties = self.requested_schema.get("properties")
-        return list(properties) if isinstance(properties, dict) else []
+        return list(as_object(self.requested_schema.get("properties")) or ())
 
     @property
     def pending(self) -> bool:
@@ -108,7 +107,8 @@ class ElicitationRequest:
         """A one-line description for messages."""
         return f"elicitation request {self.request_id!r} ({self.mode}) {self.message!r}"
 
-    def _resolve(self, answer: JsonObject | None) -> None:
+    def record_answer(self, answer: JsonObject | None) -> None:
+        """Record the answer the client sent (``None``: withdrawn; the client calls it)."""
         self.answer = answer
         self._done.set()
 
@@ -139,7 +139,7 @@ class ElicitationPolicy:
 
     def __init__(self, decide: _Decide, name: str) -> None:
         self._decide = decide
-        self.name = name
+        self.name: str = name
 
     def __repr__(self) -> str:
         return f"ElicitationPolicy.{self.name}"
@@ -157,11 +157,11 @@ class ElicitationPolicy:
             if request.mode != "form":
                 return {"action": "accept"}
             values: JsonObject = {}
-            properties = request.requested_schema.get("properties")
-            if isinstance(properties, dict):
-                for name, prop in properties.items():
-                    if isinstance(prop, dict) and "default" in prop:
-                        values[name] = prop["default"]
+            properties = as_object(request.requested_schema.get("properties")) or {}
+            for name, declared in properties.items():
+                prop = as_object(declared)
+                if prop is not None and "default" in prop:
+                    values[name] = prop["default"]
             values.update(msgspec.json.decode(frozen))
             return {"action": "accept", "content": values}
 
@@ -183,8 +183,8 @@ class ElicitationPolicy:
         frozen = msgspec.json.encode(dict(response))
 
         async def decide(request: ElicitationRequest) -> JsonObject:
-            value = msgspec.json.decode(frozen)
-            assert isinstance(value, dict)
+            value = as_object(decode_json(frozen))
+            assert value is not None
             return value
 
         return cls(decide, f"raw({dict(response)!r})")
@@ -223,13 +223,15 @@ class ElicitationPolicy:
         """Ask ``function`` (sync or async): it returns a response object or a policy."""
 
         async def decide(request: ElicitationRequest) -> JsonObject:
-            decision: object = function(request)
+            # Checked at run time: a user's function may return anything.
+            decision = cast(object, function(request))
             if inspect.isawaitable(decision):
                 decision = await decision
             if isinstance(decision, ElicitationPolicy):
                 return await decision.decide(request)
             if isinstance(decision, Mapping):
-                return {str(k): v for k, v in decision.items()}
+                mapping = cast("Mapping[object, object]", decision)
+                return {str(k): v for k, v in mapping.items()}
             raise ElicitationPolicyError(
                 f"an elicitation policy must return a response object or a policy, got {decision!r}"
             )

@@ -12,32 +12,33 @@ to the ``configOptions``/``availableCommands`` of the ``session/new``,
 
 from __future__ import annotations
 
+from .._json import as_list, as_object
+
 __all__ = ["command_problems", "config_problems", "setup_problems"]
 
 
 def _values(option: dict[str, object]) -> list[object]:
     values: list[object] = []
-    items = option.get("options")
-    for item in items if isinstance(items, list) else ():
-        if not isinstance(item, dict):
+    for value in as_list(option.get("options")) or ():
+        item = as_object(value)
+        if item is None:
             continue
         if "value" in item:
             values.append(item["value"])
-        group = item.get("options")
-        for entry in group if isinstance(group, list) else ():
-            if isinstance(entry, dict) and "value" in entry:
+        for member in as_list(item.get("options")) or ():
+            entry = as_object(member)
+            if entry is not None and "value" in entry:
                 values.append(entry["value"])
     return values
 
 
 def config_problems(options: object) -> list[str]:
     """What is wrong with a list of config options (empty when nothing is)."""
-    if not isinstance(options, list):
-        return []
     problems: list[str] = []
     seen: set[object] = set()
-    for option in options:
-        if not isinstance(option, dict):
+    for value in as_list(options) or ():
+        option = as_object(value)
+        if option is None:
             continue
         config_id = option.get("configId")
         if config_id in seen:
@@ -61,12 +62,11 @@ def config_problems(options: object) -> list[str]:
 
 def command_problems(commands: object) -> list[str]:
     """What is wrong with a list of slash commands (empty when nothing is)."""
-    if not isinstance(commands, list):
-        return []
     problems: list[str] = []
     seen: set[object] = set()
-    for command in commands:
-        if not isinstance(command, dict) or command.get("type", "command") != "command":
+    for value in as_list(commands) or ():
+        command = as_object(value)
+        if command is None or command.get("type", "command") != "command":
             continue
         name = command.get("name")
         if isinstance(name, str) and (not name or any(c.isspace() for c in name)):
@@ -79,8 +79,9 @@ def command_problems(commands: object) -> list[str]:
 
 def setup_problems(result: object) -> list[str]:
     """What is wrong with the options and commands of a session answer."""
-    if not isinstance(result, dict):
+    fields = as_object(result)
+    if fields is None:
         return []
-    return config_problems(result.get("configOptions")) + command_problems(
-        result.get("availableCommands")
+    return config_problems(fields.get("configOptions")) + command_problems(
+        fields.get("availableCommands")
     )

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from .._json import as_list, get_field
 from ._rules import short as _short
 from ._schema_check import is_absolute
 
@@ -147,8 +148,7 @@ def parse_git_patch(text: str) -> tuple[list[PatchSection], str | None]:
     return sections, problem
 
 
-def _field(obj: object, key: str) -> object:
-    return obj.get(key) if isinstance(obj, dict) else None
+_field = get_field
 
 
 def check_diff(diff: object) -> Iterator[tuple[str, str | None]]:
@@ -156,13 +156,13 @@ def check_diff(diff: object) -> Iterator[tuple[str, str | None]]:
     ``(rule, message)`` for each violation, in the order they are found (a caller that stops at
     the first violation sees exactly what came before it)."""
     patch = _field(diff, "patch")
-    changes = _field(diff, "changes")
-    if not isinstance(changes, list):
+    changes = as_list(_field(diff, "changes"))
+    if changes is None:
         return
     yield "patch-consistency", None
-    if not isinstance(patch, dict) or patch.get("format") != "git_patch":
+    if _field(patch, "format") != "git_patch":
         return
-    text = patch.get("text")
+    text = _field(patch, "text")
     if not isinstance(text, str):
         return
     sections, problem = parse_git_patch(text)

@@ -21,13 +21,14 @@ import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
 import anyio
 import msgspec
 
 from .. import schema
 from .._errors import AcpError
+from .._json import as_list, as_object, decode_json, get_field
 
 __all__ = [
     "ALLOW_KINDS",
@@ -85,13 +86,13 @@ class PermissionRequest:
     def _v1_detail(self, key: str) -> object:
         # v1 has no title or command subject: an acpio agent keeps the draft v2 request's in
         # toolCall._meta.acpio; otherwise the tool call's own field is the best there is.
-        tool_call = self.params.get("toolCall")
-        if not isinstance(tool_call, dict):
+        tool_call = as_object(self.params.get("toolCall"))
+        if tool_call is None:
             return None
-        meta = tool_call.get("_meta")
-        kept = meta.get("acpio") if isinstance(meta, dict) else None
-        if isinstance(kept, dict) and isinstance(kept.get(key), str):
-            return kept[key]
+        kept = get_field(get_field(tool_call, "_meta"), "acpio")
+        detail = get_field(kept, key)
+        if isinstance(detail, str):
+            return detail
         return tool_call.get(key) if key == "title" else None
 
     @property
@@ -105,10 +106,11 @@ class PermissionRequest:
     @property
     def options(self) -> list[JsonObject]:
         """The offered options (``optionId``, ``name``, ``kind``), as received."""
-        value = self.params.get("options")
-        if not isinstance(value, list):
-            return []
-        return [item for item in value if isinstance(item, dict)]
+        return [
+            option
+            for item in as_list(self.params.get("options")) or ()
+            if (option := as_object(item)) is not None
+        ]
 
     @property
     def option_ids(self) -> list[str]:
@@ -118,8 +120,7 @@ class PermissionRequest:
     @property
     def subject(self) -> JsonObject | None:
         """The ``subject`` (``tool_call`` or ``command``), if any."""
-        value = self.params.get("subject")
-        return value if isinstance(value, dict) else None
+        return as_object(self.params.get("subject"))
 
     @property
     def tool_call_id(self) -> str | None:
@@ -128,9 +129,8 @@ class PermissionRequest:
         if subject is None:
             subject = self.params  # v1: {sessionId, toolCall, options}
         value = subject.get("toolCallId")
-        tool_call = subject.get("toolCall")
-        if value is None and isinstance(tool_call, dict):
-            value = tool_call.get("toolCallId")
+        if value is None:
+            value = get_field(subject.get("toolCall"), "toolCallId")
         return value if isinstance(value, str) else None
 
     @property
@@ -167,7 +167,8 @@ class PermissionRequest:
         offered = ", ".join(f"{o.get('optionId')}:{o.get('kind')}" for o in self.options)
         return f"permission request {self.request_id!r} {self.title!r} (options: {offered})"
 
-    def _resolve(self, answer: JsonObject, when: float) -> None:
+    def record_answer(self, answer: JsonObject, when: float) -> None:
+        """Record the ``outcome`` the client sent at ``when`` (the client calls it)."""
         self.answer = answer
         self.answered_at = when
         self._done.set()
@@ -182,10 +183,11 @@ _Decide = Callable[[PermissionRequest], Awaitable[JsonObject]]
 
 def _outcome_object(decision: object) -> JsonObject:
     if isinstance(decision, Mapping):
-        return {str(key): value for key, value in decision.items()}
+        mapping = cast("Mapping[object, object]", decision)
+        return {str(key): value for key, value in mapping.items()}
     if isinstance(decision, schema.AcpStruct | schema.UnknownVariant):
-        built = schema.to_builtins(decision)
-        if isinstance(built, dict):
+        built = as_object(schema.to_builtins(decision))
+        if built is not None:
             return built
     raise PermissionPolicyError(
         "a permission policy must return an outcome object (a mapping such as "
@@ -212,7 +214,7 @@ class PermissionPolicy:
 
     def __init__(self, decide: _Decide, name: str) -> None:
         self._decide = decide
-        self.name = name
+        self.name: str = name
 
     def __repr__(self) -> str:
         return f"PermissionPolicy.{self.name}"
@@ -280,8 +282,8 @@ class PermissionPolicy:
         frozen = msgspec.json.encode(dict(outcome))
 
         async def decide(request: PermissionRequest) -> JsonObject:
-            value = msgspec.json.decode(frozen)
-            assert isinstance(value, dict)
+            value = as_object(decode_json(frozen))
+            assert value is not None
             return value
 
         return cls(decide, f"raw({dict(outcome)!r})")

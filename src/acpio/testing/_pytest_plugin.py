@@ -53,7 +53,7 @@ import re
 import sys
 from collections.abc import AsyncIterator, Callable, Generator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import pytest
 
@@ -118,12 +118,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     # registry; it was imported by the test module if the test uses it.
     module = sys.modules.get(_CLIENT_MODULE)
     if module is not None:
-        module._set_registry(clients)
+        module.set_registry(clients)
     try:
         return (yield)
     finally:
         if module is not None:
-            module._set_registry(None)
+            module.set_registry(None)
         item.stash[_CLIENTS] = []
 
 
@@ -134,8 +134,8 @@ def pytest_runtest_makereport(
     """Attach transcripts, stderr and violations of the test's clients to a failed report."""
     report = yield
     if report.failed:
-        clients = item.stash.get(_CLIENTS, [])
-        lines = int(item.config.getoption("--acp-transcript-lines"))
+        clients = item.stash.get(_CLIENTS, list["MockClient"]())
+        lines = int(cast("int | str", item.config.getoption("--acp-transcript-lines")))
         for index, client in enumerate(clients):
             label = client.name if len(clients) == 1 else f"{client.name} #{index + 1}"
             for title, text in _sections(client, lines):

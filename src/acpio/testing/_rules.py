@@ -262,7 +262,7 @@ class ConformanceReport:
 
     def summary(self) -> str:
         """One line per rule (PASS, FAIL or "not exercised"), then the violations."""
-        lines = []
+        lines: list[str] = []
         for result in self.results:
             if not result.passed:
                 status = f"FAIL ({result.violations})"

@@ -27,10 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
-import msgspec
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError, best_match
 
+# jsonschema's stubs leave best_match's return type unannotated (cast where it is called).
+from jsonschema.exceptions import (
+    ValidationError,
+    best_match,  # pyright: ignore[reportUnknownVariableType]
+)
+
+from .._json import as_list, as_object, decode_json, get_field
 from .._paths import is_absolute as _is_absolute
 from ._rules import short as _short
 
@@ -110,25 +115,23 @@ _union_names: dict[int, str] = {}
 
 
 def _const_tag(branch: Mapping[str, object]) -> tuple[str, str] | None:
-    properties = branch.get("properties")
-    required = branch.get("required")
-    if branch.get("type") != "object" or not isinstance(properties, dict):
+    properties = as_object(branch.get("properties"))
+    required = as_list(branch.get("required"))
+    if branch.get("type") != "object" or properties is None:
         return None
-    if not isinstance(required, list):
+    if required is None:
         return None
     for key in required:
-        prop = properties.get(key)
-        if isinstance(prop, dict) and isinstance(prop.get("const"), str):
-            return key, prop["const"]
+        const = get_field(properties.get(key), "const") if isinstance(key, str) else None
+        if isinstance(key, str) and isinstance(const, str):
+            return key, const
     return None
 
 
 def _is_catch_all(branch: Mapping[str, object], key: str | None) -> bool:
-    target: object = (
-        branch if key is None else cast(dict[str, object], branch.get("properties", {})).get(key)
-    )
+    target = as_object(branch if key is None else get_field(branch.get("properties", {}), key))
     return (
-        isinstance(target, dict)
+        target is not None
         and target.get("type") == "string"
         and not {"const", "enum", "pattern"} & target.keys()
     )
@@ -139,8 +142,9 @@ def _build_union(any_of: list[object]) -> _Union | None:
     object_table: dict[str, tuple[int, object]] = {}
     keys: set[str] = set()
     others: list[tuple[int, Mapping[str, object]]] = []
-    for index, branch in enumerate(any_of):
-        if not isinstance(branch, dict):
+    for index, value in enumerate(any_of):
+        branch = as_object(value)
+        if branch is None:
             return None
         const = branch.get("const")
         if isinstance(const, str) and branch.get("type") == "string":
@@ -236,8 +240,8 @@ def _any_of(
                 if found is not None:
                     yield from found
                     return
-        elif isinstance(instance, dict):
-            tag = instance.get(union.key)
+        elif (fields := as_object(instance)) is not None:
+            tag = fields.get(union.key)
             if isinstance(tag, str):
                 entry = union.table.get(tag)
                 if entry is None:
@@ -312,19 +316,21 @@ def _additional_properties(
 def _properties(
     validator: Any, properties: dict[str, object], instance: object, schema: object
 ) -> Iterator[ValidationError]:
-    if isinstance(instance, dict):
+    fields = as_object(instance)
+    if fields is not None:
         for name, subschema in properties.items():
-            if name in instance:
-                yield from _descend(validator, instance[name], subschema, name, name)
+            if name in fields:
+                yield from _descend(validator, fields[name], subschema, name, name)
 
 
 def _items(
     validator: Any, items: object, instance: object, schema: dict[str, object]
 ) -> Iterator[ValidationError]:
-    if not isinstance(instance, list) or "prefixItems" in schema or items is False:
+    elements = as_list(instance)
+    if elements is None or "prefixItems" in schema or items is False:
         yield from _ORIGINAL["items"](validator, items, instance, schema)
         return
-    for index, item in enumerate(instance):
+    for index, item in enumerate(elements):
         yield from _descend(validator, item, items, index)
 
 
@@ -357,7 +363,7 @@ def _is_json_type(instance: object, name: object) -> bool:
 def _type(
     validator: Any, types: object, instance: object, schema: object
 ) -> Iterator[ValidationError]:
-    names = types if isinstance(types, list) else [types]
+    names = as_list(types) or [types]
     if not any(_is_json_type(instance, name) for name in names):
         yield ValidationError(f"{_short(instance)} is not of type {', '.join(map(repr, names))}")
 
@@ -376,17 +382,18 @@ def _descend(
     """
     if schema is True:
         return
-    if not isinstance(schema, dict):
+    keywords_of = as_object(schema)
+    if keywords_of is None:
         yield ValidationError(f"{_short(instance)} is not allowed here (false schema)")
         return
     keywords = validator.VALIDATORS
-    for keyword, value in schema.items():
+    for keyword, value in keywords_of.items():
         function = keywords.get(keyword)
         if function is None:
             continue
         for error in function(validator, value, instance, schema) or ():
             # Fill in what the keyword left unset, as jsonschema's own descend does.
-            cast(Any, error)._set(
+            error._set(
                 validator=keyword,
                 validator_value=value,
                 instance=instance,
@@ -458,21 +465,18 @@ def _inline_refs(defs: dict[str, Any]) -> None:
     one schema with only annotations beside it is replaced by that schema.
     """
 
-    def target(node: object) -> object:
-        if not isinstance(node, dict):
-            return node
+    def target(value: object) -> object:
+        node = as_object(value)
+        if node is None:
+            return value
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs:
             if len(node) == 1:
                 return defs[ref[8:]]
             node = {key: value for key, value in node.items() if key != "$ref"}
-            node["allOf"] = [*node.get("allOf", ()), defs[ref[8:]]]
-        all_of = node.get("allOf")
-        if (
-            isinstance(all_of, list)
-            and len(all_of) == 1
-            and node.keys() - _ANNOTATIONS == {"allOf"}
-        ):
+            node["allOf"] = [*(as_list(node.get("allOf")) or ()), defs[ref[8:]]]
+        all_of = as_list(node.get("allOf"))
+        if all_of is not None and len(all_of) == 1 and node.keys() - _ANNOTATIONS == {"allOf"}:
             # {"description": ..., "allOf": [X]} validates exactly like X: skip a descent.
             return target(all_of[0])
         return node
@@ -484,19 +488,19 @@ def _inline_refs(defs: dict[str, Any]) -> None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, dict):
-            for key, value in node.items():
+        if (fields := as_object(node)) is not None:
+            for key, value in fields.items():
                 if key not in ("properties", "$defs", "const", "enum", "default", "examples"):
-                    node[key] = target(value)
-                    stack.append(node[key])
-                elif key in ("properties", "$defs") and isinstance(value, dict):
-                    for name, sub in value.items():
-                        value[name] = target(sub)
-                        stack.append(value[name])
-        elif isinstance(node, list):
-            for index, item in enumerate(node):
-                node[index] = target(item)
-                stack.append(node[index])
+                    fields[key] = target(value)
+                    stack.append(fields[key])
+                elif key in ("properties", "$defs") and (subs := as_object(value)) is not None:
+                    for name, sub in subs.items():
+                        subs[name] = target(sub)
+                        stack.append(subs[name])
+        elif (items := as_list(node)) is not None:
+            for index, item in enumerate(items):
+                items[index] = target(item)
+                stack.append(items[index])
 
 
 @dataclass(frozen=True, slots=True)
@@ -546,14 +550,15 @@ class Schema:
             absolute[_ABSOLUTE_KEYWORD] = True
         _inline_refs(defs)
         for name, definition in defs.items():
-            if isinstance(definition, dict) and isinstance(definition.get("anyOf"), list):
-                _union_names[id(definition["anyOf"])] = name
+            any_of = as_list(get_field(definition, "anyOf"))
+            if any_of is not None:
+                _union_names[id(any_of)] = name
         self._validators: dict[str, Any] = {}
         params: dict[tuple[str, str], str] = {}
         results: dict[tuple[str, str], str] = {}
         for name, definition in defs.items():
-            method = definition.get("x-method") if isinstance(definition, dict) else None
-            side = definition.get("x-side") if isinstance(definition, dict) else None
+            method = get_field(definition, "x-method")
+            side = get_field(definition, "x-side")
             if not isinstance(method, str) or not isinstance(side, str):
                 continue
             (results if name.endswith("Response") else params)[(side, method)] = name
@@ -594,7 +599,9 @@ class Schema:
             if error.validator in _FINDINGS
         )
         return SchemaCheck(
-            error_text(best_match(invalid)) if invalid else None, findings, frozenset(examined)
+            error_text(cast(ValidationError, best_match(invalid))) if invalid else None,
+            findings,
+            frozenset(examined),
         )
 
 
@@ -608,8 +615,8 @@ def load_schema(path: str | None) -> Schema:
         data = importlib.resources.files("acpio.schema").joinpath("schema.json").read_bytes()
     else:
         data = Path(path).read_bytes()
-    document = msgspec.json.decode(data)
-    if not isinstance(document, dict) or not isinstance(document.get("$defs"), dict):
+    document = as_object(decode_json(data))
+    if document is None or not isinstance(document.get("$defs"), dict):
         raise ValueError(f"{path or 'acpio.schema/schema.json'} is not an ACP JSON Schema")
     return Schema(document)
 

@@ -30,8 +30,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, cast
 
+from .._json import as_list
 from .._values import FINAL_TOOL_CALL_STATUSES
 from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
@@ -39,7 +40,7 @@ from ._rules import HINTS, ConformanceError, Violation
 from ._rules import short as _short
 from ._schema_check import is_base64
 
-__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get")
+__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get", "shown_id")
 
 JsonObject: TypeAlias = dict[str, object]
 
@@ -73,21 +74,23 @@ class SessionState:
 
     state: str = "idle"
     span: bool = False  # foreground work active (state other than idle)
-    tool_status: dict[str, str] = field(default_factory=dict)
-    tool_terminals: dict[str, set[str]] = field(default_factory=dict)
-    terminals: dict[str, bool] = field(default_factory=dict)  # id -> exited
-    terminal_commands: dict[str, str] = field(default_factory=dict)
-    messages: set[tuple[str, str]] = field(default_factory=set)
-    plans: set[str] = field(default_factory=set)
-    user_messages: set[str] = field(default_factory=set)
-    awaiting_user_message: dict[str, tuple[str, int]] = field(default_factory=dict)
+    tool_status: dict[str, str] = field(default_factory=dict[str, str])
+    tool_terminals: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
+    terminals: dict[str, bool] = field(default_factory=dict[str, bool])  # id -> exited
+    terminal_commands: dict[str, str] = field(default_factory=dict[str, str])
+    messages: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
+    plans: set[str] = field(default_factory=set[str])
+    user_messages: set[str] = field(default_factory=set[str])
+    awaiting_user_message: dict[str, tuple[str, int]] = field(
+        default_factory=dict[str, tuple[str, int]]
+    )
     prompt_window: tuple[str, int] | None = None  # prompt sent while idle, before running
-    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list)
-    span_work: set[str] = field(default_factory=set)  # "tool:<id>" / "term:<id>" of the span
+    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
+    span_work: set[str] = field(default_factory=set[str])  # "tool:<id>" / "term:<id>" of the span
     cancel: Cancel | None = None
     silenced: set[str] | None = None  # after a cancelled idle: work that must stay silent
     background: set[tuple[str, str]] | None = None
-    answered_subjects: set[str] = field(default_factory=set)
+    answered_subjects: set[str] = field(default_factory=set[str])
     answered_since_state: bool = False
     unbacked: tuple[str, int] | None = None  # requires_action not (yet) backed by a request
     last_stop_reason: str | None = None
@@ -123,13 +126,21 @@ def _live_span(state: SessionState) -> bool:
     return state.span and not state.resumes
 
 
+def shown_id(key: object) -> object:
+    """The id as sent, from its identity (``id_key``'s (type name, id) pair)."""
+    return cast("tuple[str, object]", key)[1] if isinstance(key, tuple) else key
+
+
 def get(obj: object, *keys: str | int) -> object:
     """The value at a path of object keys and array indices in decoded JSON, or `None`."""
     for part in keys:
         if isinstance(part, str) and isinstance(obj, dict):
-            obj = obj.get(part)
-        elif isinstance(part, int) and isinstance(obj, list) and 0 <= part < len(obj):
-            obj = obj[part]
+            obj = cast("JsonObject", obj).get(part)
+        elif isinstance(part, int) and isinstance(obj, list):
+            items = cast("list[object]", obj)
+            if not 0 <= part < len(items):
+                return None
+            obj = items[part]
         else:
             return None
     return obj
@@ -145,7 +156,7 @@ class SessionRules:
         """The rule IDs being checked."""
         self.violations: list[Violation] = []
         """Every violation found so far, in order."""
-        self._index = 0
+        self._index: int = 0
         self._exercised: Counter[str] = Counter()
         self._sessions: dict[str, SessionState] = {}
         self._client_requests: dict[object, Request] = {}
@@ -374,7 +385,7 @@ class SessionRules:
         content = update.get("content")
         if "content" in update:
             state.tool_terminals[tool_call_id] = set()
-            for item in content if isinstance(content, list) else ():
+            for item in as_list(content) or ():
                 self._tool_content(state, tool_call_id, item, raw)
         if not subject and status in ("in_progress", "completed"):
             self._check_resumed(
@@ -583,7 +594,7 @@ class SessionRules:
             if request is not None and not request.withdrawn:
                 self._violate(
                     "cancel-silence",
-                    f"{request.method} (id {_short(key[1] if isinstance(key, tuple) else key)}) of "
+                    f"{request.method} (id {_short(shown_id(key))}) of "
                     "the cancelled work is still pending at its idle: cancel it with "
                     "$/cancel_request",
                     raw,
@@ -609,8 +620,8 @@ class SessionRules:
             )
 
     def _check_background(self, state: SessionState, update: JsonObject, raw: str) -> None:
-        background = update.get("background")
-        if not isinstance(background, list):
+        background = as_list(update.get("background"))
+        if background is None:
             if state.background is not None:
                 self._exercise("background-work")
                 self._violate(

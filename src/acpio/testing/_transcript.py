@@ -20,9 +20,11 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, overload
+from typing import ClassVar, Final, Literal, overload
 
 import msgspec
+
+from .._json import JsonValue, decode_json, get_field
 
 __all__ = ["AGENT_TO_CLIENT", "CLIENT_TO_AGENT", "Direction", "Transcript", "TranscriptEntry"]
 
@@ -32,7 +34,7 @@ AGENT_TO_CLIENT: Final[Direction] = "agent->client"
 _DIRECTIONS: Final = frozenset({CLIENT_TO_AGENT, AGENT_TO_CLIENT})
 _DEFAULT_WIDTH: Final = 400
 
-_decode_any = msgspec.json.Decoder().decode
+_decode_any = decode_json
 _encode = msgspec.json.Encoder().encode
 
 
@@ -68,7 +70,7 @@ class TranscriptEntry:
     data: bytes
 
     @property
-    def message(self) -> object:
+    def message(self) -> JsonValue:
         """The line parsed as JSON, or ``None`` when it is not valid JSON."""
         try:
             return _decode_any(self.data)
@@ -78,12 +80,8 @@ class TranscriptEntry:
     @property
     def method(self) -> str | None:
         """The JSON-RPC ``method`` of a request or notification, else ``None``."""
-        message = self.message
-        if isinstance(message, dict):
-            method = message.get("method")
-            if isinstance(method, str):
-                return method
-        return None
+        method = get_field(self.message, "method")
+        return method if isinstance(method, str) else None
 
     def format(self, width: int = _DEFAULT_WIDTH) -> str:
         """One human-readable line: time, direction and the message (cut at ``width``)."""
@@ -175,7 +173,7 @@ class Transcript(Sequence[TranscriptEntry]):
             return NotImplemented
         return self._entries == other._entries
 
-    __hash__ = None  # type: ignore[assignment]  # mutable
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
         return f"<Transcript of {len(self._entries)} messages>"

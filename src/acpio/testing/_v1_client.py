@@ -37,31 +37,33 @@ Client services, when asked for: ``terminal/*`` (see
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
+import anyio
 import msgspec
 
 from .. import schema
 from .._connection import RequestContext
 from .._errors import RequestError
+from .._json import JsonObject, as_list, as_object, decode_json, get_field
 from .._paths import is_local_absolute
+from ._client_session import ClientSession, ClientSessions, SentPrompt, SessionTurns
+from ._policy import PermissionRequest
 from ._v1_rules import V1_SESSION_UPDATES as V1_SESSION_UPDATES
 from ._v1_shapes import config_option as _config_option
 from ._v1_terminals import ClientTerminals
 
-if TYPE_CHECKING:
-    from ._client import MockClient
-    from ._client_session import ClientSession, SentPrompt
-
 __all__ = (
     "V1_META_KEY",
     "V1_SESSION_UPDATES",
+    "PendingPermissions",
     "V1Client",
     "V1Updates",
     "initialize_response",
     "permission_tool_call",
     "prompt_echo",
     "prompt_end",
+    "request_params",
     "to_v2_update",
 )
 
@@ -86,13 +88,13 @@ _V1_PLAN_ID: Final = "plan"
 V1_META_KEY: Final = "acpio/v1"
 """The ``_meta`` key under which v1-only data (a diff's texts) is kept in the v2 view."""
 
-_decode_json = msgspec.json.Decoder().decode
-JsonObject = dict[str, object]
+_decode_json = decode_json
 
 
-def _content_item(item: object) -> object:
-    if not isinstance(item, dict):
-        return item
+def _content_item(value: object) -> object:
+    item = as_object(value)
+    if item is None:
+        return value
     if item.get("type") == "diff":
         path = item.get("path")
         old_text = item.get("oldText")
@@ -101,27 +103,29 @@ def _content_item(item: object) -> object:
             "type": "diff",
             "changes": [{"operation": operation, "path": path}],
         }
-        meta = dict(item["_meta"]) if isinstance(item.get("_meta"), dict) else {}
+        meta = dict(as_object(item.get("_meta")) or {})
         meta[V1_META_KEY] = {"path": path, "oldText": old_text, "newText": item.get("newText")}
         converted["_meta"] = meta
         return converted
     return item
 
 
-def _command(command: object) -> object:
+def _command(value: object) -> object:
     # v1 {name, description, input: {hint}}; v2 adds the discriminators.
-    if not isinstance(command, dict):
-        return command
-    converted = {"type": "command", **command}
-    given = command.get("input")
-    if isinstance(given, dict) and "type" not in given:
+    command = as_object(value)
+    if command is None:
+        return value
+    converted: JsonObject = {"type": "command", **command}
+    given = as_object(command.get("input"))
+    if given is not None and "type" not in given:
         converted["input"] = {"type": "text", **given}
     return converted
 
 
 def _content(value: object) -> object:
-    if isinstance(value, list):
-        return [_content_item(item) for item in value]
+    items = as_list(value)
+    if items is not None:
+        return [_content_item(item) for item in items]
     return value
 
 
@@ -172,23 +176,40 @@ def to_v2_update(update: JsonObject, message_id: str | None = None) -> JsonObjec
         return converted
     if kind == "available_commands_update":
         commands = update.get("availableCommands")
+        command_list = as_list(commands)
         return {
             **update,
-            "availableCommands": [_command(c) for c in commands]
-            if isinstance(commands, list)
+            "availableCommands": [_command(c) for c in command_list]
+            if command_list is not None
             else commands,
         }
     if kind == "config_option_update":
         options = update.get("configOptions")
+        option_list = as_list(options)
         return {
             **update,
-            "configOptions": [_config_option(o) for o in options]
-            if isinstance(options, list)
+            "configOptions": [_config_option(o) for o in option_list]
+            if option_list is not None
             else options,
         }
     if kind in _SAME_SHAPE:
         return dict(update)
     return None
+
+
+def request_params(params: msgspec.Raw | None) -> JsonObject:
+    """The params of a request the agent sent, as a JSON object (absent: ``{}``).
+
+    :raises acpio.RequestError: ``-32602`` when they are not JSON or not an object.
+    """
+    try:
+        raw = _decode_json(params) if params is not None else {}
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise RequestError.invalid_params(str(exc)) from None
+    value = as_object(raw)
+    if value is None:
+        raise RequestError.invalid_params("params must be an object")
+    return value
 
 
 class V1Updates:
@@ -242,8 +263,8 @@ class V1Updates:
 
 def permission_tool_call(params: JsonObject) -> schema.ToolCallUpdate | None:
     """A v1 permission request's ``toolCall`` as the v2 patch editors apply before asking."""
-    tool_call = params.get("toolCall")
-    if not isinstance(tool_call, dict):
+    tool_call = as_object(params.get("toolCall"))
+    if tool_call is None:
         return None
     try:
         return schema.convert(_tool_call(tool_call, creation=False), schema.ToolCallUpdate)
@@ -253,9 +274,8 @@ def permission_tool_call(params: JsonObject) -> schema.ToolCallUpdate | None:
 
 def initialize_response(result: object) -> schema.InitializeResponse:
     """The kit's (v2) record of a v1 ``initialize`` result: version and agent info."""
-    raw = result if isinstance(result, dict) else {}
-    info = raw.get("agentInfo")
-    info = info if isinstance(info, dict) else {}
+    raw = as_object(result) or {}
+    info = as_object(raw.get("agentInfo")) or {}
     name, version, title = info.get("name"), info.get("version"), info.get("title")
     version_value = raw.get("protocolVersion")
     return schema.InitializeResponse(
@@ -271,17 +291,18 @@ def initialize_response(result: object) -> schema.InitializeResponse:
 def prompt_end(result: object, error: object) -> schema.IdleStateUpdate:
     """The v2 end of a turn for the answer to a v1 ``session/prompt``: its stop reason, or
     stop reason ``error`` with the error of an error answer."""
-    if isinstance(error, dict):
-        code, message = error.get("code"), error.get("message")
+    error_object = as_object(error)
+    if error_object is not None:
+        code, message = error_object.get("code"), error_object.get("message")
         return schema.IdleStateUpdate(
             stop_reason="error",
             error=schema.Error(
                 code=code if isinstance(code, int) else 0,
                 message=message if isinstance(message, str) else "",
-                data=error.get("data", msgspec.UNSET),
+                data=error_object.get("data", msgspec.UNSET),
             ),
         )
-    stop_reason = result.get("stopReason") if isinstance(result, dict) else None
+    stop_reason = get_field(result, "stopReason")
     return schema.IdleStateUpdate(
         stop_reason=stop_reason if isinstance(stop_reason, str) else msgspec.UNSET
     )
@@ -289,9 +310,9 @@ def prompt_end(result: object, error: object) -> schema.IdleStateUpdate:
 
 def prompt_echo(message_id: str, params: object) -> schema.UserMessage:
     """The user message a v1 editor shows for a ``session/prompt`` it sent."""
-    blocks = params.get("prompt") if isinstance(params, dict) else None
+    blocks = get_field(params, "prompt")
     content: list[schema.ContentBlock] = []
-    for block in blocks if isinstance(blocks, list) else []:
+    for block in as_list(blocks) or []:
         try:
             content.append(schema.convert(block, schema.ContentBlock))
         except msgspec.ValidationError:
@@ -299,19 +320,39 @@ def prompt_echo(message_id: str, params: object) -> schema.UserMessage:
     return schema.UserMessage(message_id=message_id, content=content)
 
 
+class PendingPermissions(Protocol):
+    """The permission requests the client has not answered yet (its handler has them)."""
+
+    @property
+    def pending_permissions(self) -> Mapping[int | str, PermissionRequest]:
+        """Permission requests the policy has not answered yet, by request id."""
+        ...
+
+    @property
+    def permission_scopes(self) -> Mapping[int | str, anyio.CancelScope]:
+        """The scope of each pending permission's policy, by request id."""
+        ...
+
+
 class V1Client:
-    """The v1 side of one :class:`MockClient` (see the module docstring)."""
+    """The v1 side of one :class:`MockClient` (see the module docstring).
+
+    ``sessions`` are the client's sessions; ``permissions`` its pending permission
+    requests, answered ``cancelled`` by the client after ``session/cancel``.
+    """
 
     def __init__(
         self,
-        client: MockClient,
+        sessions: ClientSessions,
+        permissions: PendingPermissions,
         *,
         terminal: bool,
         read_text_file: bool,
         write_text_file: bool,
         buffers: Mapping[str, str] | None,
     ) -> None:
-        self._client = client
+        self._sessions = sessions
+        self._permissions = permissions
         self.terminal = terminal
         self.read_text_file = read_text_file
         self.write_text_file = write_text_file
@@ -319,12 +360,12 @@ class V1Client:
         """Unsaved editor buffers by absolute path: ``fs/read_text_file`` sees them first."""
         self.files_written: dict[str, str] = {}
         """Every ``fs/write_text_file``, by path (the last content written)."""
-        self.terminals = ClientTerminals(client)
+        self.terminals: ClientTerminals = ClientTerminals(sessions)
         self.initialize_result: object = None
         """The raw v1 ``initialize`` result."""
         self._updates = V1Updates()
         self._prompt_ids: dict[int, str] = {}  # request id -> the client's user messageId
-        self._sent: dict[int, tuple[ClientSession, SentPrompt]] = {}
+        self._sent: dict[int, tuple[SessionTurns, SentPrompt]] = {}
         self._answers: dict[SentPrompt, schema.IdleStateUpdate] = {}  # answered, not ended
 
     # ------------------------------------------------------------ outgoing shapes
@@ -359,26 +400,24 @@ class V1Client:
             raw = _decode_json(params)
         except (msgspec.DecodeError, RecursionError):
             return
-        if not isinstance(raw, dict):
+        session_id, update = get_field(raw, "sessionId"), as_object(get_field(raw, "update"))
+        if not isinstance(session_id, str) or update is None:
             return
-        session_id, update = raw.get("sessionId"), raw.get("update")
-        if not isinstance(session_id, str) or not isinstance(update, dict):
-            return
-        session = self._client._session(session_id)
+        turns = self._sessions.turns(session_id)
         if update.get("sessionUpdate") == "current_mode_update":
             mode = update.get("currentModeId")
             if isinstance(mode, str):
-                session.current_mode_id = mode
+                turns.session.current_mode_id = mode
         decoded = self._updates.translate(session_id, update)
         if decoded is not None:
-            session._receive(decoded)
+            turns.receive(decoded)
 
     def apply_permission_tool_call(self, params: JsonObject) -> None:
         """Editors show a permission request's ``toolCall`` like a ``tool_call_update``."""
         session_id = params.get("sessionId")
         patch = permission_tool_call(params)
         if isinstance(session_id, str) and patch is not None:
-            self._client._session(session_id).view.apply_tool_call(patch)
+            self._sessions.get(session_id).view.apply_tool_call(patch)
 
     # ------------------------------------------------------------------- turns
 
@@ -386,20 +425,20 @@ class V1Client:
         """A ``session/load`` is about to replay the history into a fresh view."""
         self._updates.interrupt(session.id)
 
-    def _inject(self, session: ClientSession, update: schema.SessionUpdate) -> None:
-        self._updates.interrupt(session.id)
-        session._receive(update)
+    def _inject(self, turns: SessionTurns, update: schema.SessionUpdate) -> None:
+        self._updates.interrupt(turns.session.id)
+        turns.receive(update)
 
-    def prompt_sent(self, session: ClientSession, request_id: int, params: object) -> None:
+    def prompt_sent(self, turns: SessionTurns, request_id: int, params: object) -> None:
         """A ``session/prompt`` went on the wire: echo it, and start its run if none runs."""
-        prompt = session._prompts.get(request_id)
+        prompt = turns.prompts.get(request_id)
         if prompt is None:
             return
-        self._sent[request_id] = (session, prompt)
+        self._sent[request_id] = (turns, prompt)
         message_id = self._updates.next_message_id("user")
         self._prompt_ids[request_id] = message_id
-        self._inject(session, prompt_echo(message_id, params))
-        self._advance(session)
+        self._inject(turns, prompt_echo(message_id, params))
+        self._advance(turns)
 
     def message_id(self, request_id: int) -> str:
         """The user messageId the client gave the prompt sent with ``request_id``."""
@@ -410,33 +449,33 @@ class V1Client:
         sent = self._sent.pop(request_id, None)
         if sent is None:
             return
-        session, prompt = sent
+        turns, prompt = sent
         if prompt.end is not None:
             return  # discarded by the cancel that ended the turn before it
         self._answers[prompt] = prompt_end(result, error)
-        self._advance(session)
+        self._advance(turns)
 
-    def _advance(self, session: ClientSession) -> None:
+    def _advance(self, turns: SessionTurns) -> None:
         # Turns run in the order their prompts were sent: start the next waiting one, and end
         # the running one if its answer is in.
         while True:
-            if not session._in_run:
-                if not session._waiting:
+            if not turns.in_run:
+                if not turns.waiting:
                     return
-                self._inject(session, schema.RunningStateUpdate())
-            current = session._current
+                self._inject(turns, schema.RunningStateUpdate())
+            current = turns.current
             idle = self._answers.pop(current, None) if current is not None else None
             if idle is None:
                 return
-            self._inject(session, idle)
+            self._inject(turns, idle)
 
     def cancel_sent(self, session: ClientSession) -> None:
         """``session/cancel`` went out: v1 clients answer the session's permission requests
         ``cancelled``."""
-        for record in list(self._client._handler.pending_permissions.values()):
+        for record in list(self._permissions.pending_permissions.values()):
             if record.session_id == session.id:
                 record.cancelled_by_client = True
-                scope = self._client._handler.permission_scopes.get(record.request_id)
+                scope = self._permissions.permission_scopes.get(record.request_id)
                 if scope is not None:
                     scope.cancel()
 
@@ -456,12 +495,7 @@ class V1Client:
         self, method: str, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
         """Serve ``terminal/*`` and ``fs/*`` as an editor does."""
-        try:
-            raw = _decode_json(params) if params is not None else {}
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise RequestError.invalid_params(str(exc)) from None
-        if not isinstance(raw, dict):
-            raise RequestError.invalid_params("params must be an object")
+        raw = request_params(params)
         if method.startswith("terminal/"):
             return await self.terminals.serve(method, raw)
         if method == "fs/read_text_file":

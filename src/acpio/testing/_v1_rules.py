@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from .._json import as_list, as_object
 from .._values import is_known_or_custom
 from ._rules import RULES, Rule
 from ._rules import short as _short
@@ -148,8 +149,8 @@ def v1_rule_table() -> Mapping[str, Rule]:
 
 @dataclass(eq=False)
 class _Session:
-    tool_calls: set[str] = field(default_factory=set)
-    prompts: list[int] = field(default_factory=list)  # indexes of unanswered prompts
+    tool_calls: set[str] = field(default_factory=set[str])
+    prompts: list[int] = field(default_factory=list[int])  # indexes of unanswered prompts
     cancel: int | None = None  # index of the session/cancel that applies to them
     proven: bool = False  # the wire proves the agent read that cancel
     silenced: bool = False  # after the cancelled answer, until the next prompt
@@ -233,13 +234,14 @@ class V1Rules:
         if index in state.prompts:
             state.prompts.remove(index)
         result = message.get("result")
+        fields = as_object(result)
         cancelled_turn = state.cancel is not None and index <= state.cancel
         if "result" not in message:
             stop_reason: object = None  # an error answer
-        elif not isinstance(result, dict) or "stopReason" not in result:
+        elif fields is None or "stopReason" not in fields:
             what = (
                 "the draft v2 answer {messageId}"
-                if isinstance(result, dict) and "messageId" in result
+                if fields is not None and "messageId" in fields
                 else f"{_short(result)}"
             )
             self._violate(
@@ -249,7 +251,7 @@ class V1Rules:
             )
             return
         else:
-            stop_reason = result["stopReason"]
+            stop_reason = fields["stopReason"]
             if stop_reason not in V1_STOP_REASONS:
                 self._violate(
                     "v1-prompt-answer",
@@ -292,16 +294,16 @@ class V1Rules:
 
     def permission_tool_call(self, session: str | None, tool_call: object, raw: str) -> None:
         """A permission request's ``toolCall``: a known tool call, or one with its title."""
-        if session is None or not isinstance(tool_call, dict):
+        if session is None:
             return
-        tool_call_id = tool_call.get("toolCallId")
+        tool_call_id = get(tool_call, "toolCallId")
         if not isinstance(tool_call_id, str):
             return
         state = self._session(session)
         self._exercise("v1-tool-call-order")
         if tool_call_id in state.tool_calls:
             return
-        if isinstance(tool_call.get("title"), str):
+        if isinstance(get(tool_call, "title"), str):
             state.tool_calls.add(tool_call_id)  # shown as a new call, as editors do
             return
         self._violate(
@@ -320,14 +322,11 @@ class V1Rules:
             self._violate("absolute-paths", f"{what} {path!r} is not an absolute path", raw)
 
     def _tool_call_paths(self, update: dict[str, object], raw: str) -> None:
-        locations = update.get("locations")
-        for location in locations if isinstance(locations, list) else []:
-            if isinstance(location, dict):
-                self.check_path(location.get("path"), "location path", raw)
-        content = update.get("content")
-        for item in content if isinstance(content, list) else []:
-            if isinstance(item, dict) and item.get("type") == "diff":
-                self.check_path(item.get("path"), "diff path", raw)
+        for location in as_list(update.get("locations")) or ():
+            self.check_path(get(location, "path"), "location path", raw)
+        for item in as_list(update.get("content")) or ():
+            if get(item, "type") == "diff":
+                self.check_path(get(item, "path"), "diff path", raw)
 
     def session_update(self, session: str, update: dict[str, object], raw: str) -> None:
         """One ``session/update`` for ``session``."""

@@ -23,18 +23,17 @@ import os
 import signal
 import subprocess
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import anyio
 import anyio.abc
 
 from .. import schema
 from .._errors import RequestError
+from .._json import as_list, as_object, as_str_list, get_field
 from .._paths import is_local_absolute
-
-if TYPE_CHECKING:
-    from ._client import MockClient
-    from ._view import SessionView, TerminalView
+from ._client_session import ClientSessions
+from ._view import SessionView, TerminalView
 
 __all__ = ("ClientTerminal", "ClientTerminals", "show_terminal_answer", "trim_output")
 
@@ -83,8 +82,8 @@ class ClientTerminal:
 class ClientTerminals:
     """The terminals of one client, by ``terminalId`` (see the module docstring)."""
 
-    def __init__(self, client: MockClient) -> None:
-        self._client = client
+    def __init__(self, sessions: ClientSessions) -> None:
+        self._sessions = sessions
         self.terminals: dict[str, ClientTerminal] = {}
         """Every terminal the agent created, released ones included, by id."""
 
@@ -129,8 +128,8 @@ class ClientTerminals:
         session_id, command = raw.get("sessionId"), raw.get("command")
         if not isinstance(session_id, str) or not isinstance(command, str):
             raise RequestError.invalid_params("terminal/create needs sessionId and command")
-        args = raw.get("args") or []
-        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+        args = as_str_list(raw.get("args") or [])
+        if args is None:
             raise RequestError.invalid_params("args must be a list of strings")
         cwd = raw.get("cwd")
         if cwd is not None and (not is_local_absolute(cwd)):
@@ -140,14 +139,13 @@ class ClientTerminals:
             raise RequestError.invalid_params("outputByteLimit must be a non-negative integer")
         env = dict(os.environ)
         variables = raw.get("env")
-        for variable in variables if isinstance(variables, list) else []:
-            if isinstance(variable, dict):
-                name, value = variable.get("name"), variable.get("value")
-                if isinstance(name, str) and isinstance(value, str):
-                    env[name] = value
-        session = self._client._session(session_id)
+        for variable in as_list(variables) or []:
+            name, value = get_field(variable, "name"), get_field(variable, "value")
+            if isinstance(name, str) and isinstance(value, str):
+                env[name] = value
+        session = self._sessions.get(session_id)
         terminal_id = f"term-{next(_ids)}"
-        view = session.view._terminal(terminal_id)
+        view = session.view.terminal(terminal_id)
         view.command = " ".join([command, *args])
         view.cwd = cwd if isinstance(cwd, str) else session.cwd
         argv = [command, *args]
@@ -164,7 +162,7 @@ class ClientTerminals:
         except OSError as exc:
             raise RequestError.internal_error(f"cannot run {command!r}: {exc}") from None
         self.terminals[terminal_id] = terminal
-        group = self._client._task_group
+        group = self._sessions.link.task_group
         assert group is not None
         group.start_soon(self._pump, terminal)
         return {"terminalId": terminal_id}
@@ -177,8 +175,8 @@ class ClientTerminals:
                 terminal.output += data
                 if trim_output(terminal.output, terminal.limit):
                     terminal.truncated = True
-                terminal.view._output = bytearray(terminal.output)
-                self._client._changed()
+                terminal.view.set_output(bytes(terminal.output))
+                self._sessions.link.changed()
             code = await process.wait()
         finally:
             with anyio.CancelScope(shield=True):
@@ -194,7 +192,7 @@ class ClientTerminals:
             exit_code=terminal.exit_code, signal=terminal.signal
         )
         terminal.exited.set()
-        self._client._changed()
+        self._sessions.link.changed()
 
     @staticmethod
     def _kill(terminal: ClientTerminal) -> None:
@@ -211,15 +209,16 @@ def show_terminal_answer(
     viewer that sees only the wire (a recorded transcript): ``terminal/create`` gives the id,
     command and cwd, ``terminal/output`` the retained output (and exit status, once exited),
     ``terminal/wait_for_exit`` the exit status. Returns the terminal's id, if known."""
-    if not isinstance(result, dict):
+    result = as_object(result)
+    if result is None:
         return None
     if method == "terminal/create":
         terminal_id = result.get("terminalId")
         if not isinstance(terminal_id, str):
             return None
-        terminal = view._terminal(terminal_id)
+        terminal = view.terminal(terminal_id)
         command, args = params.get("command"), params.get("args")
-        words = [command, *(args if isinstance(args, list) else [])]
+        words = [command, *(as_list(args) or [])]
         terminal.command = " ".join(str(word) for word in words)
         cwd = params.get("cwd")
         terminal.cwd = cwd if isinstance(cwd, str) else None
@@ -227,16 +226,17 @@ def show_terminal_answer(
     terminal_id = params.get("terminalId")
     if not isinstance(terminal_id, str):
         return None
-    terminal = view._terminal(terminal_id)
+    terminal = view.terminal(terminal_id)
     status: object = None
     if method == "terminal/output":
         output = result.get("output")
         if isinstance(output, str):
-            terminal._output = bytearray(output.encode("utf-8", "surrogateescape"))
+            terminal.set_output(output.encode("utf-8", "surrogateescape"))
         status = result.get("exitStatus")
     elif method == "terminal/wait_for_exit":
         status = result
-    if isinstance(status, dict):
+    status = as_object(status)
+    if status is not None:
         code, name = status.get("exitCode"), status.get("signal")
         terminal.exit_status = schema.TerminalExitStatus(
             exit_code=code if isinstance(code, int) else None,

@@ -16,7 +16,7 @@ import base64
 import binascii
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, TypeAlias
+from typing import ClassVar, Final, Literal, TypeAlias
 
 from msgspec import UnsetType
 
@@ -85,9 +85,9 @@ class ToolCallView:
     """Tool kind; ``null`` resets it to ``other``."""
     status: str = "pending"
     """Execution status; ``null`` resets it to ``pending``."""
-    content: list[schema.ToolCallContent] = field(default_factory=list)
+    content: list[schema.ToolCallContent] = field(default_factory=list[schema.ToolCallContent])
     """Content items: replaced whole by an update's ``content``, appended to by chunks."""
-    locations: list[schema.ToolCallLocation] = field(default_factory=list)
+    locations: list[schema.ToolCallLocation] = field(default_factory=list[schema.ToolCallLocation])
     """File locations, replaced whole by each update that carries them."""
     raw_input: object = None
     """Raw tool input as sent; `None` when not reported or cleared."""
@@ -95,7 +95,7 @@ class ToolCallView:
     """Raw tool output as sent; `None` when not reported or cleared."""
     capabilities: schema.ToolCallCapabilities | None = None
     """Client-initiated controls currently advertised (e.g. cancellation)."""
-    meta: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict[str, object])
     """Stored ``_meta``, patched by top-level key."""
 
     @property
@@ -122,7 +122,9 @@ class ToolCallView:
         """Whether the status is final: ``completed``, ``failed`` or ``cancelled``."""
         return self.status in _FINAL_STATUSES
 
-    def _apply(self, patch: _ToolCallPatch) -> None:
+    def apply_patch(self, patch: _ToolCallPatch) -> None:
+        """Apply a tool-call upsert's fields: ``content`` and ``locations`` are replaced whole,
+        ``_meta`` is patched by top-level key, omitted fields are kept."""
         if not isinstance(patch.title, UnsetType):
             self.title = patch.title
         if not isinstance(patch.name, UnsetType):
@@ -166,7 +168,7 @@ class TerminalView:
     """Client-initiated controls currently advertised (e.g. cancellation)."""
     exit_status: schema.TerminalExitStatus | None = None
     """Exit information; its presence marks the terminal as exited."""
-    meta: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict[str, object])
     """Stored terminal-scoped ``_meta``, patched by top-level key."""
     decode_errors: int = 0
     """How many chunks or snapshots were not valid base64 (their bytes were dropped)."""
@@ -181,6 +183,10 @@ class TerminalView:
     def text(self) -> str:
         """`output` decoded as UTF-8 (invalid sequences replaced)."""
         return self._output.decode("utf-8", "replace")
+
+    def set_output(self, data: bytes) -> None:
+        """Replace the retained output (a client that runs the command itself knows it)."""
+        self._output = bytearray(data)
 
     @property
     def exited(self) -> bool:
@@ -206,7 +212,8 @@ class TerminalView:
             self.decode_errors += 1
             return None
 
-    def _apply(self, update: schema.TerminalUpdate) -> None:
+    def apply_update(self, update: schema.TerminalUpdate) -> None:
+        """Apply a ``terminal_update``: an output snapshot replaces the retained output."""
         if not isinstance(update.command, UnsetType):
             self.command = update.command
         if not isinstance(update.cwd, UnsetType):
@@ -227,7 +234,8 @@ class TerminalView:
                     self._output = bytearray(snapshot)
         self.meta = _patch_meta(self.meta, update.meta)
 
-    def _append(self, data: str) -> None:
+    def append_chunk(self, data: str) -> None:
+        """Append one ``terminal_output_chunk`` (base64 ``data``) to the retained output."""
         chunk = self._decode(data)
         if chunk is not None:
             self._output += chunk
@@ -244,9 +252,9 @@ class MessageView:
     """``user``, ``agent`` (answer) or ``thought`` (reasoning)."""
     message_id: str
     """The agent-owned ``messageId``."""
-    content: list[schema.ContentBlock] = field(default_factory=list)
+    content: list[schema.ContentBlock] = field(default_factory=list[schema.ContentBlock])
     """Content blocks in display order (unknown block types kept as sent)."""
-    meta: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict[str, object])
     """Stored ``_meta`` of the message, patched by top-level key (chunk ``_meta`` is not)."""
 
     @property
@@ -287,7 +295,7 @@ class SessionInfoView:
     """Human-readable session title."""
     updated_at: str | None = None
     """RFC 3339 timestamp of the last activity."""
-    meta: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict[str, object])
     """Stored ``_meta``, patched by top-level key."""
 
 
@@ -300,11 +308,11 @@ class CompactionView:
     """The agent-owned compaction ID."""
     status: str = "in_progress"
     """Lifecycle status (unknown values kept as sent)."""
-    summary: list[schema.ContentBlock] = field(default_factory=list)
+    summary: list[schema.ContentBlock] = field(default_factory=list[schema.ContentBlock])
     """The retained summary content."""
     error: str | None = None
     """Error details, when reported."""
-    meta: dict[str, object] = field(default_factory=dict)
+    meta: dict[str, object] = field(default_factory=dict[str, object])
     """Stored ``_meta``, patched by top-level key."""
 
 
@@ -409,7 +417,7 @@ class SessionView:
     def apply(self, update: schema.SessionUpdate) -> None:
         """Apply one decoded session update, as a client would on receiving it."""
         self.updates_applied += 1
-        handler = _HANDLERS.get(type(update))
+        handler = self._HANDLERS.get(type(update))
         if handler is not None:
             handler(self, update)
         elif isinstance(update, schema.UnknownSessionUpdate):
@@ -423,7 +431,7 @@ class SessionView:
         ``tool_call`` subject (clients apply it exactly like an update, creating the call if new).
         """
         call = self._tool_call(patch.tool_call_id)
-        call._apply(patch)
+        call.apply_patch(patch)
         if not isinstance(patch.content, UnsetType) and patch.content:
             self._track_terminal_refs(patch.content)
 
@@ -435,7 +443,8 @@ class SessionView:
             call = self.tool_calls[tool_call_id] = ToolCallView(tool_call_id)
         return call
 
-    def _terminal(self, terminal_id: str) -> TerminalView:
+    def terminal(self, terminal_id: str) -> TerminalView:
+        """The view of terminal ``terminal_id``, created empty on first use."""
         terminal = self.terminals.get(terminal_id)
         if terminal is None:
             terminal = self.terminals[terminal_id] = TerminalView(terminal_id)
@@ -445,7 +454,7 @@ class SessionView:
         # The reference and the terminal's own updates may arrive in either order.
         for item in items:
             if isinstance(item, schema.Terminal):
-                self._terminal(item.terminal_id)
+                self.terminal(item.terminal_id)
 
     def _on_tool_call_update(self, update: schema.SessionUpdate) -> None:
         assert isinstance(update, schema.ToolCallUpdate)
@@ -458,11 +467,11 @@ class SessionView:
 
     def _on_terminal_update(self, update: schema.SessionUpdate) -> None:
         assert isinstance(update, schema.TerminalUpdate)
-        self._terminal(update.terminal_id)._apply(update)
+        self.terminal(update.terminal_id).apply_update(update)
 
     def _on_terminal_chunk(self, update: schema.SessionUpdate) -> None:
         assert isinstance(update, schema.TerminalOutputChunk)
-        self._terminal(update.terminal_id)._append(update.data)
+        self.terminal(update.terminal_id).append_chunk(update.data)
 
     def _message(self, role: MessageRole, message_id: str) -> MessageView:
         key = (role, message_id)
@@ -510,7 +519,7 @@ class SessionView:
         content = update.plan
         if isinstance(content, schema.PlanItems):
             self.plans[content.plan_id] = PlanView(content.plan_id, list(content.entries), content)
-        elif isinstance(content, schema.UnknownPlanUpdateContent):
+        else:
             # Unknown plan content still replaces earlier content for the same planId.
             plan_id = content.raw.get("planId")
             if isinstance(plan_id, str):
@@ -599,32 +608,29 @@ class SessionView:
         assert isinstance(update, schema.CompactionSummaryChunk)
         self._compaction(update.compaction_id).summary.append(update.content)
 
-
-_Handler: TypeAlias = Callable[[SessionView, schema.SessionUpdate], None]
-
-_HANDLERS: Final[dict[type, _Handler]] = {
-    schema.ToolCallUpdate: SessionView._on_tool_call_update,
-    schema.ToolCallContentChunk: SessionView._on_tool_call_chunk,
-    schema.TerminalUpdate: SessionView._on_terminal_update,
-    schema.TerminalOutputChunk: SessionView._on_terminal_chunk,
-    schema.UserMessage: SessionView._on_message,
-    schema.AgentMessage: SessionView._on_message,
-    schema.AgentThought: SessionView._on_message,
-    schema.UserMessageChunk: SessionView._on_message_chunk,
-    schema.AgentMessageChunk: SessionView._on_message_chunk,
-    schema.AgentThoughtChunk: SessionView._on_message_chunk,
-    schema.RunningStateUpdate: SessionView._on_state,
-    schema.RequiresActionStateUpdate: SessionView._on_state,
-    schema.IdleStateUpdate: SessionView._on_state,
-    schema.PlanUpdate: SessionView._on_plan,
-    schema.UsageUpdate: SessionView._on_usage,
-    schema.Notice: SessionView._on_notice,
-    schema.SessionInfoUpdate: SessionView._on_session_info,
-    schema.AvailableCommandsUpdate: SessionView._on_commands,
-    schema.ConfigOptionUpdate: SessionView._on_config,
-    schema.CompactionUpdate: SessionView._on_compaction,
-    schema.CompactionSummaryChunk: SessionView._on_compaction_chunk,
-}
+    _HANDLERS: ClassVar[dict[type, Callable[[SessionView, schema.SessionUpdate], None]]] = {
+        schema.ToolCallUpdate: _on_tool_call_update,
+        schema.ToolCallContentChunk: _on_tool_call_chunk,
+        schema.TerminalUpdate: _on_terminal_update,
+        schema.TerminalOutputChunk: _on_terminal_chunk,
+        schema.UserMessage: _on_message,
+        schema.AgentMessage: _on_message,
+        schema.AgentThought: _on_message,
+        schema.UserMessageChunk: _on_message_chunk,
+        schema.AgentMessageChunk: _on_message_chunk,
+        schema.AgentThoughtChunk: _on_message_chunk,
+        schema.RunningStateUpdate: _on_state,
+        schema.RequiresActionStateUpdate: _on_state,
+        schema.IdleStateUpdate: _on_state,
+        schema.PlanUpdate: _on_plan,
+        schema.UsageUpdate: _on_usage,
+        schema.Notice: _on_notice,
+        schema.SessionInfoUpdate: _on_session_info,
+        schema.AvailableCommandsUpdate: _on_commands,
+        schema.ConfigOptionUpdate: _on_config,
+        schema.CompactionUpdate: _on_compaction,
+        schema.CompactionSummaryChunk: _on_compaction_chunk,
+    }
 
 
 class ClientView:

@@ -51,7 +51,8 @@ class Waits:
         self.failure: BaseException | None = None
         """The first failure recorded; raised from every wait from then on."""
         self._context = context
-        self._scopes: set[anyio.CancelScope] = set()
+        self.scopes: set[anyio.CancelScope] = set()
+        """The scopes of the waits running now (a failure cancels them)."""
         # Made by the first waiter, in the event loop of the test.
         self._change: anyio.Event | None = None
 
@@ -78,7 +79,7 @@ class Waits:
         if not isinstance(failure, MockClientError):
             failure.add_note(self._context())
         self.failure = failure
-        for scope in list(self._scopes):
+        for scope in list(self.scopes):
             scope.cancel()
         self.changed()
 
@@ -102,7 +103,7 @@ class _Deadline:
 
     def __enter__(self) -> None:
         waits = self._waits
-        waits._scopes.add(self._scope)
+        waits.scopes.add(self._scope)
         if waits.failure is not None:
             self._scope.cancel()
         self._scope.__enter__()
@@ -113,7 +114,7 @@ class _Deadline:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._waits._scopes.discard(self._scope)
+        self._waits.scopes.discard(self._scope)
         # The return value of __exit__ differs between backends when nothing
         # was raised; cancelled_caught says whether this scope ended the wait.
         self._scope.__exit__(exc_type, exc, tb)
