@@ -40,6 +40,9 @@ from floor_agent import (
 
 decode_lines = msgspec.json.Decoder(Msg).decode_lines
 
+REQUIRES_ACTION: bytes = b'{"sessionUpdate":"state_update","state":"requires_action"}}}\n'
+RUNNING: bytes = b'{"sessionUpdate":"state_update","state":"running"}}}\n'
+
 
 class Agent:
     """Reads standard input from a loop callback; each request is answered by a task."""
@@ -90,24 +93,30 @@ class Agent:
             elif turn.kind == "terminal":
                 terminal(out, turn.pre, turn.args[0], turn.args[1])
             elif turn.kind == "permission":
-                await self.permission(params.sessionId, turn.args[0])
+                await self.permission(turn.pre, params.sessionId, turn.args[0])
             out.add(turn.pre + IDLE)
         else:
             self.sessions += method == "session/new"
             answer(out, method, rid, params, self.sessions)
         out.flush()
 
-    async def permission(self, sid: str, n: int) -> None:
+    async def permission(self, pre: bytes, sid: str, n: int) -> None:
         out = self.out
         req = permission_request_tail(sid)
+        requires_action, running = pre + REQUIRES_ACTION, pre + RUNNING
         for _ in range(n):
             rid = self.next_id
             self.next_id += 1
             waiter = self.answers[rid] = self.loop.create_future()
+            # What the protocol asks around a request: requires_action before it
+            # (written with it), running once the answer is in (written with the
+            # next request, or at the end of the turn).
+            out.add(requires_action)
             out.add(b'{"jsonrpc":"2.0","id":%d' % rid + req)
             out.flush()
             if not granted(await waiter):
                 raise SystemExit(f"permission {rid} not granted")
+            out.add(running)
 
 
 async def main() -> None:

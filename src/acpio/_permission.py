@@ -16,9 +16,12 @@ call or the connection went away), or the answer was not understood.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
+
+import msgspec
 
 from . import schema
 from ._errors import LocalProtocolError
@@ -32,11 +35,14 @@ __all__ = [
     "REJECT_ALWAYS",
     "REJECT_ONCE",
     "Outcome",
+    "decode_permission_response",
     "interpret_outcome",
     "option",
     "remembered_outcome",
     "validate_options",
 ]
+
+logger = logging.getLogger(__name__)
 
 ALLOW_KINDS: Final = frozenset({"allow_once", "allow_always"})
 REJECT_KINDS: Final = frozenset({"reject_once", "reject_always"})
@@ -75,7 +81,9 @@ def validate_options(options: Sequence[schema.PermissionOption]) -> None:
         if offered.option_id in seen:
             raise LocalProtocolError(f"permission option id {offered.option_id!r} is offered twice")
         seen.add(offered.option_id)
-        _check_kind(offered.kind)
+        kind = offered.kind
+        if type(kind) is not str or kind not in KNOWN_OPTION_KINDS:
+            _check_kind(kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +138,35 @@ class Outcome:
 
 CANCELLED: Final = Outcome("cancelled")
 
+# Outcome's generated __init__ sets each frozen field through object.__setattr__;
+# outcomes of answered requests are built on every round trip, so they are made
+# by setting the slots directly (the same object, three times cheaper).
+_new_outcome = object.__new__
+_SetSlot = Callable[[Outcome, object], None]
+_slots = Outcome.__dict__
+_set_kind: _SetSlot = _slots["kind"].__set__
+_set_option_id: _SetSlot = _slots["option_id"].__set__
+_set_option_kind: _SetSlot = _slots["option_kind"].__set__
+_set_raw: _SetSlot = _slots["raw"].__set__
+_set_remembered: _SetSlot = _slots["remembered"].__set__
+
+
+def _answered(
+    kind: Literal["selected", "dismissed", "unknown"],
+    option_id: str | None,
+    option_kind: str | None,
+    raw: object,
+) -> Outcome:
+    """``Outcome(kind, option_id, option_kind, raw)``, built without the dataclass __init__."""
+    outcome = _new_outcome(Outcome)
+    _set_kind(outcome, kind)
+    _set_option_id(outcome, option_id)
+    _set_option_kind(outcome, option_kind)
+    _set_raw(outcome, raw)
+    _set_remembered(outcome, False)
+    return outcome
+
+
 # An "always" answer stands for every option of its polarity: the same kind is
 # preferred, then the "once" variant, so a later request that offers only
 # "allow once" is still answered by an earlier "always allow".
@@ -161,14 +198,88 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
     A ``cancelled`` outcome is ``dismissed``: acpio stops waiting for the
     requests it withdraws, so a ``cancelled`` answer it reads is the client's own.
     """
-    raw = schema.to_builtins(outcome)
+    raw = _builtins_of(outcome)
     if isinstance(outcome, schema.SelectedPermissionOutcome):
         for offered in options:
             if offered.option_id == outcome.option_id:
-                return Outcome("selected", offered.option_id, offered.kind, raw)
+                return _answered("selected", offered.option_id, offered.kind, raw)
         # No option_id either: code comparing ids must not match one that was never offered.
-        return Outcome("unknown", raw=raw)
+        return _answered("unknown", None, None, raw)
     if isinstance(outcome, schema.CancelledPermissionOutcome):
         # Requests acpio withdrew are no longer waited for: this answer is the client's own.
-        return Outcome("dismissed", raw=raw)
-    return Outcome("unknown", raw=raw)
+        return _answered("dismissed", None, None, raw)
+    return _answered("unknown", None, None, raw)
+
+
+def _builtins_of(outcome: object) -> object:
+    """``schema.to_builtins(outcome)``, written out for the two plain answers."""
+    kind = type(outcome)
+    if kind is schema.SelectedPermissionOutcome:
+        assert isinstance(outcome, schema.SelectedPermissionOutcome)
+        if outcome.meta is msgspec.UNSET and type(outcome.option_id) is str:
+            return {"outcome": outcome.outcome, "optionId": outcome.option_id}
+    elif kind is schema.CancelledPermissionOutcome:
+        assert isinstance(outcome, schema.CancelledPermissionOutcome)
+        if outcome.meta is msgspec.UNSET:
+            return {"outcome": outcome.outcome}
+    return schema.to_builtins(outcome)
+
+
+# ------------------------------------------------------------- decoding answers
+# The general decoder reads an open union in two passes (JSON to builtins, then
+# builtins to the variant). The answers clients actually send, a selected or a
+# cancelled outcome, are read here in one pass into these mirrors of the
+# generated types (same wire names, same field types, unknown fields ignored as
+# there); anything else takes the general path, so every answer decodes to
+# exactly what ``schema.decode`` makes of it.
+
+_Meta = dict[str, object] | None | msgspec.UnsetType
+
+
+class _SelectedAnswer(
+    msgspec.Struct,
+    tag_field="outcome",
+    tag="selected",
+    rename={"option_id": "optionId", "meta": "_meta"},
+):
+    option_id: str
+    meta: _Meta = msgspec.UNSET
+
+
+class _CancelledAnswer(
+    msgspec.Struct, tag_field="outcome", tag="cancelled", rename={"meta": "_meta"}
+):
+    meta: _Meta = msgspec.UNSET
+
+
+class _Answer(msgspec.Struct, rename={"meta": "_meta"}):
+    outcome: _SelectedAnswer | _CancelledAnswer
+    meta: _Meta = msgspec.UNSET
+
+
+_decode_answer = msgspec.json.Decoder(_Answer).decode
+
+
+def decode_permission_response(raw: msgspec.Raw) -> schema.RequestPermissionResponse | None:
+    """The ``session/request_permission`` result, or None when it is malformed (never approval).
+
+    Decodes to exactly what ``schema.decode(raw, RequestPermissionResponse)``
+    returns, in one pass for a selected or cancelled outcome.
+    """
+    try:
+        answer = _decode_answer(raw)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    else:
+        given = answer.outcome
+        outcome: schema.RequestPermissionOutcome
+        if type(given) is _SelectedAnswer:
+            outcome = schema.SelectedPermissionOutcome(option_id=given.option_id, meta=given.meta)
+        else:
+            outcome = schema.CancelledPermissionOutcome(meta=given.meta)
+        return schema.RequestPermissionResponse(outcome=outcome, meta=answer.meta)
+    try:
+        return schema.decode(raw, schema.RequestPermissionResponse)
+    except msgspec.ValidationError as exc:
+        logger.warning("malformed permission response (%s); treating it as not approved", exc)
+        return None
