@@ -142,6 +142,8 @@ class Connection(Receiver):
         # A message nested deeper than the limit has more than that many
         # brackets of each kind: shorter lines need no check at all.
         self._depth_check_above = 2 * max_nesting_depth
+        # The longest line the response hook decodes itself (no depth check needed).
+        self._response_hook_limit = min(self._depth_check_above, max_message_size)
         self._max_concurrent = max_concurrent_requests
         outgoing = self._outgoing = OutgoingBuffer(write_buffer_size)
         self._on_raw = on_raw_message

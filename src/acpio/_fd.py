@@ -375,8 +375,20 @@ class AsyncioChannel:
 
     def request_queued(self) -> None:
         """A request was queued: write it now, one loop turn sooner than the writer would."""
-        if self._send_nowait is not None and not self._writing:
-            self._write_inline(self._send_nowait)
+        send_nowait = self._send_nowait
+        if send_nowait is None or self._writing:
+            return
+        # _write_inline() written out: this runs for every request sent.
+        outgoing = self._outgoing
+        data = outgoing.take_nowait()
+        if not data:
+            return  # the writer task took it while the request waited for room
+        written = send_nowait(data)
+        if written < len(data):
+            outgoing.unwrite(data[written:])
+        elif self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
 
     async def write_all(self) -> None:
         """Write what the outgoing buffer holds, in order, until it is closed and drained."""

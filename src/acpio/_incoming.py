@@ -77,6 +77,7 @@ class Receiver:
     _max_message_size: int
     _max_depth: int
     _depth_check_above: int
+    _response_hook_limit: int
     _max_concurrent: int
     _outgoing: OutgoingBuffer
     _on_raw: Callable[[str, bytes], None] | None
@@ -130,14 +131,17 @@ class Receiver:
         decodes as a response); from the first other line on, everything is
         left to the reader task, in order.
         """
+        size = len(data)
         if data[-1] != _NEWLINE or not reader.at_line_start:
             return data
         start = 0
-        limit = min(self._depth_check_above, self._max_message_size)
-        while start < len(data):
-            end = data.index(b"\n", start)
+        limit = self._response_hook_limit
+        while start < size:
+            end = data.index(b"\n", start) + 1
+            # With its newline (which the decoder skips): a read of one line is
+            # then ``data`` itself, not a copy.
             line = data[start:end]
-            if len(line) > limit or not line.isascii() or not line.startswith(b"{"):
+            if end - start > limit + 1 or line[0] != OPEN_BRACE or not line.isascii():
                 break
             try:
                 envelope = decode_envelope(line)
@@ -149,12 +153,12 @@ class Receiver:
                 break
             if self._on_raw is not None:
                 try:
-                    self._on_raw("in", line)
+                    self._on_raw("in", line[:-1])
                 except Exception:
                     break  # the reader task taps this line again and meets the error as usual
             self.received += 1
             self._handle_response(envelope)
-            start = end + 1
+            start = end
         return data[start:] if start else data
 
     async def _handle_line(self, line: bytes) -> None:

@@ -13,7 +13,7 @@ short enough never to echo a hostile payload back at length.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, cast
 
 import msgspec
 
@@ -123,8 +123,11 @@ def valid_id_or_none(value: object) -> RequestId | None:
 
 def request_error_in(exc: Exception) -> RequestError | None:
     """The handler's RequestError, also when a task group wrapped it (alone) in a group."""
-    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    while isinstance(exc, ExceptionGroup):
+        inner = cast("ExceptionGroup[Exception]", exc).exceptions
+        if len(inner) != 1:
+            break
+        exc = inner[0]
     return exc if isinstance(exc, RequestError) else None
 
 
@@ -140,8 +143,11 @@ def parse_error(exc: BaseException) -> RequestError:
 
 def is_decoder_recursion(exc: BaseException) -> bool:
     """True for msgspec giving up on nesting (also alone inside an exception group)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
+    while isinstance(exc, BaseExceptionGroup):
+        inner = cast("BaseExceptionGroup[BaseException]", exc).exceptions
+        if len(inner) != 1:
+            break
+        exc = inner[0]
     return isinstance(exc, RecursionError) and "deserializ" in str(exc)
 
 
@@ -165,11 +171,13 @@ def batch_line(replies: list[bytes]) -> bytes:
 
 
 def error_from_wire(error: object) -> RequestError:
-    if isinstance(error, dict):
-        code = error.get("code")
-        message = error.get("message")
+    payload = error  # kept as given: the checks below narrow ``error``
+    fields = cast("dict[str, object]", error) if isinstance(error, dict) else None
+    if fields is not None:
+        code = fields.get("code")
+        message = fields.get("message")
         if type(code) is int and isinstance(message, str):
-            return RequestError(code, message, error.get("data"))
+            return RequestError(code, message, fields.get("data"))
     return RequestError(
-        INTERNAL_ERROR, short(f"malformed error object from the peer: {error!r}"), error
+        INTERNAL_ERROR, short(f"malformed error object from the peer: {payload!r}"), payload
     )
