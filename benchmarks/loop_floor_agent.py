@@ -6,7 +6,10 @@ agent must read the client's messages while its prompt turns run. This agent
 is the same floor on an asyncio event loop, the way any asyncio or anyio SDK
 must run: standard input is read by a callback registered once with the loop
 (``add_reader``), the prompt turn is a coroutine, and each permission request
-is awaited on a bare future that the read callback resolves. Lines are
+is awaited on a bare future that the read callback resolves. Around each
+request it sends what the protocol asks of every agent: ``requires_action``
+before it (in the same write) and ``running`` once the answer is in (written
+with the next request, or at the end of the turn). Lines are
 pre-encoded and written exactly as in the floor agent, whose code it reuses
 (``notify`` and ``terminal`` are the floor's own loops). There are no other
 layers: no cancel scopes, no history, no session state, no validation.

@@ -34,7 +34,10 @@ __all__ = [
     "ALL_OPTIONS",
     "REJECT_ALWAYS",
     "REJECT_ONCE",
+    "CancelledAnswer",
     "Outcome",
+    "PermissionAnswer",
+    "SelectedAnswer",
     "decode_permission_response",
     "interpret_outcome",
     "option",
@@ -197,32 +200,38 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
     ``unknown``, as is any custom or future outcome; none of them is approval.
     A ``cancelled`` outcome is ``dismissed``: acpio stops waiting for the
     requests it withdraws, so a ``cancelled`` answer it reads is the client's own.
+    ``outcome`` is a ``schema.RequestPermissionOutcome`` (or the one-pass
+    decoder's mirror of a selected or cancelled one, which means the same).
     """
-    raw = _builtins_of(outcome)
-    if isinstance(outcome, schema.SelectedPermissionOutcome):
-        for offered in options:
-            if offered.option_id == outcome.option_id:
-                return _answered("selected", offered.option_id, offered.kind, raw)
-        # No option_id either: code comparing ids must not match one that was never offered.
-        return _answered("unknown", None, None, raw)
-    if isinstance(outcome, schema.CancelledPermissionOutcome):
+    kind = type(outcome)
+    option_id: object
+    if kind is SelectedAnswer:
+        assert isinstance(outcome, SelectedAnswer)
+        option_id = outcome.option_id
+        raw: object = (
+            {"outcome": "selected", "optionId": option_id}
+            if outcome.meta is msgspec.UNSET
+            else {"outcome": "selected", "optionId": option_id, "_meta": outcome.meta}
+        )
+    elif kind is CancelledAnswer:
+        assert isinstance(outcome, CancelledAnswer)
+        raw = {"outcome": "cancelled"}
+        if outcome.meta is not msgspec.UNSET:
+            raw = {"outcome": "cancelled", "_meta": outcome.meta}
         # Requests acpio withdrew are no longer waited for: this answer is the client's own.
         return _answered("dismissed", None, None, raw)
+    elif isinstance(outcome, schema.SelectedPermissionOutcome):
+        option_id = outcome.option_id
+        raw = schema.to_builtins(outcome)
+    elif isinstance(outcome, schema.CancelledPermissionOutcome):
+        return _answered("dismissed", None, None, schema.to_builtins(outcome))
+    else:
+        return _answered("unknown", None, None, schema.to_builtins(outcome))
+    for offered in options:
+        if offered.option_id == option_id:
+            return _answered("selected", offered.option_id, offered.kind, raw)
+    # No option_id either: code comparing ids must not match one that was never offered.
     return _answered("unknown", None, None, raw)
-
-
-def _builtins_of(outcome: object) -> object:
-    """``schema.to_builtins(outcome)``, written out for the two plain answers."""
-    kind = type(outcome)
-    if kind is schema.SelectedPermissionOutcome:
-        assert isinstance(outcome, schema.SelectedPermissionOutcome)
-        if outcome.meta is msgspec.UNSET and type(outcome.option_id) is str:
-            return {"outcome": outcome.outcome, "optionId": outcome.option_id}
-    elif kind is schema.CancelledPermissionOutcome:
-        assert isinstance(outcome, schema.CancelledPermissionOutcome)
-        if outcome.meta is msgspec.UNSET:
-            return {"outcome": outcome.outcome}
-    return schema.to_builtins(outcome)
 
 
 # ------------------------------------------------------------- decoding answers
@@ -230,54 +239,57 @@ def _builtins_of(outcome: object) -> object:
 # builtins to the variant). The answers clients actually send, a selected or a
 # cancelled outcome, are read here in one pass into these mirrors of the
 # generated types (same wire names, same field types, unknown fields ignored as
-# there); anything else takes the general path, so every answer decodes to
-# exactly what ``schema.decode`` makes of it.
+# there); anything else takes the general path, so every answer means exactly
+# what ``schema.decode`` makes of it.
 
 _Meta = dict[str, object] | None | msgspec.UnsetType
 
 
-class _SelectedAnswer(
+class SelectedAnswer(
     msgspec.Struct,
     tag_field="outcome",
     tag="selected",
     rename={"option_id": "optionId", "meta": "_meta"},
 ):
+    """A ``selected`` outcome, as ``schema.SelectedPermissionOutcome`` reads it."""
+
     option_id: str
     meta: _Meta = msgspec.UNSET
 
 
-class _CancelledAnswer(
+class CancelledAnswer(
     msgspec.Struct, tag_field="outcome", tag="cancelled", rename={"meta": "_meta"}
 ):
+    """A ``cancelled`` outcome, as ``schema.CancelledPermissionOutcome`` reads it."""
+
     meta: _Meta = msgspec.UNSET
 
 
-class _Answer(msgspec.Struct, rename={"meta": "_meta"}):
-    outcome: _SelectedAnswer | _CancelledAnswer
+class PermissionAnswer(msgspec.Struct, rename={"meta": "_meta"}):
+    """A permission result with a selected or cancelled outcome (``RequestPermissionResponse``)."""
+
+    outcome: SelectedAnswer | CancelledAnswer
     meta: _Meta = msgspec.UNSET
 
 
-_decode_answer = msgspec.json.Decoder(_Answer).decode
+_decode_answer = msgspec.json.Decoder(PermissionAnswer).decode
 
 
-def decode_permission_response(raw: msgspec.Raw) -> schema.RequestPermissionResponse | None:
+def decode_permission_response(
+    raw: msgspec.Raw,
+) -> PermissionAnswer | schema.RequestPermissionResponse | None:
     """The ``session/request_permission`` result, or None when it is malformed (never approval).
 
-    Decodes to exactly what ``schema.decode(raw, RequestPermissionResponse)``
-    returns, in one pass for a selected or cancelled outcome.
+    A selected or cancelled outcome is read in one pass (a
+    :class:`PermissionAnswer`, encoding back to the same JSON as the general
+    decoder's result); anything else is ``schema.decode(raw,
+    RequestPermissionResponse)``. Either way its ``outcome`` goes to
+    :func:`interpret_outcome`.
     """
     try:
-        answer = _decode_answer(raw)
+        return _decode_answer(raw)
     except (msgspec.DecodeError, RecursionError):
         pass
-    else:
-        given = answer.outcome
-        outcome: schema.RequestPermissionOutcome
-        if type(given) is _SelectedAnswer:
-            outcome = schema.SelectedPermissionOutcome(option_id=given.option_id, meta=given.meta)
-        else:
-            outcome = schema.CancelledPermissionOutcome(meta=given.meta)
-        return schema.RequestPermissionResponse(outcome=outcome, meta=answer.meta)
     try:
         return schema.decode(raw, schema.RequestPermissionResponse)
     except msgspec.ValidationError as exc:
