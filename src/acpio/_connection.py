@@ -55,6 +55,7 @@ from ._errors import (
 )
 from ._handler import MessageHandler as MessageHandler
 from ._handler import RequestContext as RequestContext
+from ._handler import run_after_response
 from ._incoming import Job, Receiver
 from ._outgoing import OutgoingBuffer
 from ._transport import StreamPair
@@ -431,7 +432,7 @@ class Connection(Receiver):
         context = RequestContext(job[0], job[1], job[3], job[4])
         try:
             await self._reply(await self._answer(job, context))
-            context._run_after()
+            run_after_response(context)
         finally:
             self._task_done()
 
@@ -444,7 +445,7 @@ class Connection(Receiver):
                     group.start_soon(self._answer_into, job, context, replies)
             await self._reply(batch_line(replies))
             for context in contexts:
-                context._run_after()
+                run_after_response(context)
         finally:
             self._task_done()
 
