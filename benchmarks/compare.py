@@ -7,6 +7,11 @@ reversing every repeat, so a slow phase of the machine hits each alike.
 
     git worktree add /tmp/before HEAD~1
     python benchmarks/compare.py permission:5000 /tmp/before/src src --repeats 10
+    python benchmarks/compare.py permission:5000 /tmp/before/src src --floor
+
+``--floor`` adds the asyncio floor agent (``loop_floor_agent.py``, no acpio) to
+the alternation and prints each tree's median throughput as a ratio of the
+floor's, measured in the same run.
 """
 
 from __future__ import annotations
@@ -23,8 +28,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
+FLOOR = "asyncio floor"
+
+
 def run_once(src: str, scenario: Sequence[str], agent: Path) -> dict[str, object]:
     """One run of ``client.py`` against ``agent`` with ``src`` first on the import path."""
+    if src == FLOOR:
+        src, agent = "", HERE / "loop_floor_agent.py"
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
     )
@@ -49,14 +59,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("sources", nargs="+", help="directories that hold the acpio package")
     parser.add_argument("--repeats", type=int, default=8)
     parser.add_argument("--agent", type=Path, default=HERE / "bench_agent.py")
+    parser.add_argument(
+        "--floor", action="store_true", help="also run the asyncio floor agent; print ratios"
+    )
     args = parser.parse_args(argv)
     scenario = args.scenario.split(":")
-    runs: dict[str, list[dict[str, object]]] = {src: [] for src in args.sources}
+    sources: list[str] = [*args.sources, FLOOR] if args.floor else list(args.sources)
+    runs: dict[str, list[dict[str, object]]] = {src: [] for src in sources}
     for repeat in range(args.repeats):
-        order = args.sources if repeat % 2 == 0 else args.sources[::-1]
+        order = sources if repeat % 2 == 0 else sources[::-1]
         for src in order:
             runs[src].append(run_once(src, scenario, args.agent))
-    width = max(len(src) for src in args.sources)
+    width = max(len(src) for src in sources)
+    floor = _median(runs[FLOOR], "throughput") if args.floor else None
     for src, done in runs.items():
         cpu = _median(done, "cpu_per_unit_s")
         throughput = _median(done, "throughput")
@@ -65,6 +80,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p50, p99 = _median(done, "rt_p50_s"), _median(done, "rt_p99_s")
         if p50 is not None and p99 is not None:
             line += f"  p50 {p50 * 1e6:6.0f} us  p99 {p99 * 1e6:6.0f} us"
+        if floor and throughput:
+            line += f"  {throughput / floor:.2f}x the floor"
         print(line)
     return 0
 

@@ -28,7 +28,7 @@ from bench_agent import BenchAgent
 
 import acpio
 from acpio import schema
-from acpio._tool_call import _decode_permission_response
+from acpio._permission import decode_permission_response
 
 LAYERS = os.environ.get("ACPIO_BENCH_LAYERS", "full")
 
@@ -54,7 +54,7 @@ class LayersAgent(BenchAgent):
             if LAYERS == "states":
                 await session._permission_started()
             await connection.request(
-                "session/request_permission", params, _decode_permission_response
+                "session/request_permission", params, decode_permission_response
             )
             if LAYERS == "states":
                 await session._permission_finished()

@@ -6,7 +6,10 @@ agent must read the client's messages while its prompt turns run. This agent
 is the same floor on an asyncio event loop, the way any asyncio or anyio SDK
 must run: standard input is read by a callback registered once with the loop
 (``add_reader``), the prompt turn is a coroutine, and each permission request
-is awaited on a bare future that the read callback resolves. Lines are
+is awaited on a bare future that the read callback resolves. Around each
+request it sends what the protocol asks of every agent: ``requires_action``
+before it (in the same write) and ``running`` once the answer is in (written
+with the next request, or at the end of the turn). Lines are
 pre-encoded and written exactly as in the floor agent, whose code it reuses
 (``notify`` and ``terminal`` are the floor's own loops). There are no other
 layers: no cancel scopes, no history, no session state, no validation.
@@ -39,6 +42,9 @@ from floor_agent import (
 )
 
 decode_lines = msgspec.json.Decoder(Msg).decode_lines
+
+REQUIRES_ACTION: bytes = b'{"sessionUpdate":"state_update","state":"requires_action"}}}\n'
+RUNNING: bytes = b'{"sessionUpdate":"state_update","state":"running"}}}\n'
 
 
 class Agent:
@@ -90,24 +96,30 @@ class Agent:
             elif turn.kind == "terminal":
                 terminal(out, turn.pre, turn.args[0], turn.args[1])
             elif turn.kind == "permission":
-                await self.permission(params.sessionId, turn.args[0])
+                await self.permission(turn.pre, params.sessionId, turn.args[0])
             out.add(turn.pre + IDLE)
         else:
             self.sessions += method == "session/new"
             answer(out, method, rid, params, self.sessions)
         out.flush()
 
-    async def permission(self, sid: str, n: int) -> None:
+    async def permission(self, pre: bytes, sid: str, n: int) -> None:
         out = self.out
         req = permission_request_tail(sid)
+        requires_action, running = pre + REQUIRES_ACTION, pre + RUNNING
         for _ in range(n):
             rid = self.next_id
             self.next_id += 1
             waiter = self.answers[rid] = self.loop.create_future()
+            # What the protocol asks around a request: requires_action before it
+            # (written with it), running once the answer is in (written with the
+            # next request, or at the end of the turn).
+            out.add(requires_action)
             out.add(b'{"jsonrpc":"2.0","id":%d' % rid + req)
             out.flush()
             if not granted(await waiter):
                 raise SystemExit(f"permission {rid} not granted")
+            out.add(running)
 
 
 async def main() -> None:

@@ -15,9 +15,9 @@ import msgspec
 import pytest
 from support import PairMaker
 
-from acpio._channel import LineChannel, _AnyioChannel, open_channel
-from acpio._fd import _AsyncioChannel, _FdReceiveStream, _FdSendStream
-from acpio._outgoing import _OutgoingBuffer
+from acpio._channel import AnyioChannel, LineChannel, open_channel
+from acpio._fd import AsyncioChannel, FdReceiveStream, FdSendStream
+from acpio._outgoing import OutgoingBuffer
 from acpio.rpc import StreamPair, memory_stream_pair
 
 pytestmark = pytest.mark.anyio
@@ -28,8 +28,8 @@ async def pipes() -> AsyncIterator[tuple[StreamPair, StreamPair]]:
     """Two StreamPairs joined by OS pipes, as stdio would be."""
     to_us, from_them = os.pipe()
     to_them, from_us = os.pipe()
-    ours = StreamPair(_FdReceiveStream(to_us), _FdSendStream(from_us))
-    theirs = StreamPair(_FdReceiveStream(to_them), _FdSendStream(from_them))
+    ours = StreamPair(FdReceiveStream(to_us), FdSendStream(from_us))
+    theirs = StreamPair(FdReceiveStream(to_them), FdSendStream(from_them))
     try:
         yield ours, theirs
     finally:
@@ -39,14 +39,14 @@ async def pipes() -> AsyncIterator[tuple[StreamPair, StreamPair]]:
             os.close(fd)
 
 
-def _channel(streams: StreamPair, outgoing: _OutgoingBuffer) -> LineChannel:
+def _channel(streams: StreamPair, outgoing: OutgoingBuffer) -> LineChannel:
     return open_channel(streams.receive, streams.send, outgoing, max_line=1 << 20)
 
 
 def test_outside_an_event_loop_the_anyio_channel_is_chosen() -> None:
     ours, theirs = memory_stream_pair()
     try:
-        assert isinstance(_channel(ours, _OutgoingBuffer(100)), _AnyioChannel)
+        assert isinstance(_channel(ours, OutgoingBuffer(100)), AnyioChannel)
     finally:
         for side in (ours, theirs):
             anyio.run(side.aclose)
@@ -56,18 +56,18 @@ async def test_the_channel_follows_the_running_backend(
     anyio_backend: str, make_pair: PairMaker
 ) -> None:
     ours, _ = make_pair()
-    expected = _AsyncioChannel if anyio_backend == "asyncio" else _AnyioChannel
-    assert type(_channel(ours, _OutgoingBuffer(100))) is expected
+    expected = AsyncioChannel if anyio_backend == "asyncio" else AnyioChannel
+    assert type(_channel(ours, OutgoingBuffer(100))) is expected
     async with pipes() as (ours, _):
-        assert type(_channel(ours, _OutgoingBuffer(100))) is expected
+        assert type(_channel(ours, OutgoingBuffer(100))) is expected
 
 
 async def _written_in_order(ours: StreamPair, theirs: StreamPair) -> None:
-    outgoing = _OutgoingBuffer(64)
+    outgoing = OutgoingBuffer(64)
     channel = _channel(ours, outgoing)
     lines = [b'{"n":%d}\n' % i for i in range(200)]
     received: list[bytes] = []
-    peer = _channel(theirs, _OutgoingBuffer(64))
+    peer = _channel(theirs, OutgoingBuffer(64))
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:
             group.start_soon(channel.write_all)
@@ -96,30 +96,34 @@ async def test_lines_are_written_in_order_over_pipes() -> None:
         await _written_in_order(ours, theirs)
 
 
-async def test_a_waiter_wakes_once_and_waking_it_again_is_harmless(make_pair: PairMaker) -> None:
+async def test_a_waiter_is_set_once_and_a_late_answer_is_harmless(make_pair: PairMaker) -> None:
     ours, _ = make_pair()
-    channel = _channel(ours, _OutgoingBuffer(100))
-    waiter = channel.new_waiter()
-    waiter.result = msgspec.Raw(b"1")
-    waiter.wake()
-    waiter.wake()
+    channel = _channel(ours, OutgoingBuffer(100))
+    new_waiter = channel.waiter_factory()
+    waiter = new_waiter()
+    assert not waiter.done()
+    waiter.set_result(msgspec.Raw(b"1"))
+    channel.waiter_set()
+    assert waiter.done()
     with anyio.fail_after(5):
-        await waiter
-    assert waiter.result is not None and bytes(waiter.result) == b"1"
-    # A waiter whose task stopped waiting may still be woken (a late response).
-    abandoned = channel.new_waiter()
+        answer = await waiter
+    assert isinstance(answer, msgspec.Raw) and bytes(answer) == b"1"
+    # A waiter whose task stopped waiting may still get a (late) answer, if not done.
+    abandoned = new_waiter()
     with anyio.move_on_after(0):
         await abandoned
-    abandoned.wake()
+    if not abandoned.done():
+        abandoned.set_result(msgspec.Raw(b"2"))
+    channel.waiter_set()
 
 
 async def test_a_line_queued_by_a_woken_requester_reaches_the_peer() -> None:
     # On asyncio the wake-up also schedules the flush that writes it.
     async with pipes() as (ours, theirs):
-        outgoing = _OutgoingBuffer(1000)
+        outgoing = OutgoingBuffer(1000)
         channel = _channel(ours, outgoing)
-        peer = _channel(theirs, _OutgoingBuffer(1000))
-        waiter = channel.new_waiter()
+        peer = _channel(theirs, OutgoingBuffer(1000))
+        waiter = channel.waiter_factory()()
         with anyio.fail_after(10):
             async with anyio.create_task_group() as group:
                 group.start_soon(channel.write_all)
@@ -130,6 +134,7 @@ async def test_a_line_queued_by_a_woken_requester_reaches_the_peer() -> None:
 
                 group.start_soon(requester)
                 await anyio.wait_all_tasks_blocked()
-                waiter.wake()
+                waiter.set_result(msgspec.Raw(b"{}"))
+                channel.waiter_set()
                 assert await peer.reader.receive_lines() == [b'{"state":"running"}']
                 outgoing.close()

@@ -20,7 +20,7 @@ from acpio._framing import (
     update_prefix,
 )
 from acpio._peer import Peer
-from acpio._wire import _notification_prefix
+from acpio._wire import notification_prefix as _notification_prefix
 
 # JSON strings hold any Unicode text but lone surrogates (not encodable as UTF-8).
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)

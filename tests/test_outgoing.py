@@ -10,13 +10,13 @@ import anyio
 import pytest
 
 from acpio._errors import ConnectionClosed
-from acpio._outgoing import _OutgoingBuffer
+from acpio._outgoing import OutgoingBuffer
 
 pytestmark = pytest.mark.anyio
 
 
 async def test_try_put_queues_only_what_fits_without_waiting() -> None:
-    buffer = _OutgoingBuffer(limit=10)
+    buffer = OutgoingBuffer(limit=10)
     assert buffer.try_put(b"123456\n")
     assert not buffer.try_put(b"abcde\n")  # 7 + 6 > 10: it would have to wait
     assert buffer.buffered == 7
@@ -31,7 +31,7 @@ async def test_try_put_queues_only_what_fits_without_waiting() -> None:
 
 
 async def test_try_put_never_overtakes_a_waiting_sender() -> None:
-    buffer = _OutgoingBuffer(limit=10)
+    buffer = OutgoingBuffer(limit=10)
     await buffer.put(b"12345678\n")
     async with anyio.create_task_group() as group:
         group.start_soon(buffer.put, b"waits\n")
@@ -43,7 +43,7 @@ async def test_try_put_never_overtakes_a_waiting_sender() -> None:
 
 
 async def test_only_a_put_into_an_empty_buffer_calls_on_data() -> None:
-    buffer = _OutgoingBuffer(limit=1000)
+    buffer = OutgoingBuffer(limit=1000)
     calls: list[int] = []
     buffer.on_data = lambda: calls.append(buffer.buffered)
     await buffer.put(b"a\n")
@@ -72,7 +72,7 @@ async def test_only_a_put_into_an_empty_buffer_calls_on_data() -> None:
 
 
 async def test_without_a_hook_a_put_wakes_the_waiting_consumer() -> None:
-    buffer = _OutgoingBuffer(limit=1000)
+    buffer = OutgoingBuffer(limit=1000)
     got: list[bytes | None] = []
     async with anyio.create_task_group() as group:
 

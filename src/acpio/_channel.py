@@ -8,18 +8,22 @@ outgoing buffer, and from then on reads, writes and waits only through it:
 - ``reader`` frames the input into lines (:class:`~acpio._lines.LineReader`);
 - ``write_all()`` is the connection's writer: it drains the outgoing buffer
   (:mod:`acpio._outgoing`) to the peer in order until the buffer is closed;
-- ``new_waiter()`` makes the slot a sent request waits on for its response;
+- ``waiter_factory()`` gives what makes the slot a sent request waits on for its answer
+  (the result's raw JSON, or the exception to raise), and ``waiter_set()``
+  is told each time the receiving half set one;
 - ``request_queued()`` is called right after a request was queued, and
   ``set_response_hook()`` offers a way to handle responses straight from a
   read, for backends that can do either sooner than the reader and writer
-  tasks (a no-op elsewhere).
+  tasks (no-ops elsewhere).
 
 There are two implementations, chosen once per connection: the asyncio
 channel of the file-descriptor backend (:mod:`acpio._fd`), whenever the
-connection runs on asyncio, and :class:`_AnyioChannel`, plain anyio, on
+connection runs on asyncio, and :class:`AnyioChannel`, plain anyio, on
 every other backend (trio). Both keep the same invariants: lines are written
-in the order they were queued, by one writer at a time; a waiter is woken
-once, and waking one nobody awaits any more is harmless.
+in the order they were queued, by one writer at a time; a waiter is set
+once (``done()`` says whether it still can be: a waiter whose task stopped
+waiting may be done already), and setting one nobody awaits any more is
+harmless.
 """
 
 from __future__ import annotations
@@ -28,30 +32,30 @@ from collections.abc import Callable, Generator
 from typing import Any, Protocol
 
 import anyio
-import msgspec
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from ._fd import asyncio_channel
 from ._lines import LineReader
-from ._outgoing import _OutgoingBuffer
+from ._outgoing import OutgoingBuffer
+from ._wire import Answer
 
-__all__ = ["LineChannel", "Waiter", "open_channel"]
+__all__ = ["AnyioChannel", "EventWaiter", "LineChannel", "Waiter", "open_channel"]
 
 
 class Waiter(Protocol):
-    """A sent request's slot: whoever sets ``result`` or ``error`` then calls ``wake``.
+    """A sent request's slot: the receiving half sets its answer once, the requester awaits it.
 
-    The requesting task awaits the waiter itself (``await waiter``), which
-    returns once ``wake`` was called; ``wake`` may be called when nobody
-    waits any more (the request was cancelled), and then does nothing.
+    ``await waiter`` returns the answer given to ``set_result`` (a raw result,
+    or the exception the requester raises). Only a waiter that is not
+    ``done()`` may be set; one whose task stopped waiting may be done
+    already (on asyncio a cancelled wait cancels its future).
     """
 
-    result: msgspec.Raw | None
-    error: BaseException | None
+    def done(self) -> bool: ...
 
-    def wake(self) -> None: ...
+    def set_result(self, answer: Answer, /) -> None: ...
 
-    def __await__(self) -> Generator[Any, None, None]: ...
+    def __await__(self) -> Generator[Any, None, Answer]: ...
 
 
 class LineChannel(Protocol):
@@ -66,7 +70,13 @@ class LineChannel(Protocol):
     @property
     def reader(self) -> LineReader: ...
 
-    def new_waiter(self) -> Waiter: ...
+    def waiter_factory(self) -> Callable[[], Waiter]:
+        """What makes the slot each sent request waits on (asked once, called per request)."""
+        ...
+
+    def waiter_set(self) -> None:
+        """Called after the receiving half set a waiter (the backend may prepare a write)."""
+        ...
 
     def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None: ...
 
@@ -75,25 +85,32 @@ class LineChannel(Protocol):
     async def write_all(self) -> None: ...
 
 
-class _EventWaiter:
-    """A sent request's slot on any anyio backend: an :class:`anyio.Event`."""
+class EventWaiter:
+    """A sent request's slot on any anyio backend: an :class:`anyio.Event` and the answer."""
 
-    __slots__ = ("_event", "error", "result")
+    __slots__ = ("_answer", "_event")
 
     def __init__(self) -> None:
         self._event = anyio.Event()
-        self.result: msgspec.Raw | None = None
-        self.error: BaseException | None = None
+        self._answer: Answer | None = None
 
-    def wake(self) -> None:
-        """Let the requesting task go on (harmless if it stopped waiting)."""
+    def done(self) -> bool:
+        """True once the answer was set."""
+        return self._event.is_set()
+
+    def set_result(self, answer: Answer, /) -> None:
+        """Set the answer and let the requesting task go on (harmless if it stopped waiting)."""
+        self._answer = answer
         self._event.set()
 
-    def __await__(self) -> Generator[Any, None, None]:
-        return self._event.wait().__await__()
+    def __await__(self) -> Generator[Any, None, Answer]:
+        yield from self._event.wait().__await__()
+        answer = self._answer
+        assert answer is not None
+        return answer
 
 
-class _AnyioChannel:
+class AnyioChannel:
     """The plain anyio line channel: one reader task, one writer task, events."""
 
     __slots__ = ("_outgoing", "_send", "reader")
@@ -102,16 +119,19 @@ class _AnyioChannel:
         self,
         receive: ByteReceiveStream,
         send: ByteSendStream,
-        outgoing: _OutgoingBuffer,
+        outgoing: OutgoingBuffer,
         max_line: int,
     ) -> None:
         self.reader = LineReader(receive, max_line)
         self._send = send
         self._outgoing = outgoing
 
-    def new_waiter(self) -> _EventWaiter:
-        """A slot for one sent request's response."""
-        return _EventWaiter()
+    def waiter_factory(self) -> Callable[[], EventWaiter]:
+        """What makes a slot for one sent request's response."""
+        return EventWaiter
+
+    def waiter_set(self) -> None:
+        """Nothing to do: the woken task's output wakes the writer task."""
 
     def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None:
         """Nothing to do: the reader task handles every line."""
@@ -131,7 +151,7 @@ class _AnyioChannel:
 
 
 def open_channel(
-    receive: ByteReceiveStream, send: ByteSendStream, outgoing: _OutgoingBuffer, max_line: int
+    receive: ByteReceiveStream, send: ByteSendStream, outgoing: OutgoingBuffer, max_line: int
 ) -> LineChannel:
     """The line channel for these streams on the running backend (asyncio's, else anyio's).
 
@@ -140,5 +160,5 @@ def open_channel(
     """
     channel: LineChannel | None = asyncio_channel(receive, send, outgoing, max_line)
     if channel is None:
-        channel = _AnyioChannel(receive, send, outgoing, max_line)
+        channel = AnyioChannel(receive, send, outgoing, max_line)
     return channel

@@ -46,7 +46,7 @@ import anyio
 import anyio.abc
 import msgspec
 
-from ._channel import LineChannel, Waiter, _AnyioChannel, open_channel
+from ._channel import AnyioChannel, LineChannel, Waiter, open_channel
 from ._errors import (
     INTERNAL_ERROR,
     ConnectionClosed,
@@ -55,27 +55,29 @@ from ._errors import (
 )
 from ._handler import MessageHandler as MessageHandler
 from ._handler import RequestContext as RequestContext
-from ._incoming import _Job, _Receiver
+from ._handler import run_after_response
+from ._incoming import Job, Receiver
 from ._limits import (
     DEFAULT_MAX_CONCURRENT_REQUESTS,
     DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_MAX_NESTING_DEPTH,
     DEFAULT_WRITE_BUFFER_SIZE,
 )
-from ._outgoing import _OutgoingBuffer
+from ._outgoing import OutgoingBuffer
 from ._transport import StreamPair
 from ._wire import (
-    _DECODE_ERRORS,
     CANCEL_REQUEST,
+    DECODE_ERRORS,
     RequestId,
-    _batch_line,
-    _describe,
-    _encode_plain,
-    _error_line,
-    _is_decoder_recursion,
-    _notification_prefix,
-    _request_error_in,
-    _short,
+    batch_line,
+    describe,
+    encode_plain,
+    error_line,
+    is_decoder_recursion,
+    notification_prefix,
+    request_error_in,
+    request_method_part,
+    short,
 )
 
 __all__ = ["Connection", "MessageHandler", "RequestContext", "RequestId"]
@@ -96,7 +98,7 @@ _serving: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
 )
 
 
-class Connection(_Receiver):
+class Connection(Receiver):
     """A JSON-RPC 2.0 connection over a :class:`StreamPair`, usable from either side.
 
     Use it as an async context manager: entering starts the reader and the
@@ -113,7 +115,7 @@ class Connection(_Receiver):
         streams: StreamPair,
         handler: MessageHandler,
         *,
-        encode: Callable[[object], bytes] = _encode_plain,
+        encode: Callable[[object], bytes] = encode_plain,
         max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
         write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
         max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
@@ -141,8 +143,10 @@ class Connection(_Receiver):
         # A message nested deeper than the limit has more than that many
         # brackets of each kind: shorter lines need no check at all.
         self._depth_check_above = 2 * max_nesting_depth
+        # The longest line the response hook decodes itself (no depth check needed).
+        self._response_hook_limit = min(self._depth_check_above, max_message_size)
         self._max_concurrent = max_concurrent_requests
-        outgoing = self._outgoing = _OutgoingBuffer(write_buffer_size)
+        outgoing = self._outgoing = OutgoingBuffer(write_buffer_size)
         self._on_raw = on_raw_message
         self._next_id = 0
         self._pending: dict[int, Waiter] = {}
@@ -161,9 +165,16 @@ class Connection(_Receiver):
         self._idle: anyio.Event | None = None
         # Chosen again when entered, once the running event loop is known; until
         # then (a request made before entering) the plain anyio channel serves.
-        self._channel: LineChannel = _AnyioChannel(
+        self._channel: LineChannel = AnyioChannel(
             streams.receive, streams.send, outgoing, max_message_size
         )
+        self._use_channel(self._channel)
+
+    def _use_channel(self, channel: LineChannel) -> None:
+        self._channel = channel
+        self._new_waiter = channel.waiter_factory()
+        self._waiter_set = channel.waiter_set
+        self._request_queued = channel.request_queued
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -173,8 +184,8 @@ class Connection(_Receiver):
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
         streams = self._streams
-        self._channel = open_channel(
-            streams.receive, streams.send, self._outgoing, self._max_message_size
+        self._use_channel(
+            open_channel(streams.receive, streams.send, self._outgoing, self._max_message_size)
         )
         group = self._task_group = anyio.create_task_group()
         await group.__aenter__()
@@ -252,9 +263,9 @@ class Connection(_Receiver):
         Raises :class:`ConnectionClosed` once the connection is closing.
         """
         if params is None:
-            line = b'{"jsonrpc":"2.0","method":' + _encode_plain(method) + b"}\n"
+            line = b'{"jsonrpc":"2.0","method":' + encode_plain(method) + b"}\n"
         else:
-            line = _notification_prefix(method) + self._encode(params) + b"}\n"
+            line = notification_prefix(method) + self._encode(params) + b"}\n"
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
         await self._outgoing.put(line)
@@ -291,7 +302,7 @@ class Connection(_Receiver):
 
         ``encoded_params`` must be a JSON object or array; it is sent as is.
         """
-        line = _notification_prefix(method) + encoded_params + b"}\n"
+        line = notification_prefix(method) + encoded_params + b"}\n"
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
         await self._outgoing.put(line)
@@ -316,15 +327,39 @@ class Connection(_Receiver):
         if not self._open:
             raise ConnectionClosed("the connection is closed")
         request_id = self._next_id = self._next_id + 1
-        head = b'{"jsonrpc":"2.0","id":%d,"method":' % request_id + _encode_plain(method)
         if params is not None:
-            line = b"".join((head, b',"params":', self._encode(params), b"}\n"))
+            line = b'{"jsonrpc":"2.0","id":%d%b%b}\n' % (
+                request_id,
+                request_method_part(method),
+                self._encode(params),
+            )
         else:
-            line = head + b"}\n"
-        channel = self._channel
-        pending = channel.new_waiter()
+            line = b'{"jsonrpc":"2.0","id":%d,"method":%b}\n' % (request_id, encode_plain(method))
+        pending = self._new_waiter()
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
+        if self._on_raw is not None or not self._outgoing.try_put(line):
+            await self._queue_request(request_id, line)
+        self._request_queued()
+        try:
+            if on_sent is not None:
+                on_sent(request_id)
+            answer = await pending
+        except BaseException:
+            if self._pending.pop(request_id, None) is not None:
+                self._send_cancel(request_id)
+            raise
+        if isinstance(answer, BaseException):
+            raise answer
+        try:
+            return decode(answer)
+        except DECODE_ERRORS as exc:
+            raise RemoteProtocolError(
+                short(f"the peer's result for {method} is invalid: {exc}")
+            ) from exc
+
+    async def _queue_request(self, request_id: int, line: bytes) -> None:
+        """Tap and queue a request line when that may wait (a full buffer, a tap on the wire)."""
         try:
             if self._on_raw is not None:
                 self._on_raw("out", line[:-1])
@@ -333,24 +368,6 @@ class Connection(_Receiver):
         except BaseException:
             self._pending.pop(request_id, None)
             raise
-        channel.request_queued()
-        try:
-            if on_sent is not None:
-                on_sent(request_id)
-            await pending
-        except BaseException:
-            if self._pending.pop(request_id, None) is not None:
-                self._send_cancel(request_id)
-            raise
-        if pending.error is not None:
-            raise pending.error
-        assert pending.result is not None
-        try:
-            return decode(pending.result)
-        except _DECODE_ERRORS as exc:
-            raise RemoteProtocolError(
-                _short(f"the peer's result for {method} is invalid: {exc}")
-            ) from exc
 
     def _send_cancel(self, request_id: int) -> None:
         if not self._open:
@@ -376,7 +393,7 @@ class Connection(_Receiver):
             self._writer_done.set()
 
     # ---------------------------------------------------------------- receiving
-    # (what each line becomes: see the _Receiver base class)
+    # (what each line becomes: see the Receiver base class)
 
     async def _read_loop(self, scope: anyio.CancelScope) -> None:
         channel = self._channel
@@ -395,8 +412,9 @@ class Connection(_Receiver):
         self._open = False
         pending, self._pending = self._pending, {}
         for entry in pending.values():
-            entry.error = ConnectionClosed(reason)
-            entry.wake()
+            if not entry.done():
+                entry.set_result(ConnectionClosed(reason))
+                self._waiter_set()
         for scope in self._incoming.values():
             scope.cancel()
         self._closed.set()
@@ -409,32 +427,32 @@ class Connection(_Receiver):
             self._idle.set()
             self._idle = None
 
-    async def _run_single(self, job: _Job) -> None:
+    async def _run_single(self, job: Job) -> None:
         _serving.set(self)
         context = RequestContext(job[0], job[1], job[3], job[4])
         try:
             await self._reply(await self._answer(job, context))
-            context._run_after()
+            run_after_response(context)
         finally:
             self._task_done()
 
-    async def _run_batch(self, jobs: list[_Job], replies: list[bytes]) -> None:
+    async def _run_batch(self, jobs: list[Job], replies: list[bytes]) -> None:
         _serving.set(self)
         try:
             contexts = [RequestContext(job[0], job[1], job[3], job[4]) for job in jobs]
             async with anyio.create_task_group() as group:
                 for job, context in zip(jobs, contexts, strict=True):
                     group.start_soon(self._answer_into, job, context, replies)
-            await self._reply(_batch_line(replies))
+            await self._reply(batch_line(replies))
             for context in contexts:
-                context._run_after()
+                run_after_response(context)
         finally:
             self._task_done()
 
-    async def _answer_into(self, job: _Job, context: RequestContext, replies: list[bytes]) -> None:
+    async def _answer_into(self, job: Job, context: RequestContext, replies: list[bytes]) -> None:
         replies.append(await self._answer(job, context))
 
-    async def _answer(self, job: _Job, context: RequestContext) -> bytes:
+    async def _answer(self, job: Job, context: RequestContext) -> bytes:
         """Run the handler for one request; return its response line."""
         request_id, method, params, scope, _ = job
         result: object = None
@@ -442,24 +460,24 @@ class Connection(_Receiver):
             with scope:
                 result = await self._handler.on_request(method, params, context)
             if scope.cancelled_caught:
-                return _error_line(request_id, RequestError.request_cancelled())
+                return error_line(request_id, RequestError.request_cancelled())
         except Exception as exc:
-            error = _request_error_in(exc)
-            if error is None and _is_decoder_recursion(exc):
+            error = request_error_in(exc)
+            if error is None and is_decoder_recursion(exc):
                 # The params went deeper than the handler's decoder could follow.
                 error = RequestError.invalid_params("the params are nested too deeply")
             if error is None:
                 logger.exception("request handler for %s failed", method)
-                error = RequestError.internal_error(_short(f"Internal error: {_describe(exc)}"))
-            return _error_line(request_id, error)
+                error = RequestError.internal_error(short(f"Internal error: {describe(exc)}"))
+            return error_line(request_id, error)
         finally:
             del self._incoming[request_id]
         try:
             encoded = self._encode(result)
         except Exception as exc:
             logger.exception("could not encode the result of %s", method)
-            return _error_line(
+            return error_line(
                 request_id,
-                RequestError(INTERNAL_ERROR, _short(f"Could not encode result: {_describe(exc)}")),
+                RequestError(INTERNAL_ERROR, short(f"Could not encode result: {describe(exc)}")),
             )
-        return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (_encode_plain(request_id), encoded)
+        return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (encode_plain(request_id), encoded)

@@ -6,21 +6,21 @@ message, lives here, behind the line-channel interface of
 
 How this works:
 
-- :class:`_FdReceiveStream` and :class:`_FdSendStream` read and write a
+- :class:`FdReceiveStream` and :class:`FdSendStream` read and write a
   file descriptor without blocking the loop, on any anyio backend (they are
   what :func:`~acpio.rpc.stdio_streams` returns). On asyncio a pollable input
   descriptor is read by a callback that stays registered with the loop
   (``add_reader``), saving a loop turn and two ``epoll_ctl`` calls per wait;
   elsewhere by ``anyio.wait_readable``.
-- :class:`_AsyncioChannel` is the line channel on a running asyncio loop.
-  A sent request waits on a bare future (:class:`_FutureWaiter`), the
-  cheapest thing a task can wait on there. Over an fd send stream, a request
+- :class:`AsyncioChannel` is the line channel on a running asyncio loop.
+  A sent request waits on a bare future, the cheapest thing a task can
+  wait on there, which the response sets to the raw result. Over an fd send stream, a request
   and whatever was queued before it are written by the requesting task
   itself when the writer task holds nothing, and other output is written from
   a ``call_soon`` callback instead of waking the writer task (which is woken
   only when the descriptor is full). Over an fd receive stream, responses at
   the start of a fresh read are handled straight from the read callback,
-  without waking the reader task (``_FdReceiveStream.on_data``).
+  without waking the reader task (``FdReceiveStream.on_data``).
 
 Order is kept throughout: only one writer at a time (the writer task, or an
 inline write while the writer task holds nothing), the unwritten tail of an
@@ -37,23 +37,23 @@ import functools
 import os
 import stat
 import sys
-from collections.abc import Callable, Generator
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Final
 
 import anyio
 import anyio.lowlevel
-import msgspec
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from ._lines import DEFAULT_READ_SIZE, LineReader
-from ._outgoing import _OutgoingBuffer
+from ._outgoing import OutgoingBuffer
+from ._wire import Answer
 
-__all__ = ["_AsyncioChannel", "_FdReceiveStream", "_FdSendStream", "asyncio_channel"]
+__all__ = ["AsyncioChannel", "FdReceiveStream", "FdSendStream", "asyncio_channel"]
 
 PIPE_BUFFER_SIZE: Final = 1024 * 1024
 
 
-class _FdReceiveStream(ByteReceiveStream):
+class FdReceiveStream(ByteReceiveStream):
     """Reads a file descriptor without blocking the event loop.
 
     On asyncio a pollable descriptor is read by a callback registered once
@@ -217,7 +217,7 @@ class _FdReceiveStream(ByteReceiveStream):
             _restore_blocking(self._fd, self._pollable)
 
 
-class _FdSendStream(ByteSendStream):
+class FdSendStream(ByteSendStream):
     """Writes a file descriptor without blocking the event loop."""
 
     def __init__(self, fd: int) -> None:
@@ -311,34 +311,13 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-class _FutureWaiter:
-    """A sent request's slot on asyncio: a bare future, woken once a result or error is set."""
-
-    __slots__ = ("_channel", "_future", "error", "result")
-
-    def __init__(self, channel: _AsyncioChannel) -> None:
-        self._channel = channel
-        self._future: asyncio.Future[None] = channel._loop.create_future()
-        self.result: msgspec.Raw | None = None
-        self.error: BaseException | None = None
-
-    def wake(self) -> None:
-        """Let the requesting task go on (harmless if it stopped waiting)."""
-        future = self._future
-        if not future.done():
-            future.set_result(None)
-            self._channel._flush_after_wake()
-
-    def __await__(self) -> Generator[Any, None, None]:
-        return self._future.__await__()
-
-
-class _AsyncioChannel:
+class AsyncioChannel:
     """The line channel on a running asyncio loop (see the module doc for what it saves)."""
 
     __slots__ = (
         "_flush_handle",
         "_loop",
+        "_new_future",
         "_outgoing",
         "_receive",
         "_send",
@@ -351,7 +330,7 @@ class _AsyncioChannel:
         self,
         receive: ByteReceiveStream,
         send: ByteSendStream,
-        outgoing: _OutgoingBuffer,
+        outgoing: OutgoingBuffer,
         max_line: int,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
@@ -360,25 +339,56 @@ class _AsyncioChannel:
         self._send = send
         self._outgoing = outgoing
         self._loop = loop
-        self._send_nowait = send.send_nowait if isinstance(send, _FdSendStream) else None
+        self._send_nowait = send.send_nowait if isinstance(send, FdSendStream) else None
         self._flush_handle: asyncio.Handle | None = None
         # True while the writer task holds a block it took from the buffer.
         self._writing = False
+        self._new_future: Callable[[], asyncio.Future[Answer]] = (
+            # The default loop's create_future, without its Python frame.
+            functools.partial(asyncio.Future, loop=loop)
+            if type(loop).create_future is asyncio.BaseEventLoop.create_future
+            else loop.create_future
+        )
 
-    def new_waiter(self) -> _FutureWaiter:
-        """A slot for one sent request's response."""
-        return _FutureWaiter(self)
+    def waiter_factory(self) -> Callable[[], asyncio.Future[Answer]]:
+        """What makes a slot for one sent request's response: a bare future of this loop."""
+        return self._new_future
+
+    def waiter_set(self) -> None:
+        """A response set a waiter: have a flush ready right behind the task it wakes.
+
+        A woken requester usually sends at once (the ``running`` update after
+        a permission answer). Its wake-up and this flush then run in the same
+        loop iteration, task first, so what it queued is written without the
+        extra iteration (and ``epoll_wait``) that scheduling the flush from
+        inside the task would cost once the task's next request had already
+        written it inline and left a cancelled callback behind.
+        """
+        if self._flush_handle is None and self._outgoing.on_data is not None:
+            self._flush_handle = self._loop.call_soon(self._flush_soon)
 
     def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None:
         """Let the read callback hand fresh reads to ``hook`` first (fd input only)."""
         receive = self._receive
-        if isinstance(receive, _FdReceiveStream):
+        if isinstance(receive, FdReceiveStream):
             receive.on_data = None if hook is None else functools.partial(hook, self.reader)
 
     def request_queued(self) -> None:
         """A request was queued: write it now, one loop turn sooner than the writer would."""
-        if self._send_nowait is not None and not self._writing:
-            self._write_inline(self._send_nowait)
+        send_nowait = self._send_nowait
+        if send_nowait is None or self._writing:
+            return
+        # _write_inline() written out: this runs for every request sent.
+        outgoing = self._outgoing
+        data = outgoing.take_nowait()
+        if not data:
+            return  # the writer task took it while the request waited for room
+        written = send_nowait(data)
+        if written < len(data):
+            outgoing.unwrite(data[written:])
+        elif self._flush_handle is not None:
+            self._flush_handle.cancel()
+            self._flush_handle = None
 
     async def write_all(self) -> None:
         """Write what the outgoing buffer holds, in order, until it is closed and drained."""
@@ -430,19 +440,6 @@ class _AsyncioChannel:
         if self._flush_handle is None:
             self._flush_handle = self._loop.call_soon(self._flush_soon)
 
-    def _flush_after_wake(self) -> None:
-        """Have a flush ready right behind the task a response just woke.
-
-        A woken requester usually sends at once (the ``running`` update after
-        a permission answer). Its wake-up and this flush then run in the same
-        loop iteration, task first, so what it queued is written without the
-        extra iteration (and ``epoll_wait``) that scheduling the flush from
-        inside the task would cost once the task's next request had already
-        written it inline and left a cancelled callback behind.
-        """
-        if self._flush_handle is None and self._outgoing.on_data is not None:
-            self._flush_handle = self._loop.call_soon(self._flush_soon)
-
     def _flush_soon(self) -> None:
         self._flush_handle = None
         # While the writer task holds a block, it takes the rest itself when done.
@@ -451,10 +448,10 @@ class _AsyncioChannel:
 
 
 def asyncio_channel(
-    receive: ByteReceiveStream, send: ByteSendStream, outgoing: _OutgoingBuffer, max_line: int
-) -> _AsyncioChannel | None:
+    receive: ByteReceiveStream, send: ByteSendStream, outgoing: OutgoingBuffer, max_line: int
+) -> AsyncioChannel | None:
     """The asyncio line channel when the current task runs on asyncio, else None."""
     loop = _running_asyncio_loop()
     if loop is None:
         return None
-    return _AsyncioChannel(receive, send, outgoing, max_line, loop)
+    return AsyncioChannel(receive, send, outgoing, max_line, loop)

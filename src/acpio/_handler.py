@@ -71,3 +71,9 @@ class MessageHandler(Protocol):
     ) -> object: ...
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None: ...
+
+
+def run_after_response(context: RequestContext) -> None:
+    """Run the callbacks ``context.after_response`` registered (once the response is queued)."""
+    # The connection's entry point to the class's own step, kept off the public surface.
+    context._run_after()  # pyright: ignore[reportPrivateUsage]

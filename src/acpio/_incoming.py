@@ -1,7 +1,7 @@
 """The receiving half of a connection: lines in, messages dispatched, refusals answered.
 
 How this works: the connection's reader task hands every complete line to
-:meth:`_Receiver._handle_line`. A line that is not UTF-8 or nests arrays and
+:meth:`Receiver._handle_line`. A line that is not UTF-8 or nests arrays and
 objects deeper than ``max_nesting_depth`` is refused before the JSON decoder
 sees it (see :mod:`acpio._scan`); a batch is unpacked here. Each message is
 then classified: a response wakes the request waiting for it, a notification
@@ -12,7 +12,7 @@ task of the connection's task group. Whatever is invalid is answered at
 once, with the request's ``id`` whenever it can be read, even from a message
 the decoder refused.
 
-:class:`_Receiver` is a base class of :class:`~acpio._connection.Connection`
+:class:`Receiver` is a base class of :class:`~acpio._connection.Connection`
 rather than an object of its own, so the per-message path reads the
 connection's state with no extra indirection; the connection sets the
 attributes declared below and runs the request tasks.
@@ -32,42 +32,43 @@ from ._channel import Waiter
 from ._errors import INTERNAL_ERROR, ConnectionClosed, RequestError
 from ._handler import MessageHandler
 from ._lines import OVERSIZED, LineReader
-from ._outgoing import _OutgoingBuffer
+from ._outgoing import OutgoingBuffer
 from ._scan import _is_object, _scalar, _too_deep, _top_level_items, _top_level_members
 from ._wire import (
-    _DECODE_ERRORS,
-    _LEADING_WHITESPACE,
-    _NULL_ID_REPLY,
-    _OPEN_BRACE,
-    _OPEN_BRACKET,
     CANCEL_REQUEST,
+    DECODE_ERRORS,
+    LEADING_WHITESPACE,
+    NULL_ID_REPLY,
+    OPEN_BRACE,
+    OPEN_BRACKET,
+    Answer,
+    Envelope,
     RequestId,
-    _batch_line,
-    _decode_batch,
-    _decode_cancel,
-    _decode_envelope,
-    _Envelope,
-    _error_from_wire,
-    _error_line,
-    _is_decoder_recursion,
-    _is_valid_id,
-    _parse_error,
-    _short,
-    _valid_id_or_none,
+    batch_line,
+    decode_batch,
+    decode_cancel,
+    decode_envelope,
+    error_from_wire,
+    error_line,
+    is_decoder_recursion,
+    is_valid_id,
+    parse_error,
+    short,
+    valid_id_or_none,
 )
 
 _NEWLINE = ord("\n")
 
-__all__ = ["_Job", "_Receiver"]
+__all__ = ["Job", "Receiver"]
 
 logger = logging.getLogger(__name__)
 
 
 # (request id, method, params, cancel scope, sequence) of an accepted incoming request.
-_Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope, int]
+Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope, int]
 
 
-class _Receiver:
+class Receiver:
     """Reads and dispatches what the peer sends (see the module doc)."""
 
     # Set by Connection.__init__.
@@ -76,10 +77,12 @@ class _Receiver:
     _max_message_size: int
     _max_depth: int
     _depth_check_above: int
+    _response_hook_limit: int
     _max_concurrent: int
-    _outgoing: _OutgoingBuffer
+    _outgoing: OutgoingBuffer
     _on_raw: Callable[[str, bytes], None] | None
     _pending: dict[int, Waiter]
+    _waiter_set: Callable[[], None]
     _incoming: dict[RequestId, anyio.CancelScope]
     _open: bool
     _task_group: anyio.abc.TaskGroup | None
@@ -87,9 +90,9 @@ class _Receiver:
 
     if TYPE_CHECKING:
         # Run by the connection, which builds each request's context.
-        async def _run_single(self, job: _Job) -> None: ...
+        async def _run_single(self, job: Job) -> None: ...
 
-        async def _run_batch(self, jobs: list[_Job], replies: list[bytes]) -> None: ...
+        async def _run_batch(self, jobs: list[Job], replies: list[bytes]) -> None: ...
 
     async def _read_all(self, reader: LineReader) -> None:
         while True:
@@ -103,7 +106,7 @@ class _Receiver:
                         self._max_message_size,
                     )
                     await self._reply(
-                        _error_line(
+                        error_line(
                             None,
                             RequestError.invalid_request(
                                 "Message rejected: larger than the limit of "
@@ -128,17 +131,20 @@ class _Receiver:
         decodes as a response); from the first other line on, everything is
         left to the reader task, in order.
         """
+        size = len(data)
         if data[-1] != _NEWLINE or not reader.at_line_start:
             return data
         start = 0
-        limit = min(self._depth_check_above, self._max_message_size)
-        while start < len(data):
-            end = data.index(b"\n", start)
+        limit = self._response_hook_limit
+        while start < size:
+            end = data.index(b"\n", start) + 1
+            # With its newline (which the decoder skips): a read of one line is
+            # then ``data`` itself, not a copy.
             line = data[start:end]
-            if len(line) > limit or not line.isascii() or not line.startswith(b"{"):
+            if end - start > limit + 1 or line[0] != OPEN_BRACE or not line.isascii():
                 break
             try:
-                envelope = _decode_envelope(line)
+                envelope = decode_envelope(line)
             except (msgspec.DecodeError, RecursionError):
                 break
             if envelope.method is not msgspec.UNSET or (
@@ -147,12 +153,12 @@ class _Receiver:
                 break
             if self._on_raw is not None:
                 try:
-                    self._on_raw("in", line)
+                    self._on_raw("in", line[:-1])
                 except Exception:
                     break  # the reader task taps this line again and meets the error as usual
             self.received += 1
             self._handle_response(envelope)
-            start = end + 1
+            start = end
         return data[start:] if start else data
 
     async def _handle_line(self, line: bytes) -> None:
@@ -162,35 +168,35 @@ class _Receiver:
                 line.decode()
             except UnicodeDecodeError:
                 await self._reply(
-                    _error_line(
+                    error_line(
                         None, RequestError.parse_error("Parse error: the message is not UTF-8")
                     )
                 )
                 return
         first = line[0]
-        if first in _LEADING_WHITESPACE:
+        if first in LEADING_WHITESPACE:
             first = line.lstrip()[0]
         if len(line) > self._depth_check_above and _too_deep(line, self._max_depth):
             logger.warning(
                 "refused an incoming message nested deeper than %d levels", self._max_depth
             )
-            if first == _OPEN_BRACKET:
+            if first == OPEN_BRACKET:
                 await self._handle_batch(line, deep=True)
             else:
                 await self._refuse_deep(line)
             return
-        if first == _OPEN_BRACKET:
+        if first == OPEN_BRACKET:
             await self._handle_batch(line)
             return
         reply: bytes | None
         try:
-            envelope = _decode_envelope(line)
+            envelope = decode_envelope(line)
         except msgspec.ValidationError as exc:
             # Valid JSON: either no object at all, or a value the decoder cannot hold.
             if _is_object(line):
-                reply = self._unreadable(line, _parse_error(exc), valid_json=True)
+                reply = self._unreadable(line, parse_error(exc), valid_json=True)
             else:
-                reply = _error_line(
+                reply = error_line(
                     None, RequestError.invalid_request("The message is not a JSON object")
                 )
         except RecursionError:
@@ -198,7 +204,7 @@ class _Receiver:
             await self._refuse_deep(line)
             return
         except msgspec.DecodeError as exc:
-            reply = self._unreadable(line, _parse_error(exc), valid_json=False)
+            reply = self._unreadable(line, parse_error(exc), valid_json=False)
         else:
             reply = await self._dispatch(envelope, None)
         if reply is not None:
@@ -225,43 +231,45 @@ class _Receiver:
         """
         scanned = _top_level_members(line)
         if scanned is None:
-            return _error_line(None, error)
+            return error_line(None, error)
         members, complete = scanned
         if not complete and not valid_json:
-            return _error_line(None, error)  # truncated or garbled: nothing in it counts
+            return error_line(None, error)  # truncated or garbled: nothing in it counts
         request_id = _scalar(members.get("id"))
         if "method" not in members and ("result" in members or "error" in members):
             pending = self._pending.pop(request_id, None) if type(request_id) is int else None
-            if pending is not None:
-                pending.error = RequestError(
-                    INTERNAL_ERROR, _short(f"malformed response from the peer: {error.message}")
+            if pending is not None and not pending.done():
+                pending.set_result(
+                    RequestError(
+                        INTERNAL_ERROR, short(f"malformed response from the peer: {error.message}")
+                    )
                 )
-                pending.wake()
+                self._waiter_set()
             return None
         if valid_json and complete and "method" in members and "id" not in members:
             logger.warning("dropped a notification: %s", error.message)
             return None
-        return _error_line(_valid_id_or_none(request_id), error)
+        return error_line(valid_id_or_none(request_id), error)
 
     async def _handle_batch(self, line: bytes, *, deep: bool = False) -> None:
         """Unpack a batch; one that is too deep is split without decoding its entries."""
         entries: list[msgspec.Raw] | list[bytes] | None
         try:
-            entries = _top_level_items(line) if deep else _decode_batch(line)
+            entries = _top_level_items(line) if deep else decode_batch(line)
         except RecursionError:
             entries = _top_level_items(line)
             deep = True
         except msgspec.DecodeError as exc:
-            await self._reply(_error_line(None, _parse_error(exc)))
+            await self._reply(error_line(None, parse_error(exc)))
             return
         if entries is None:
-            await self._reply(_error_line(None, self._deep_error()))
+            await self._reply(error_line(None, self._deep_error()))
             return
         if not entries:
-            await self._reply(_error_line(None, RequestError.invalid_request("Empty batch")))
+            await self._reply(error_line(None, RequestError.invalid_request("Empty batch")))
             return
         replies: list[bytes] = []
-        jobs: list[_Job] = []
+        jobs: list[Job] = []
         for raw in entries:
             reply: bytes | None
             if deep and _too_deep(bytes(raw), self._max_depth):
@@ -270,13 +278,13 @@ class _Receiver:
                     replies.append(reply)
                 continue
             try:
-                envelope = _decode_envelope(raw)
-            except _DECODE_ERRORS as exc:
+                envelope = decode_envelope(raw)
+            except DECODE_ERRORS as exc:
                 entry = bytes(raw)
                 reply = (
-                    self._unreadable(entry, _parse_error(exc), valid_json=True)
+                    self._unreadable(entry, parse_error(exc), valid_json=True)
                     if _is_object(entry)
-                    else _error_line(
+                    else error_line(
                         None, RequestError.invalid_request("Batch entry is not an object")
                     )
                 )
@@ -284,9 +292,9 @@ class _Receiver:
                 reply = await self._dispatch(envelope, jobs)
             if reply is not None:
                 replies.append(reply)
-        if deep and not jobs and replies and all(r.startswith(_NULL_ID_REPLY) for r in replies):
+        if deep and not jobs and replies and all(r.startswith(NULL_ID_REPLY) for r in replies):
             # Nothing in it could be read: the batch is refused as a whole.
-            replies = [_error_line(None, self._deep_error())]
+            replies = [error_line(None, self._deep_error())]
             await self._reply(replies[0])
             return
         if jobs:
@@ -294,9 +302,9 @@ class _Receiver:
             self._active += 1
             self._task_group.start_soon(self._run_batch, jobs, replies)
         elif replies:
-            await self._reply(_batch_line(replies))
+            await self._reply(batch_line(replies))
 
-    async def _dispatch(self, envelope: _Envelope, jobs: list[_Job] | None) -> bytes | None:
+    async def _dispatch(self, envelope: Envelope, jobs: list[Job] | None) -> bytes | None:
         """Handle one message; return the error line to answer at once, if any.
 
         A valid request is registered (so duplicates, the concurrency limit
@@ -313,44 +321,44 @@ class _Receiver:
             if type(request_id) is int and request_id in self._pending:
                 self._handle_response(envelope)
                 return None
-            return _error_line(
-                _valid_id_or_none(request_id),
+            return error_line(
+                valid_id_or_none(request_id),
                 RequestError.invalid_request('"method" is missing'),
             )
         if envelope.jsonrpc != "2.0":
-            return _error_line(
-                _valid_id_or_none(request_id),
+            return error_line(
+                valid_id_or_none(request_id),
                 RequestError.invalid_request('"jsonrpc" must be exactly "2.0"'),
             )
         if not isinstance(method, str):
-            return _error_line(
-                _valid_id_or_none(request_id),
+            return error_line(
+                valid_id_or_none(request_id),
                 RequestError.invalid_request('"method" must be a string'),
             )
         params = envelope.params
         raw_params: msgspec.Raw | None = None
         if params is not msgspec.UNSET:
-            if memoryview(params)[0] not in (_OPEN_BRACE, _OPEN_BRACKET):
-                return _error_line(
-                    _valid_id_or_none(request_id),
+            if memoryview(params)[0] not in (OPEN_BRACE, OPEN_BRACKET):
+                return error_line(
+                    valid_id_or_none(request_id),
                     RequestError.invalid_request('"params" must be an object or an array'),
                 )
             raw_params = params
         if request_id is msgspec.UNSET:
             await self._run_notification(method, raw_params)
             return None
-        if not _is_valid_id(request_id):
-            return _error_line(
+        if not is_valid_id(request_id):
+            return error_line(
                 None, RequestError.invalid_request('"id" must be an integer or a string')
             )
         assert isinstance(request_id, int | str)
         if request_id in self._incoming:
-            return _error_line(
+            return error_line(
                 request_id,
                 RequestError.invalid_request(f"Duplicate request id {request_id!r} still in use"),
             )
         if len(self._incoming) >= self._max_concurrent:
-            return _error_line(
+            return error_line(
                 request_id,
                 RequestError.internal_error(
                     f"Too many concurrent requests (limit {self._max_concurrent}); retry later"
@@ -377,17 +385,17 @@ class _Receiver:
         try:
             await self._handler.on_notification(method, params)
         except Exception as exc:
-            if _is_decoder_recursion(exc):
+            if is_decoder_recursion(exc):
                 logger.warning("ignoring %s: its params are nested too deeply", method)
             else:
                 logger.exception("notification handler for %s failed", method)
 
     def _cancel_incoming(self, params: msgspec.Raw | None) -> None:
         try:
-            request_id = _decode_cancel(params).request_id if params is not None else None
-        except _DECODE_ERRORS:
+            request_id = decode_cancel(params).request_id if params is not None else None
+        except DECODE_ERRORS:
             request_id = None
-        if not _is_valid_id(request_id):
+        if not is_valid_id(request_id):
             logger.warning("ignoring malformed $/cancel_request: %r", bytes(params or b"")[:200])
             return
         assert isinstance(request_id, int | str)
@@ -405,7 +413,7 @@ class _Receiver:
         except ConnectionClosed:
             logger.debug("connection closed before a response could be sent")
 
-    def _handle_response(self, envelope: _Envelope) -> None:
+    def _handle_response(self, envelope: Envelope) -> None:
         request_id = envelope.id
         # ``type() is int`` so that ``true`` never matches request 1.
         pending = self._pending.pop(request_id, None) if type(request_id) is int else None
@@ -415,12 +423,16 @@ class _Receiver:
             else:
                 logger.debug("ignoring a response to unknown or abandoned request %r", request_id)
             return
+        if pending.done():
+            return  # the request's wait was cancelled; its task forgets it
+        answer: Answer
         if envelope.error is not msgspec.UNSET:
-            pending.error = _error_from_wire(envelope.error)
+            answer = error_from_wire(envelope.error)
         elif envelope.result is not msgspec.UNSET:
-            pending.result = envelope.result
+            answer = envelope.result
         else:
-            pending.error = RequestError(
+            answer = RequestError(
                 INTERNAL_ERROR, "malformed response from the peer: neither result nor error"
             )
-        pending.wake()
+        pending.set_result(answer)
+        self._waiter_set()

@@ -25,10 +25,10 @@ import anyio
 
 from ._errors import ConnectionClosed
 
-__all__ = ["_OutgoingBuffer"]
+__all__ = ["OutgoingBuffer"]
 
 
-class _OutgoingBuffer:
+class OutgoingBuffer:
     """Bounded, ordered queue of encoded lines with a single consumer.
 
     At most ``limit`` bytes are queued (a single line larger than that is

@@ -16,9 +16,12 @@ call or the connection went away), or the answer was not understood.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
+
+import msgspec
 
 from . import schema
 from ._errors import LocalProtocolError
@@ -31,12 +34,18 @@ __all__ = [
     "ALL_OPTIONS",
     "REJECT_ALWAYS",
     "REJECT_ONCE",
+    "CancelledAnswer",
     "Outcome",
+    "PermissionAnswer",
+    "SelectedAnswer",
+    "decode_permission_response",
     "interpret_outcome",
     "option",
     "remembered_outcome",
     "validate_options",
 ]
+
+logger = logging.getLogger(__name__)
 
 ALLOW_KINDS: Final = frozenset({"allow_once", "allow_always"})
 REJECT_KINDS: Final = frozenset({"reject_once", "reject_always"})
@@ -75,7 +84,9 @@ def validate_options(options: Sequence[schema.PermissionOption]) -> None:
         if offered.option_id in seen:
             raise LocalProtocolError(f"permission option id {offered.option_id!r} is offered twice")
         seen.add(offered.option_id)
-        _check_kind(offered.kind)
+        kind = offered.kind
+        if type(kind) is not str or kind not in KNOWN_OPTION_KINDS:
+            _check_kind(kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +141,35 @@ class Outcome:
 
 CANCELLED: Final = Outcome("cancelled")
 
+# Outcome's generated __init__ sets each frozen field through object.__setattr__;
+# outcomes of answered requests are built on every round trip, so they are made
+# by setting the slots directly (the same object, three times cheaper).
+_new_outcome = object.__new__
+_SetSlot = Callable[[Outcome, object], None]
+_slots = Outcome.__dict__
+_set_kind: _SetSlot = _slots["kind"].__set__
+_set_option_id: _SetSlot = _slots["option_id"].__set__
+_set_option_kind: _SetSlot = _slots["option_kind"].__set__
+_set_raw: _SetSlot = _slots["raw"].__set__
+_set_remembered: _SetSlot = _slots["remembered"].__set__
+
+
+def _answered(
+    kind: Literal["selected", "dismissed", "unknown"],
+    option_id: str | None,
+    option_kind: str | None,
+    raw: object,
+) -> Outcome:
+    """``Outcome(kind, option_id, option_kind, raw)``, built without the dataclass __init__."""
+    outcome = _new_outcome(Outcome)
+    _set_kind(outcome, kind)
+    _set_option_id(outcome, option_id)
+    _set_option_kind(outcome, option_kind)
+    _set_raw(outcome, raw)
+    _set_remembered(outcome, False)
+    return outcome
+
+
 # An "always" answer stands for every option of its polarity: the same kind is
 # preferred, then the "once" variant, so a later request that offers only
 # "allow once" is still answered by an earlier "always allow".
@@ -160,15 +200,98 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
     ``unknown``, as is any custom or future outcome; none of them is approval.
     A ``cancelled`` outcome is ``dismissed``: acpio stops waiting for the
     requests it withdraws, so a ``cancelled`` answer it reads is the client's own.
+    ``outcome`` is a ``schema.RequestPermissionOutcome`` (or the one-pass
+    decoder's mirror of a selected or cancelled one, which means the same).
     """
-    raw = schema.to_builtins(outcome)
-    if isinstance(outcome, schema.SelectedPermissionOutcome):
-        for offered in options:
-            if offered.option_id == outcome.option_id:
-                return Outcome("selected", offered.option_id, offered.kind, raw)
-        # No option_id either: code comparing ids must not match one that was never offered.
-        return Outcome("unknown", raw=raw)
-    if isinstance(outcome, schema.CancelledPermissionOutcome):
+    kind = type(outcome)
+    option_id: object
+    if kind is SelectedAnswer:
+        assert isinstance(outcome, SelectedAnswer)
+        option_id = outcome.option_id
+        raw: object = (
+            {"outcome": "selected", "optionId": option_id}
+            if outcome.meta is msgspec.UNSET
+            else {"outcome": "selected", "optionId": option_id, "_meta": outcome.meta}
+        )
+    elif kind is CancelledAnswer:
+        assert isinstance(outcome, CancelledAnswer)
+        raw = {"outcome": "cancelled"}
+        if outcome.meta is not msgspec.UNSET:
+            raw = {"outcome": "cancelled", "_meta": outcome.meta}
         # Requests acpio withdrew are no longer waited for: this answer is the client's own.
-        return Outcome("dismissed", raw=raw)
-    return Outcome("unknown", raw=raw)
+        return _answered("dismissed", None, None, raw)
+    elif isinstance(outcome, schema.SelectedPermissionOutcome):
+        option_id = outcome.option_id
+        raw = schema.to_builtins(outcome)
+    elif isinstance(outcome, schema.CancelledPermissionOutcome):
+        return _answered("dismissed", None, None, schema.to_builtins(outcome))
+    else:
+        return _answered("unknown", None, None, schema.to_builtins(outcome))
+    for offered in options:
+        if offered.option_id == option_id:
+            return _answered("selected", offered.option_id, offered.kind, raw)
+    # No option_id either: code comparing ids must not match one that was never offered.
+    return _answered("unknown", None, None, raw)
+
+
+# ------------------------------------------------------------- decoding answers
+# The general decoder reads an open union in two passes (JSON to builtins, then
+# builtins to the variant). The answers clients actually send, a selected or a
+# cancelled outcome, are read here in one pass into these mirrors of the
+# generated types (same wire names, same field types, unknown fields ignored as
+# there); anything else takes the general path, so every answer means exactly
+# what ``schema.decode`` makes of it.
+
+_Meta = dict[str, object] | None | msgspec.UnsetType
+
+
+class SelectedAnswer(
+    msgspec.Struct,
+    tag_field="outcome",
+    tag="selected",
+    rename={"option_id": "optionId", "meta": "_meta"},
+):
+    """A ``selected`` outcome, as ``schema.SelectedPermissionOutcome`` reads it."""
+
+    option_id: str
+    meta: _Meta = msgspec.UNSET
+
+
+class CancelledAnswer(
+    msgspec.Struct, tag_field="outcome", tag="cancelled", rename={"meta": "_meta"}
+):
+    """A ``cancelled`` outcome, as ``schema.CancelledPermissionOutcome`` reads it."""
+
+    meta: _Meta = msgspec.UNSET
+
+
+class PermissionAnswer(msgspec.Struct, rename={"meta": "_meta"}):
+    """A permission result with a selected or cancelled outcome (``RequestPermissionResponse``)."""
+
+    outcome: SelectedAnswer | CancelledAnswer
+    meta: _Meta = msgspec.UNSET
+
+
+_decode_answer = msgspec.json.Decoder(PermissionAnswer).decode
+
+
+def decode_permission_response(
+    raw: msgspec.Raw,
+) -> PermissionAnswer | schema.RequestPermissionResponse | None:
+    """The ``session/request_permission`` result, or None when it is malformed (never approval).
+
+    A selected or cancelled outcome is read in one pass (a
+    :class:`PermissionAnswer`, encoding back to the same JSON as the general
+    decoder's result); anything else is ``schema.decode(raw,
+    RequestPermissionResponse)``. Either way its ``outcome`` goes to
+    :func:`interpret_outcome`.
+    """
+    try:
+        return _decode_answer(raw)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    try:
+        return schema.decode(raw, schema.RequestPermissionResponse)
+    except msgspec.ValidationError as exc:
+        logger.warning("malformed permission response (%s); treating it as not approved", exc)
+        return None

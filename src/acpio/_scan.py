@@ -33,7 +33,7 @@ from typing import Final
 
 import msgspec
 
-from ._wire import _OPEN_BRACKET
+from ._wire import OPEN_BRACKET as _OPEN_BRACKET
 
 _QUOTE: Final = ord('"')
 

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.lowlevel
-import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import schema
@@ -43,6 +42,7 @@ from ._permission import (
     ALLOW_OR_REJECT,
     CANCELLED,
     Outcome,
+    decode_permission_response,
     interpret_outcome,
     remembered_outcome,
     validate_options,
@@ -612,7 +612,7 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
             response = await connection.request(
                 "session/request_permission",
                 session._permission_params(params),
-                _decode_permission_response,
+                decode_permission_response,
             )
         except ConnectionClosed:
             return await _client_gone(session)
@@ -641,14 +641,6 @@ async def _client_gone(session: Session) -> Outcome:
         with anyio.move_on_after(session.limits.cancel_grace):
             await anyio.sleep_forever()
     return CANCELLED
-
-
-def _decode_permission_response(raw: msgspec.Raw) -> schema.RequestPermissionResponse | None:
-    try:
-        return schema.decode(raw, schema.RequestPermissionResponse)
-    except msgspec.ValidationError as exc:
-        logger.warning("malformed permission response (%s); treating it as not approved", exc)
-        return None
 
 
 def _is_cancellation(exc: BaseException) -> bool:

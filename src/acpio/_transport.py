@@ -24,8 +24,8 @@ import anyio
 import anyio.abc
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from ._fd import _FdReceiveStream as _FdReceiveStream
-from ._fd import _FdSendStream as _FdSendStream
+from ._fd import FdReceiveStream as _FdReceiveStream
+from ._fd import FdSendStream as _FdSendStream
 from ._lines import DEFAULT_READ_SIZE as DEFAULT_READ_SIZE
 from ._lines import OVERSIZED as OVERSIZED
 from ._lines import LineReader as LineReader
