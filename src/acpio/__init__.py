@@ -12,9 +12,6 @@ from . import permission as permission
 from . import schema as schema
 from ._agent import Agent as Agent
 from ._agent import AgentLimits as AgentLimits
-from ._agent import default_session_store as default_session_store
-from ._agent import run as run
-from ._agent import serve as serve
 from ._commands import CommandInvocation as CommandInvocation
 from ._commands import command as command
 from ._config import SessionConfig as SessionConfig
@@ -49,6 +46,9 @@ from ._history import InMemorySessionStore as InMemorySessionStore
 from ._history import SessionRecord as SessionRecord
 from ._history import SessionStore as SessionStore
 from ._permission import Outcome as Outcome
+from ._serve import default_session_store as default_session_store
+from ._serve import run as run
+from ._serve import serve as serve
 from ._session import MessageStream as MessageStream
 from ._session import Session as Session
 from ._session import SessionLimits as SessionLimits

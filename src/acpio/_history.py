@@ -41,6 +41,7 @@ __all__ = [
     "InMemorySessionStore",
     "SessionRecord",
     "SessionStore",
+    "record_text_chunk_as_update",
 ]
 
 
@@ -56,11 +57,30 @@ class History(Protocol):
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one sent update into the history."""
 
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """Fold a ``tool_call_content_chunk`` of one text item, given just its text.
+
+        The streaming path (:meth:`acpio.ToolCallHandle.append_text`) calls it
+        instead of :meth:`record`, so it must record the same as ``record`` of
+        that chunk would (``record_text_chunk_as_update`` does exactly that).
+        """
+
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append raw terminal bytes (sent as ``terminal_output_chunk``)."""
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
         """The updates that rebuild what an editor showed, oldest first."""
+        ...
+
+
+def record_text_chunk_as_update(history: History, tool_call_id: str, text: str) -> None:
+    """:meth:`History.record_text_chunk` through :meth:`History.record` of the whole chunk."""
+    history.record(
+        schema.ToolCallContentChunk(
+            tool_call_id=tool_call_id,
+            content=schema.Content(content=schema.TextContent(text=text)),
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,7 @@ def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
 class _Message:
     cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
     message_id: str
-    content: list[schema.ContentBlock] = field(default_factory=list)
+    content: list[schema.ContentBlock] = field(default_factory=lambda: [])
     meta: _Meta = _UNSET
 
 
@@ -204,6 +224,15 @@ class InMemoryHistory:
     ``limits.records`` records are kept; beyond that the oldest is dropped.
     """
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if (
+            cls.record is not InMemoryHistory.record
+            and cls.record_text_chunk is InMemoryHistory.record_text_chunk
+        ):
+            # It changes record() but not the text-chunk shortcut: chunks go through record().
+            cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
+
     def __init__(self, limits: HistoryLimits | None = None) -> None:
         self.limits = limits or HistoryLimits()
         self._records: dict[tuple[str, str], object] = {}
@@ -295,7 +324,8 @@ class InMemoryHistory:
             plan.plan_id
             if isinstance(plan, schema.PlanItems)
             else plan.raw.get("planId")
-            if isinstance(plan, schema.UnknownPlanUpdateContent)
+            # What the type says; a hand-built update may hold anything.
+            if isinstance(plan, schema.UnknownPlanUpdateContent)  # pyright: ignore[reportUnnecessaryIsInstance]
             else None
         )
         if not isinstance(plan_id, str):

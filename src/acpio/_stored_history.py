@@ -48,6 +48,9 @@ class _Unloaded:
     def record(self, update: schema.SessionUpdate) -> None:
         raise RuntimeError("this session's history is not loaded; resume it first")
 
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         raise RuntimeError("this session's history is not loaded; resume it first")
 

@@ -48,7 +48,7 @@ from msgspec import UNSET
 
 from . import schema
 from ._peer import Peer
-from .schema._codec import _encoder
+from .schema._base import enc_hook
 
 __all__ = [
     "META_KEY",
@@ -65,7 +65,7 @@ V1Update = dict[str, object]
 #: What :meth:`V1Projection.project` returns: v1 updates, as mappings or already encoded.
 V1Encoded = V1Update | msgspec.Raw
 
-_encode = _encoder.encode
+_encode: Final = msgspec.json.Encoder(enc_hook=enc_hook).encode
 _MESSAGE_CHUNK: Final = b'{"sessionUpdate":"agent_message_chunk","content":'
 # A v1 content item of one text block, up to the text (its JSON string) and after it.
 _TEXT_ITEM: Final = b'{"type":"content","content":{"type":"text","text":'

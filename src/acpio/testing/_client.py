@@ -34,10 +34,11 @@ import anyio.abc
 import msgspec
 
 from .. import schema
-from .._agent import Agent, AgentLimits, serve
+from .._agent import Agent, AgentLimits
 from .._connection import Connection
 from .._errors import ConnectionClosed, RequestError
 from .._history import SessionStore
+from .._serve import serve
 from .._transport import StreamPair, memory_stream_pair
 from ._agent_process import EXIT_TIMEOUT, STDERR_GRACE, STDERR_LIMIT, AgentProcess
 from ._client_handler import ClientHandler, Probe
