@@ -187,7 +187,7 @@ class FileEdit:
         if self.applied:
             raise RuntimeError(f"{self!r} was already applied")
         try:
-            await _apply(self)
+            await self._apply_change()
         except EditConflict as conflict:
             if not refresh_on_conflict:
                 await self._call.fail(str(conflict))
@@ -212,6 +212,26 @@ class FileEdit:
             max_bytes=self._max_bytes,
             title=self._title_given,
         )
+
+    async def _apply_change(self) -> None:
+        """Write the change: prepare it in a thread, then the short, final commit."""
+        change = Change(self._source, self._target, self.old, self.new, self._max_bytes)
+        handover = Handover()
+        try:
+            prepared = await _in_thread(prepare, handover, change, stop=handover.stop)
+        except BaseException:
+            with handover.lock:
+                handover.stop.set()
+                left = handover.prepared
+                handover.prepared = None
+            if left is not None:
+                # Not on the event loop: even unlinking can hang on a stuck mount.
+                threading.Thread(target=left.close, name="acpio file edit", daemon=True).start()
+            raise
+        # Short and final: once the rename starts, the edit is applied.
+        with anyio.CancelScope(shield=True):
+            await _in_thread(commit, prepared, change)
+        self.applied = True
 
 
 async def propose_edit(
@@ -333,26 +353,3 @@ async def _in_thread(
         return value  # type: ignore[return-value]
     assert isinstance(value, BaseException)
     raise value
-
-
-# ------------------------------------------------------------------ applying
-
-
-async def _apply(edit: FileEdit) -> None:
-    change = Change(edit._source, edit._target, edit.old, edit.new, edit._max_bytes)
-    handover = Handover()
-    try:
-        prepared = await _in_thread(prepare, handover, change, stop=handover.stop)
-    except BaseException:
-        with handover.lock:
-            handover.stop.set()
-            left = handover.prepared
-            handover.prepared = None
-        if left is not None:
-            # Not on the event loop: even unlinking can hang on a stuck mount.
-            threading.Thread(target=left.close, name="acpio file edit", daemon=True).start()
-        raise
-    # Short and final: once the rename starts, the edit is applied.
-    with anyio.CancelScope(shield=True):
-        await _in_thread(commit, prepared, change)
-    edit.applied = True

@@ -132,7 +132,7 @@ class _Message:
 
 
 @dataclass(eq=False)
-class _ToolCall:
+class ToolCallRecord:
     state: schema.ToolCallUpdate
     # A plain str is a text item recorded by record_text_chunk, built on replay.
     content: deque[schema.ToolCallContent | str]
@@ -176,7 +176,7 @@ class _Output:
 
 
 @dataclass(eq=False)
-class _Terminal:
+class TerminalRecord:
     state: schema.TerminalUpdate
     output: _Output
 
@@ -283,7 +283,7 @@ class InMemoryHistory:
 
     def _fold_content_chunk(self, update: schema.ToolCallContentChunk) -> None:
         call = self._records.get(("call", update.tool_call_id))
-        if isinstance(call, _ToolCall):
+        if isinstance(call, ToolCallRecord):
             call.content.append(update.content)
             call.has_content = True
 
@@ -294,7 +294,7 @@ class InMemoryHistory:
         streaming path of :meth:`acpio.ToolCallHandle.append_text`.
         """
         call = self._records.get(("call", tool_call_id))
-        if isinstance(call, _ToolCall):
+        if isinstance(call, ToolCallRecord):
             call.content.append(text)
             call.has_content = True
 
@@ -371,12 +371,12 @@ class InMemoryHistory:
         key = ("call", patch.tool_call_id)
         call = self._records.get(key)
         if call is None:
-            call = _ToolCall(
+            call = ToolCallRecord(
                 schema.ToolCallUpdate(tool_call_id=patch.tool_call_id),
                 deque(maxlen=self.limits.tool_call_items),
             )
             self._add(key, call)
-        assert isinstance(call, _ToolCall)
+        assert isinstance(call, ToolCallRecord)
         state = call.state
         for name in _TOOL_CALL_FIELDS:
             value = getattr(patch, name)
@@ -406,15 +406,15 @@ class InMemoryHistory:
         if patch.meta is not _UNSET:
             state.meta = _patch_meta(state.meta, patch.meta)
 
-    def _terminal(self, terminal_id: str) -> _Terminal:
+    def _terminal(self, terminal_id: str) -> TerminalRecord:
         key = ("terminal", terminal_id)
         current = self._records.get(key)
         if current is None:
-            current = _Terminal(
+            current = TerminalRecord(
                 schema.TerminalUpdate(terminal_id=terminal_id), _Output(self.limits.terminal_bytes)
             )
             self._add(key, current)
-        assert isinstance(current, _Terminal)
+        assert isinstance(current, TerminalRecord)
         return current
 
     def _fold_terminal_chunk(self, update: schema.TerminalOutputChunk) -> None:
@@ -440,14 +440,14 @@ class InMemoryHistory:
                 yield value.cls(
                     message_id=value.message_id, content=list(value.content), meta=value.meta
                 )
-            elif isinstance(value, _Terminal):
+            elif isinstance(value, TerminalRecord):
                 yield replace(
                     value.state,
                     output=schema.TerminalOutput(
                         data=base64.b64encode(value.output.newest()).decode()
                     ),
                 )
-            elif isinstance(value, _ToolCall):
+            elif isinstance(value, ToolCallRecord):
                 if value.has_content:
                     yield replace(value.state, content=[_item(x) for x in value.content])
                 else:

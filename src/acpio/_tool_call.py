@@ -47,6 +47,7 @@ from ._permission import (
 )
 from ._session_parts import SessionParts
 from ._terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
+from ._turn import REQUIRES_ACTION, RUNNING
 from ._values import FINAL_TOOL_CALL_STATUSES, require_value
 from ._work import current_work
 
@@ -205,6 +206,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         # tool_call/cancel stops.
         self._scope: anyio.CancelScope | None = None
         self._waits: set[anyio.CancelScope] = set()
+        self._subject: schema.ToolCallPermissionSubject | None = None
 
     # ------------------------------------------------------------ announcing
 
@@ -523,9 +525,13 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 terminal_id=_UNSET if terminal_id is None else terminal_id,
             )
         else:
-            subject = schema.ToolCallPermissionSubject(
-                tool_call=schema.ToolCallUpdateFields(tool_call_id=self.id)
-            )
+            cached = self._subject
+            if cached is None:
+                # The same for every request of this call: built once, never changed.
+                cached = self._subject = schema.ToolCallPermissionSubject(
+                    tool_call=schema.ToolCallUpdateFields(tool_call_id=self.id)
+                )
+            subject = cached
         params = schema.RequestPermissionRequest(
             session_id=session.id,
             title=title if title is not None else self.title,
@@ -678,7 +684,8 @@ async def request_permission(
     if connection.closed:
         # No client to ask: never report requires_action for a request that cannot be sent.
         return await _client_gone(parts)
-    await turns.permission_started()
+    if not turns.permission_started_now():
+        await turns.set_state(REQUIRES_ACTION)
     try:
         try:
             response = await connection.request(
@@ -692,7 +699,9 @@ async def request_permission(
             logger.warning("the client answered a permission request with an error: %s", exc)
             return Outcome("unknown", raw={"error": {"code": exc.code, "message": exc.message}})
     finally:
-        await turns.permission_finished()
+        if not turns.permission_finished_now():
+            with anyio.CancelScope(shield=True):
+                await turns.set_state(RUNNING)
     if turns.work_cancel_requested():
         # The answer raced session/cancel: the work is cancelled, let that reach it.
         await anyio.lowlevel.checkpoint_if_cancelled()

@@ -41,7 +41,15 @@ from ._updates import UpdatePath
 from ._values import require_value
 from ._work import Work, current_work
 
-__all__ = ["KNOWN_STOP_REASONS", "SessionLimits", "SessionState", "Turns"]
+__all__ = [
+    "IDLE",
+    "KNOWN_STOP_REASONS",
+    "REQUIRES_ACTION",
+    "RUNNING",
+    "SessionLimits",
+    "SessionState",
+    "Turns",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +122,15 @@ class Turns:
         self.reported_state = IDLE  # the last state update queued for the client
         self.pending_permissions = 0
         self.closed = False
+        # The two state updates a turn reports mid-way, each with its encoded line:
+        # they carry no fields, so they are built once per session.
+        self.state_updates: Final[dict[SessionState, tuple[schema.SessionUpdate, bytes]]] = {
+            state: (update, updates.framing.line(update))
+            for state, update in (
+                (RUNNING, schema.RunningStateUpdate()),
+                (REQUIRES_ACTION, schema.RequiresActionStateUpdate()),
+            )
+        }
 
     @property
     def busy(self) -> bool:
@@ -384,6 +401,15 @@ class Turns:
 
         :raises LocalProtocolError: when too many are pending in the session.
         """
+        if not self.permission_started_now():
+            await self.set_state(REQUIRES_ACTION)
+
+    def permission_started_now(self) -> bool:
+        """:meth:`permission_started` when it needs no waiting; False when the
+        caller must ``await set_state(REQUIRES_ACTION)``.
+
+        :raises LocalProtocolError: when too many are pending in the session.
+        """
         if self.pending_permissions >= self.limits.max_pending_permissions:
             raise LocalProtocolError(
                 f"too many pending permission requests in session {self.session_id} "
@@ -392,47 +418,53 @@ class Turns:
         self.pending_permissions += 1
         work = current_work.get()
         if work is None:
-            return  # not foreground work: the session state does not change
+            return True  # not foreground work: the session state does not change
         work.pending_permissions += 1
-        if (
-            work.pending_permissions == 1
-            and work is self.work
-            and not work.finished
-            and not work.cancel_requested
-        ):
-            await self.set_state(REQUIRES_ACTION)
+        return (
+            work.pending_permissions != 1
+            or work is not self.work
+            or work.finished
+            or work.cancel_requested
+            or self.set_state_now(REQUIRES_ACTION)
+        )
 
     async def permission_finished(self) -> None:
         """The request was answered (or withdrawn): ``running`` again for the turn."""
+        if not self.permission_finished_now():
+            with anyio.CancelScope(shield=True):
+                await self.set_state(RUNNING)
+
+    def permission_finished_now(self) -> bool:
+        """:meth:`permission_finished` when it needs no waiting; False when the
+        caller must ``await set_state(RUNNING)``, shielded."""
         self.pending_permissions -= 1
         work = current_work.get()
         if work is None:
-            return
+            return True
         work.pending_permissions -= 1
         # The task that asked resumes now: that is progress, and the protocol
         # wants running before it shows, even while other requests still wait.
-        if (
-            work is self.work
-            and not work.finished
-            and not work.cancel_requested
-            and not self.set_state_now(RUNNING)
-        ):
-            with anyio.CancelScope(shield=True):
-                await self.set_state(RUNNING)
+        return (
+            work is not self.work
+            or work.finished
+            or work.cancel_requested
+            or self.set_state_now(RUNNING)
+        )
 
     async def set_state(self, state: SessionState) -> None:
         """Report ``state`` (``running`` or ``requires_action``) unless it is the current one."""
         if self.set_state_now(state):
             return
         self.state = state
-        await self.updates.send(_STATE_UPDATES[state]())
+        await self.updates.send(self.state_updates[state][0])
         self.reported_state = state
 
     def set_state_now(self, state: SessionState) -> bool:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""
         if state is self.state:
             return True
-        if not self.updates.try_send(_STATE_UPDATES[state]()):
+        update, line = self.state_updates[state]
+        if not self.updates.try_send_line_of(update, line):
             return False
         self.state = self.reported_state = state
         return True
@@ -447,13 +479,6 @@ class Turns:
         if self.reported_state is REQUIRES_ACTION:
             return schema.RequiresActionStateUpdate()
         return schema.IdleStateUpdate()
-
-
-# The two state updates a turn reports mid-way (fresh each time: histories may keep them).
-_STATE_UPDATES: Final[dict[SessionState, Callable[[], schema.SessionUpdate]]] = {
-    RUNNING: schema.RunningStateUpdate,
-    REQUIRES_ACTION: schema.RequiresActionStateUpdate,
-}
 
 
 async def _finalize_handles(work: Work, stop_reason: str) -> None:

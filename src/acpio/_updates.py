@@ -165,6 +165,24 @@ class UpdatePath:
             self.record(update)
         return admitted is not None
 
+    def try_send_line_of(self, update: schema.SessionUpdate, line: bytes) -> bool:
+        """:meth:`try_send` of an update whose v2 line is already encoded (state updates).
+
+        The hot path of ``running`` and ``requires_action``: no struct is built
+        and nothing is encoded. v1 has no form of them: recorded, nothing sent.
+        """
+        # admit_now() written out: this runs twice per permission round trip.
+        if self.dirty_terminals or self.held:
+            return False
+        work = current_work.get()
+        if work is not None and work.finished:
+            self.drop_finished()
+            return True  # dropped, as send() drops it
+        if not self.v1 and not self.try_send_line(line):
+            return False
+        self.record(update)
+        return True
+
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
         # admit_now() written out: this runs for every streamed text chunk.
