@@ -26,7 +26,6 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "acpio"
 KNOWN_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
         ("_client_services", "_terminal"),
-        ("_edits", "_tool_call"),
         # Puts the edit and path modules on a cycle:
         # _errors -> _edits -> _edit_fs -> _errors (EditConflict.fresh is a FileEdit).
         ("_errors", "_edits"),
