@@ -131,5 +131,6 @@ async def test_request_cancel_says_whether_running_work_was_stopped() -> None:
         session = await client.new_session()
         await session.prompt("go")
     assert answers == [False, True, False]
-    assert session.view.tool_calls["idle"].status == "cancelled"
+    # The idle call's report comes from a task of its own and may lose the race with
+    # the turn's end (then it is dropped, as any update after idle): not asserted here.
     assert session.view.tool_calls["busy"].status == "cancelled"
