@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Final
 
@@ -50,6 +51,7 @@ __all__ = [
     "SessionCore",
     "SessionLimits",
     "StopReason",
+    "core_of",
     "create_session",
 ]
 
@@ -58,6 +60,9 @@ logger = logging.getLogger(__name__)
 StopReason = str
 
 PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
+
+# Each session's core, for core_of(); weak, so a forgotten session goes away.
+_cores: weakref.WeakKeyDictionary[Session, SessionCore] = weakref.WeakKeyDictionary()
 
 
 class SessionCore:
@@ -85,6 +90,8 @@ class SessionCore:
         self.config: Final = ConfigState(parts.updates)
         self.commands: list[schema.AvailableCommand] = []
         self.close_done: anyio.Event | None = None
+        #: Run once the session closed (resources that live as long as it: acpio.mcp).
+        self.on_close: list[Callable[[], None]] = []
 
     def setup_features(
         self,
@@ -142,10 +149,19 @@ def create_session(
     core = SessionCore(parts, task_group=task_group, history=history)
     session = core.session = object.__new__(Session)
     Session.__init__(session, core)
+    _cores[session] = core
     session.additional_directories = list(additional_directories)
     session.mcp_servers = list(mcp_servers)
     turns.run_prompt = functools.partial(prompt_handler, session)
     return core
+
+
+def core_of(session: Session) -> SessionCore:
+    """The library's side of ``session``, for acpio's own modules (such as :mod:`acpio.mcp`).
+
+    :raises KeyError: for an object acpio did not create.
+    """
+    return _cores[session]
 
 
 async def _not_yet_running(prompt: list[schema.ContentBlock]) -> object:
@@ -201,9 +217,10 @@ class Session(metaclass=LibraryCreated):
         self.mcp_servers = []
         self.remembered_permissions: dict[str, str] = {}
         self.config: Final = SessionConfig(core.config)
-        # Used by acpio.mcp: the session's task group, and what runs when it closes.
+        # Kept for acpio.mcp, which may use core_of(session) instead: the session's
+        # task group, and what runs when it closes.
         self._task_group: Final = core.task_group
-        self._on_close: list[Callable[[], None]] = []
+        self._on_close: Final = core.on_close
 
     def __repr__(self) -> str:
         return f"<Session {self.id} cwd={self.cwd!r} state={self.state!r}>"
@@ -564,7 +581,7 @@ class Session(metaclass=LibraryCreated):
             turns.notify_idle()
             for terminal in core.handles.terminals.values():
                 terminal.request_cancel()
-            for release in self._on_close:
+            for release in core.on_close:
                 release()
             done.set()
 
