@@ -49,15 +49,16 @@ class LayersAgent(BenchAgent):
             ),
             options=[acpio.permission.option("allow", "Allow", "allow_once")],
         )
-        connection = session._connection
+        connection = session._updates.connection  # the session's update path holds it
+        turns = session._turns  # the turn state machine reports the states
         for _ in range(int(words[1])):
             if LAYERS == "states":
-                await session._permission_started()
+                await turns.permission_started()
             await connection.request(
                 "session/request_permission", params, decode_permission_response
             )
             if LAYERS == "states":
-                await session._permission_finished()
+                await turns.permission_finished()
         await call.complete()
         return "end_turn"
 

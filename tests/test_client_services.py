@@ -30,6 +30,7 @@ from support import gone
 import acpio
 from acpio import schema
 from acpio._peer import Peer
+from acpio._session import create_session
 
 pytestmark = pytest.mark.anyio
 
@@ -175,7 +176,7 @@ async def connected(
             acpio.rpc.Connection(agent_side, NoRequests(), encode=schema.encode) as connection,
         ):
             yield (
-                acpio.Session(
+                create_session(
                     "sess_v1",
                     str(cwd),
                     connection=connection,
@@ -183,7 +184,7 @@ async def connected(
                     history=acpio.store.InMemoryHistory(),
                     prompt_handler=handler,
                     peer=peer,
-                ),
+                ).session,
                 editor,
             )
             for terminal in editor.terminals.values():
@@ -194,8 +195,8 @@ async def connected(
 
 async def run_turn(session: acpio.Session) -> None:
     """Run one prompt through the session's lifecycle, to its idle."""
-    work = session._accept_prompt([schema.TextContent(text="go")])
-    session._prompt_responded(work)
+    work = session._turns.accept_prompt([schema.TextContent(text="go")])
+    session._turns.prompt_responded(work)
     with anyio.fail_after(10):
         await session.wait_idle()
 
@@ -355,8 +356,8 @@ async def test_a_cancel_at_every_step_releases_every_client_terminal(tmp_path: P
     for steps in range(0, 30, 3):
         entered.clear()
         async with connected(tmp_path, handler=handler) as (session, editor):
-            work = session._accept_prompt([schema.TextContent(text=str(steps))])
-            session._prompt_responded(work)
+            work = session._turns.accept_prompt([schema.TextContent(text=str(steps))])
+            session._turns.prompt_responded(work)
             with anyio.fail_after(10):
                 await session.wait_idle()
             created = editor.methods().count("terminal/create")

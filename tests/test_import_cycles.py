@@ -25,71 +25,36 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "acpio"
 # ``TYPE_CHECKING`` import; without them the graph has no cycle.
 KNOWN_CYCLE_IMPORTS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("_agent_server", "_agent"),
-        ("_client_services", "_session"),
         ("_client_services", "_terminal"),
-        ("_commands", "_agent"),
-        ("_commands", "_session"),
-        ("_config", "_agent"),
-        ("_config", "_session"),
-        ("_edits", "_tool_call"),
-        ("_elicitation", "_session"),
-        ("_elicitation", "_tool_call"),
-        # Puts _connection and everything under it on a cycle:
-        # _connection -> _errors -> _edits -> _tool_call -> _session -> _connection.
+        # Puts the edit and path modules on a cycle:
+        # _errors -> _edits -> _edit_fs -> _errors (EditConflict.fresh is a FileEdit).
         ("_errors", "_edits"),
-        ("_process", "_connection"),
         ("_process", "_terminal"),
-        ("_session", "_connection"),
-        ("_session_features", "_agent"),
-        ("_session_features", "_connection"),
-        ("_session_features", "_tool_call"),
         ("_terminal", "_session"),
-        ("_terminal", "_tool_call"),
         ("_tool_call", "_session"),
-        ("_stored_history", "_sqlite_store"),
-        ("_v1_server", "_agent_server"),
-        ("_work", "_terminal"),
-        ("_work", "_tool_call"),
     }
 )
 
 KNOWN_CYCLIC_MODULES: frozenset[str] = frozenset(
     {
-        "_agent",
-        "_agent_server",
-        "_channel",
         "_client_services",
         "_commands",
         "_config",
-        "_connection",
         "_diff",
         "_edit_fs",
         "_edits",
         "_elicitation",
         "_errors",
-        "_fd",
-        "_handler",
-        "_incoming",
-        "_lifecycle",
-        "_mcp_transports",
-        "_outgoing",
         "_paths",
         "_permission",
         "_process",
-        "_scan",
         "_session",
-        "_session_features",
-        "_sqlite_store",
-        "_store_paths",
-        "_stored_history",
+        "_session_parts",
         "_terminal",
         "_tool_call",
-        "_transport",
-        "_v1_server",
+        "_turn",
+        "_updates",
         "_values",
-        "_wire",
-        "_work",
     }
 )
 

@@ -16,6 +16,7 @@ import pytest
 
 import acpio
 from acpio import schema
+from acpio._session import create_session
 from acpio.testing import ClientSession, MockClient
 
 pytestmark = pytest.mark.anyio
@@ -593,7 +594,7 @@ async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> No
 
     recorder = WireRecorder()
     async with anyio.create_task_group() as group:
-        session = acpio.Session(
+        core = create_session(
             "s1",
             "/tmp",
             connection=cast(acpio.rpc.Connection, recorder),
@@ -601,10 +602,11 @@ async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> No
             history=acpio.store.InMemoryHistory(),
             prompt_handler=handler,
         )
-        work = session._accept_prompt([schema.TextContent(text="hi")])
-        queued = session._accept_prompt([schema.TextContent(text="queued")])
-        session._prompt_responded(work)
-        session._prompt_responded(queued)
+        session = core.session
+        work = core.turns.accept_prompt([schema.TextContent(text="hi")])
+        queued = core.turns.accept_prompt([schema.TextContent(text="queued")])
+        core.turns.prompt_responded(work)
+        core.turns.prompt_responded(queued)
         await session.cancel()
         with anyio.fail_after(5):
             await session.wait_idle()

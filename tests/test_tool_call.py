@@ -436,7 +436,7 @@ async def test_status_helpers(tmp_path: Path) -> None:
         failed = await session.tool_call("b", tool_call_id="failed")
         await failed.fail("disk full", raw_output={"errno": 28})
         cancelled = await session.tool_call("c", tool_call_id="cancelled", cancellable=True)
-        await cancelled.cancel()
+        await cancelled.mark_cancelled()
 
     async with MockClient(Scripted(body)) as client:
         session = await client.new_session()

@@ -27,8 +27,6 @@ from . import rpc as rpc
 from . import schema as schema
 from . import store as store
 from ._agent import Agent as Agent
-from ._agent import run as run
-from ._agent import serve as serve
 from ._commands import CommandInvocation as CommandInvocation
 from ._commands import command as command
 from ._config import SessionConfig as SessionConfig
@@ -56,6 +54,8 @@ from ._limits import AgentLimits as AgentLimits
 from ._limits import HistoryLimits as HistoryLimits
 from ._limits import SessionLimits as SessionLimits
 from ._permission import Outcome as Outcome
+from ._serve import run as run
+from ._serve import serve as serve
 from ._session import MessageStream as MessageStream
 from ._session import Session as Session
 from ._terminal import CommandResult as CommandResult

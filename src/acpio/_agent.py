@@ -1,6 +1,6 @@
-"""The Agent base class and the entry points that serve it: :func:`serve` and :func:`run`.
+"""The Agent base class and its limits (:mod:`acpio._serve` serves an agent).
 
-How this works: :func:`serve` wires an :class:`Agent` to a
+How this works: :func:`~acpio.serve` wires an :class:`Agent` to a
 :class:`~acpio._connection.Connection` whose message handler is the
 agent's server (:mod:`acpio._agent_server`: decoding params, sessions, the
 ACP methods), so an agent author only writes :meth:`Agent.prompt`.
@@ -18,36 +18,17 @@ the version.
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-import signal
-import sys
-from collections.abc import Callable, Collection, Sequence
-from typing import ClassVar, Final
+from collections.abc import Collection, Sequence
+from typing import ClassVar
 
-import anyio
 import msgspec
 
 from . import schema
-from ._agent_server import _AgentServer
 from ._commands import CommandInvocation
-from ._connection import Connection
-from ._errors import RequestError, SessionStoreError
-from ._history import InMemorySessionStore, SessionStore
-from ._limits import AgentLimits, HistoryLimits
+from ._errors import RequestError
 from ._session import Session
-from ._sqlite_store import SqliteSessionStore
-from ._store_paths import default_store_path
-from ._terminal import kill_all_processes
-from ._transport import StreamPair, stdio_streams
 
-__all__ = ["Agent", "default_session_store", "run", "serve"]
-
-logger = logging.getLogger(__name__)
-
-#: After shutdown, how long work that ignores cancellation may keep run() from returning.
-EXIT_GRACE: Final = 3.0
+__all__ = ["Agent"]
 
 
 class Agent:
@@ -165,181 +146,3 @@ class Agent:
 
     async def ext_notification(self, method: str, params: msgspec.Raw | None) -> None:
         """Handle a ``_``-prefixed extension notification; ignored by default."""
-
-
-async def serve(
-    agent: Agent,
-    streams: StreamPair,
-    *,
-    store: SessionStore | None = None,
-    limits: AgentLimits | None = None,
-) -> None:
-    """Serve ``agent`` over ``streams`` until the client closes the connection.
-
-    On return every session was cancelled (each running turn reported
-    ``idle`` with ``cancelled``), its processes killed, and what had been
-    sent was flushed. Sessions live in ``store`` (in memory by default).
-    """
-    await _serve(agent, streams, store=store, limits=limits)
-
-
-async def _serve(
-    agent: Agent,
-    streams: StreamPair,
-    *,
-    store: SessionStore | None = None,
-    limits: AgentLimits | None = None,
-    on_shutdown: Callable[[], None] | None = None,
-    stop: anyio.CancelScope | None = None,
-) -> None:
-    """:func:`serve`, plus a hook called when shutdown begins and a scope that starts it.
-
-    Cancelling ``stop`` shuts down exactly as if the client had closed the
-    connection: work is cancelled and reported while the connection still
-    writes (the work itself is not cancelled from outside).
-    """
-    limits = limits or AgentLimits()
-    stop = stop if stop is not None else anyio.CancelScope()
-    try:
-        async with anyio.create_task_group() as work_group:
-            store = store or InMemorySessionStore(limits.history)
-            server = _AgentServer(agent, work_group, store, limits)
-            try:
-                async with Connection(
-                    streams,
-                    server,
-                    encode=schema.encode,
-                    max_message_size=limits.max_message_size,
-                    write_buffer_size=limits.write_buffer_size,
-                    max_concurrent_requests=limits.max_concurrent_requests,
-                    max_nesting_depth=limits.max_nesting_depth,
-                ) as connection:
-                    server.bind(connection)
-                    try:
-                        with stop:
-                            await connection.wait_closed()
-                    finally:
-                        if on_shutdown is not None:
-                            on_shutdown()
-                        with anyio.CancelScope(shield=True):
-                            await server.shutdown()
-            finally:
-                work_group.cancel_scope.cancel()
-    finally:
-        kill_all_processes()
-
-
-def run(
-    agent: Agent,
-    *,
-    backend: str = "asyncio",
-    store: SessionStore | None = None,
-    limits: AgentLimits | None = None,
-) -> None:
-    """Serve ``agent`` over this process's stdin and stdout (the usual way agents run).
-
-    Logging goes to stderr (level from ``ACPIO_LOG_LEVEL``, default
-    ``WARNING``); nothing but protocol messages reaches stdout. Returns when
-    the client closes stdin, or on SIGTERM or SIGINT: running work is
-    cancelled and reported ``cancelled``, child processes are killed. Work
-    that ignores cancellation cannot keep the process alive: a few seconds
-    after shutdown began the process exits (status 0) without waiting for it.
-
-    Sessions survive the process: unless ``store`` is given, they live in a
-    :class:`~acpio.store.SqliteSessionStore` at a per-user path derived from
-    ``agent.info.name`` (see :func:`default_session_store`; ``ACPIO_SESSION_STORE``
-    and ``ACPIO_STATE_DIR`` change it, ``store=InMemorySessionStore()`` keeps
-    them in memory). A store file that cannot be used is reported on stderr
-    and the agent serves from memory instead.
-    """
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            stream=sys.stderr,
-            level=os.environ.get("ACPIO_LOG_LEVEL", "WARNING").upper(),
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
-    limits = limits or AgentLimits()
-    owned = store is None
-    if store is None:
-        store = default_session_store(agent.info.name, limits=limits.history)
-    try:
-        # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
-        with contextlib.suppress(KeyboardInterrupt):
-            anyio.run(_run_stdio, agent, store, limits, backend=backend)
-    finally:
-        if owned and isinstance(store, SqliteSessionStore):
-            store.close()
-
-
-def default_session_store(agent_name: str, *, limits: HistoryLimits | None = None) -> SessionStore:
-    """The store :func:`run` uses when given none: sessions that outlive the process.
-
-    A :class:`~acpio.store.SqliteSessionStore` at ``ACPIO_SESSION_STORE`` (a file,
-    or ``memory`` for an :class:`~acpio.store.InMemorySessionStore`), else at
-    ``<state dir>/<agent_name>/sessions.sqlite3``: the state directory is
-    ``ACPIO_STATE_DIR``, else ``$XDG_STATE_HOME`` (``~/.local/state``) on
-    Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
-    Windows. A file that cannot be used (unreadable, not a store, written by
-    a newer acpio) is reported on stderr and sessions stay in memory: the
-    agent always starts. Its histories keep ``limits`` (the defaults if ``None``).
-    """
-    path = default_store_path(agent_name)
-    if path is None:
-        return InMemorySessionStore(limits)
-    try:
-        return SqliteSessionStore(path, limits=limits)
-    except SessionStoreError as exc:
-        # Straight to stderr, whatever the log level: the user loses sessions otherwise.
-        print(
-            f"acpio warning: {exc}; sessions are kept in memory only (they end with this process)",
-            file=sys.stderr,
-            flush=True,
-        )
-        return InMemorySessionStore(limits)
-
-
-async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:
-    # Shielded from the group's cancellation; cancelled once serving is over.
-    deadline = anyio.CancelScope(shield=True)
-    stop = anyio.CancelScope()
-    async with anyio.create_task_group() as group:
-        # A signal stops serving the way a closed stdin does; cancelling the
-        # whole group instead would kill the work before it could report idle.
-        group.start_soon(_watch_signals, stop)
-
-        def shutting_down() -> None:
-            group.start_soon(_exit_if_stuck, deadline, limits.shutdown_grace + EXIT_GRACE)
-
-        try:
-            async with stdio_streams() as streams:
-                await _serve(
-                    agent,
-                    streams,
-                    store=store,
-                    limits=limits,
-                    on_shutdown=shutting_down,
-                    stop=stop,
-                )
-        finally:
-            deadline.cancel()
-        group.cancel_scope.cancel()
-
-
-async def _exit_if_stuck(scope: anyio.CancelScope, delay: float) -> None:
-    with scope:
-        await anyio.sleep(delay)
-    if scope.cancelled_caught:
-        return
-    # Structured concurrency waits for every task; one that ignores cancellation
-    # would keep the agent alive after its client went away.
-    logger.error("work ignored cancellation for %.1fs after shutdown; exiting anyway", delay)
-    logging.shutdown()
-    os._exit(0)
-
-
-async def _watch_signals(scope: anyio.CancelScope) -> None:
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            logger.info("received %s; shutting down", signal.Signals(signum).name)
-            scope.cancel()
-            return

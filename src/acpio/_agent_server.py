@@ -1,12 +1,12 @@
 """The server that speaks ACP for an :class:`~acpio.Agent`: one handler per method.
 
-How this works: :class:`_AgentServer` is the connection's message handler.
+How this works: :class:`AgentServer` is the connection's message handler.
 It decodes each method's params into the generated types (a mismatch is
 ``-32602`` naming the field), keeps the active sessions, and implements
 initialize, authentication, the session methods, cancellation and the
 tool-call/terminal cancel methods, so an agent author only writes
 :meth:`Agent.prompt`. Sessions run their foreground work in a task group
-that outlives individual requests; :meth:`_AgentServer.shutdown` cancels it
+that outlives individual requests; :meth:`AgentServer.shutdown` cancels it
 all when the client goes away.
 
 Protocol versions: ``initialize`` negotiates the version (1 for a v1
@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Collection
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import anyio
 import anyio.abc
@@ -32,7 +32,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from . import schema
-from ._commands import prompt_handler
+from ._commands import parse_command
 from ._config import set_from_client
 from ._connection import Connection, RequestContext
 from ._errors import LocalProtocolError, RequestError
@@ -41,14 +41,14 @@ from ._ids import new_id
 from ._mcp_transports import check_mcp_servers, mcp_capabilities
 from ._paths import is_absolute
 from ._peer import Peer
-from ._session import Session
+from ._session import PromptHandler, Session, SessionCore, create_session
 from ._v1_server import V1Methods
 
 if TYPE_CHECKING:
     from ._agent import Agent
     from ._limits import AgentLimits
 
-__all__ = ["_AgentServer"]
+__all__ = ["AgentServer", "prompt_handler"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,13 +76,27 @@ class _InitializeParams(msgspec.Struct, rename="camel"):
 _decode_probe = msgspec.json.Decoder(_VersionProbe).decode
 
 
-def _decode(raw: msgspec.Raw | None, type_: type[T]) -> T:
+def _decode_as(raw: msgspec.Raw | None, type_: object) -> object:
     try:
-        return schema.decode(raw if raw is not None else b"{}", type_)
+        decoded: object = schema.decode(raw if raw is not None else b"{}", type_)
     except msgspec.ValidationError as exc:
         raise RequestError.invalid_params(str(exc)) from None
     except msgspec.DecodeError as exc:  # pragma: no cover - the envelope already parsed
         raise RequestError.invalid_params(str(exc)) from None
+    return decoded
+
+
+def _decode(raw: msgspec.Raw | None, type_: type[T]) -> T:
+    """Decode params into ``type_`` (:raises RequestError: ``-32602`` naming the field)."""
+    return cast("T", _decode_as(raw, type_))
+
+
+def _decode_config_request(raw: msgspec.Raw | None) -> schema.SetSessionConfigOptionRequest:
+    """``session/set_config_option`` params (a union, so not a ``type[T]``)."""
+    return cast(
+        "schema.SetSessionConfigOptionRequest",
+        _decode_as(raw, schema.SetSessionConfigOptionRequest),
+    )
 
 
 def _require_absolute_param(path: str, field_name: str) -> None:
@@ -94,7 +108,7 @@ def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b)
 
 
-class _AgentServer:
+class AgentServer:
     """The connection's message handler for one agent (see the module docstring)."""
 
     def __init__(
@@ -109,17 +123,19 @@ class _AgentServer:
         self.store = store
         self.limits = limits
         self.sessions: dict[str, Session] = {}
-        self._records: dict[str, SessionRecord] = {}  # of the sessions in self.sessions
+        #: The library's side of each session in :attr:`sessions`, by the same id.
+        self.cores: dict[str, SessionCore] = {}
+        self.records: dict[str, SessionRecord] = {}  # of the sessions in self.sessions
         self.protocol_version: int = SUPPORTED_PROTOCOL_VERSIONS[-1]
         self.peer = Peer()
         self._connection: Connection | None = None
         self._requests: dict[str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]]
-        self._v2_requests: dict[
+        self.v2_requests: dict[
             str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
         ]
         self._initialized = False
-        self._v2_requests = {
-            "initialize": self._initialize,
+        self.v2_requests = {
+            "initialize": self.initialize,
             "auth/login": self._login,
             "auth/logout": self._logout,
             "session/new": self._new_session,
@@ -133,9 +149,9 @@ class _AgentServer:
             "session/set_config_option": self._set_config_option,
         }
         # The table of the negotiated version (v2 until a v1 initialize).
-        self._requests = self._v2_requests
+        self._requests = self.v2_requests
 
-    _decode = staticmethod(_decode)
+    decode = staticmethod(_decode)
 
     @property
     def connection(self) -> Connection:
@@ -174,7 +190,7 @@ class _AgentServer:
                 return
             # Prompts received before this cancel are cancelled too, even those whose
             # request handler has not run yet (requests run in tasks, notifications inline).
-            session._cancelled_through = self.connection.received
+            self.cores[session.id].turns.cancel_received_through(self.connection.received)
             await session.cancel()
         elif method.startswith("_"):
             await self.agent.ext_notification(method, params)
@@ -183,7 +199,7 @@ class _AgentServer:
 
     # ---------------------------------------------------------------- methods
 
-    async def _initialize(self, params: msgspec.Raw | None, _: RequestContext) -> object:
+    async def initialize(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         raw = params if params is not None else msgspec.Raw(b"{}")
         # The version decides everything else (an older client's params look
         # different), so it is checked first and on its own.
@@ -218,7 +234,7 @@ class _AgentServer:
         )
         self.protocol_version = max(supported)
         self.peer = Peer.from_v2(self.protocol_version, capabilities)
-        self._requests = self._v2_requests
+        self._requests = self.v2_requests
         agent = self.agent
         agent.client_info = request.info
         agent.client_capabilities = capabilities
@@ -227,7 +243,7 @@ class _AgentServer:
         return schema.InitializeResponse(
             protocol_version=self.protocol_version,
             info=agent.info,
-            capabilities=self._capabilities(),
+            capabilities=self.capabilities(),
             auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
         )
 
@@ -248,7 +264,7 @@ class _AgentServer:
         self._initialized = True
         return response
 
-    def _capabilities(self) -> schema.AgentCapabilities:
+    def capabilities(self) -> schema.AgentCapabilities:
         prompt = self.agent.prompt_capabilities
         return schema.AgentCapabilities(
             session=schema.SessionCapabilities(
@@ -259,15 +275,19 @@ class _AgentServer:
             )
         )
 
-    def _check_auth_method(self, method: str) -> None:
+    def check_auth_method(self, method: str) -> None:
         if not self.agent.auth_methods:
             # Without advertised methods the client must not call auth/*.
             raise RequestError.method_not_found(method)
 
     async def _login(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        self._check_auth_method("auth/login")
+        self.check_auth_method("auth/login")
         request = _decode(params, schema.LoginAuthRequest)
-        offered = [m.method_id for m in self.agent.auth_methods or () if hasattr(m, "method_id")]
+        offered = [
+            m.method_id
+            for m in self.agent.auth_methods or ()
+            if not isinstance(m, schema.UnknownVariant)
+        ]
         if request.method_id not in offered:
             raise RequestError.invalid_params(
                 f"unknown auth method {request.method_id!r}; offered: {offered}"
@@ -276,17 +296,19 @@ class _AgentServer:
         return schema.LoginAuthResponse()
 
     async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        self._check_auth_method("auth/logout")
+        self.check_auth_method("auth/logout")
         _decode(params, schema.LogoutAuthRequest)
         await self.agent.logout()
         return schema.LogoutAuthResponse()
 
-    def _make_session(self, record: SessionRecord, mcp_servers: list[schema.McpServer]) -> Session:
+    def _make_session(
+        self, record: SessionRecord, mcp_servers: list[schema.McpServer]
+    ) -> SessionCore:
         if len(self.sessions) >= self.limits.max_sessions:
             raise RequestError.internal_error(
                 f"Too many active sessions (limit {self.limits.max_sessions}); close one first"
             )
-        session = Session(
+        core = create_session(
             record.session_id,
             record.cwd,
             connection=self.connection,
@@ -298,15 +320,17 @@ class _AgentServer:
             limits=self.limits.session,
             peer=self.peer,
         )
+        session = core.session
         try:
-            session._setup_features(self.agent)
+            core.setup_features(self.agent.config_options, self.agent.commands)
         except LocalProtocolError as exc:
             message = f"the agent's session setup is invalid: {exc}"
             raise RequestError.internal_error(message) from exc
         self.sessions[session.id] = session
-        self._records[session.id] = record
+        self.cores[session.id] = core
+        self.records[session.id] = record
         record.active = True
-        return session
+        return core
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.NewSessionRequest)
@@ -316,25 +340,27 @@ class _AgentServer:
         session_id = new_id("sess")
         record = await self.store.create(session_id, request.cwd, directories)
         try:
-            session = self._make_session(record, mcp_servers)
+            core = self._make_session(record, mcp_servers)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.store.delete(session_id)
             raise
+        session = core.session
         # Updates the hook sends go out right after the answer (editors drop earlier ones).
-        session._hold_setup()
+        core.updates.hold_setup()
         try:
             await self.agent.on_new_session(session)
         except BaseException:
             self.sessions.pop(session_id, None)
-            self._records.pop(session_id, None)
+            self.cores.pop(session_id, None)
+            self.records.pop(session_id, None)
             with anyio.CancelScope(shield=True):
                 await self.store.delete(session_id)
             raise
-        context.after_response(session._release_setup)
+        context.after_response(core.updates.release_setup)
         return schema.NewSessionResponse(
             session_id=session_id,
-            config_options=session.config._answer_field(),  # type: ignore[arg-type]
+            config_options=core.config.answer_field(),
             available_commands=session.commands or UNSET,
         )
 
@@ -384,7 +410,7 @@ class _AgentServer:
         record: SessionRecord | None
         session = self.sessions.get(request.session_id)
         if session is not None and not session.closed:
-            record = self._records[session.id]  # served here already: no store round trip
+            record = self.records[session.id]  # served here already: no store round trip
         else:
             record = await self.store.get(request.session_id)
         if record is None:
@@ -407,37 +433,41 @@ class _AgentServer:
             if again is None:
                 raise RequestError.session_not_found(request.session_id)
             record = again
-        if session is None:
-            session = self._make_session(record, mcp_servers)
+        core = self.cores[session.id] if session is not None else None
+        if session is None or core is None:
+            core = self._make_session(record, mcp_servers)
+            session = core.session
         # The request's lists are complete: omitted or empty means none.
         session.additional_directories = directories
         session.mcp_servers = mcp_servers
         record.additional_directories = list(directories)
-        await session._resume(replay=isinstance(replay, schema.ReplayFromStart))
-        session._hold_setup()
+        await core.resume(replay=isinstance(replay, schema.ReplayFromStart))
+        core.updates.hold_setup()
         try:
             await self.agent.on_resume_session(session)
         except BaseException:
-            session._release_setup()
+            core.updates.release_setup()
             raise
-        context.after_response(session._release_setup)
+        context.after_response(core.updates.release_setup)
         return schema.ResumeSessionResponse(
-            config_options=session.config._answer_field(),  # type: ignore[arg-type]
+            config_options=core.config.answer_field(),
             available_commands=session.commands or UNSET,
         )
 
     async def _set_config_option(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request: schema.SetSessionConfigOptionRequest = _decode(
-            params,
-            schema.SetSessionConfigOptionRequest,  # type: ignore[arg-type]
-        )
-        session_id = (
+        request = _decode_config_request(params)
+        session_id: object = (
             request.raw.get("sessionId")
             if isinstance(request, schema.UnknownVariant)
             else request.session_id
         )
-        session = self._active(str(session_id))
-        return await set_from_client(self.agent, session, request)
+        session = self.active(str(session_id))
+        core = self.cores[session.id]
+        return await set_from_client(
+            core.config,
+            request,
+            lambda config_id, value: self.agent.set_config_option(session, config_id, value),
+        )
 
     async def _close_session(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CloseSessionRequest)
@@ -469,23 +499,24 @@ class _AgentServer:
 
     async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.PromptRequest)
-        session = self._active(request.session_id)
+        session = self.active(request.session_id)
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
-        work = session._accept_prompt(list(request.prompt))
-        record = self._records.get(session.id)
+        turns = self.cores[session.id].turns
+        work = turns.accept_prompt(list(request.prompt))
+        record = self.records.get(session.id)
         if record is not None:
             record.touch()
-        if context.sequence < session._cancelled_through:
+        if turns.cancelled_by_earlier_cancel(context.sequence):
             # The client cancelled after sending this prompt, before it was accepted here.
             await session.cancel()
         # Nothing below may fail or wait: the prompt is inserted, its response goes next.
-        context.after_response(lambda: session._prompt_responded(work))
+        context.after_response(lambda: turns.prompt_responded(work))
         return schema.PromptResponse(message_id=work.message_id)
 
     async def _cancel_tool_call(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CancelToolCallRequest)
-        session = self._active(request.session_id)
+        session = self.active(request.session_id)
         handle = session.tool_call_handle(request.tool_call_id)
         if handle is None:
             raise RequestError.invalid_params(f"unknown tool call {request.tool_call_id!r}")
@@ -502,7 +533,7 @@ class _AgentServer:
 
     async def _cancel_terminal(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode(params, schema.CancelTerminalRequest)
-        session = self._active(request.session_id)
+        session = self.active(request.session_id)
         terminal = session.terminal_handle(request.terminal_id)
         if terminal is None:
             raise RequestError.invalid_params(f"unknown terminal {request.terminal_id!r}")
@@ -521,12 +552,13 @@ class _AgentServer:
         # A resume during the close may already have put a fresh session in its place.
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
-            record = self._records.pop(session.id, None)
+            self.cores.pop(session.id, None)
+            record = self.records.pop(session.id, None)
             if record is not None:
                 record.active = False
                 await self.store.release(record)
 
-    def _active(self, session_id: str) -> Session:
+    def active(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)
         if session is None or session.closed:
             raise RequestError.session_not_found(session_id)
@@ -547,7 +579,9 @@ class _AgentServer:
             for session in sessions:
                 await session.wait_idle()
         for session in sessions:
-            session._abandon()
+            core = self.cores.get(session.id)
+            if core is not None and core.session is session:
+                core.turns.abandon()
         with anyio.move_on_after(1.0):
             for session in sessions:
                 await session.wait_idle()
@@ -555,6 +589,19 @@ class _AgentServer:
         with anyio.move_on_after(self.limits.shutdown_grace):
             for session in sessions:
                 await self._forget(session)
+
+
+def prompt_handler(agent: Agent) -> PromptHandler:
+    """The session's prompt handler: a command to :meth:`Agent.command`, the rest to ``prompt``."""
+
+    async def handle(session: Session, prompt: list[schema.ContentBlock]) -> object:
+        commands = session.commands
+        invocation = parse_command(prompt, commands) if commands else None
+        if invocation is not None:
+            return await agent.command(session, invocation)
+        return await agent.prompt(session, prompt)
+
+    return handle
 
 
 def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:

@@ -2,7 +2,7 @@
 
 How this works: on a v1 connection whose client advertised ``terminal``,
 :meth:`TerminalHandle.run` runs the command in the client's terminal
-(:class:`_ClientCommand`): ``terminal/create``, then ``terminal/output``
+(:class:`ClientCommand`): ``terminal/create``, then ``terminal/output``
 polled (quickly at first, backing off while nothing changes; each answer's
 new bytes are the next output chunk, and its ``exitStatus`` says the command
 ended), ``terminal/wait_for_exit`` for the exit status, ``terminal/kill`` when
@@ -21,7 +21,7 @@ advertise, or on a v2 connection (v2 has no client-side services), raises
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
@@ -31,13 +31,13 @@ from msgspec import UNSET, UnsetType
 from . import _v1_types as v1
 from ._errors import ClientCapabilityError, ConnectionClosed, RemoteProtocolError, RequestError
 from ._paths import require_absolute
-from ._process import ExitStatus, RunningCommand
+from ._process import BeginCommand, ExitStatus, RunningCommand
 
 if TYPE_CHECKING:
-    from ._session import Session
+    from ._session_parts import SessionParts
     from ._terminal import TerminalHandle
 
-__all__ = ["read_text_file", "write_text_file"]
+__all__ = ["ClientCommand", "read_text_file", "write_text_file"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,26 +70,26 @@ def _ignore(_: msgspec.Raw) -> None:
     return None
 
 
-def client_runs_terminals(session: Session) -> bool:
-    """Whether commands of this session run in the client's terminals (v1, ``terminal``)."""
-    peer = session._peer
-    return peer.protocol_version < 2 and peer.terminal
-
-
-class _ClientCommand(RunningCommand):
+class ClientCommand(RunningCommand):
     """A command running in a terminal of the v1 client (see the module docstring)."""
 
     def __init__(
         self,
         terminal: TerminalHandle,
+        *,
+        begin: BeginCommand,
+        show_client_terminal: Callable[[str], Awaitable[None]],
+        parts: SessionParts,
         output_limit: int,
         display: str,
-        *,
         argv: Sequence[str],
         cwd: str,
         env: Mapping[str, str] | None,
     ) -> None:
-        super().__init__(terminal, output_limit, display, argv=argv, cwd=cwd, env=env)
+        super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
+        self._show_client_terminal = show_client_terminal
+        self._session_id = parts.session_id
+        self._client_request = parts.updates.client_request
         self.terminal_id: str | None = None
         self._last = b""  # the output the client returned last time
         self._seen = 0  # bytes of output read so far
@@ -99,13 +99,12 @@ class _ClientCommand(RunningCommand):
 
     def _ids(self) -> tuple[str, str]:
         assert self.terminal_id is not None
-        return self.terminal.session.id, self.terminal_id
+        return self._session_id, self.terminal_id
 
     async def _start(self) -> None:
         """``terminal/create``, then show the client's terminal; runs shielded."""
-        session = self.terminal.session
         params = v1.CreateTerminalRequest(
-            session_id=session.id,
+            session_id=self._session_id,
             command=self._argv[0],
             args=list(self._argv[1:]),
             env=[v1.EnvVariable(name=k, value=v) for k, v in (self._env or {}).items()],
@@ -114,14 +113,14 @@ class _ClientCommand(RunningCommand):
         )
         try:
             with anyio.fail_after(START_TIMEOUT):
-                created = await session._client_request("terminal/create", params, _decode_create)
+                created = await self._client_request("terminal/create", params, _decode_create)
         except TimeoutError:
             raise TimeoutError(
                 f"the client did not create a terminal within {START_TIMEOUT:g} s"
             ) from None
         self.terminal_id = created.terminal_id
         try:
-            await self.terminal._show_client_terminal(created.terminal_id)
+            await self._show_client_terminal(created.terminal_id)
         except BaseException:
             await self._abort()
             raise
@@ -129,7 +128,7 @@ class _ClientCommand(RunningCommand):
     async def _poll(self) -> bytes:
         """One ``terminal/output``: the bytes that are new since the last one."""
         session_id, terminal_id = self._ids()
-        answer = await self.terminal.session._client_request(
+        answer = await self._client_request(
             "terminal/output",
             v1.TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id),
             _decode_output,
@@ -168,7 +167,7 @@ class _ClientCommand(RunningCommand):
 
     async def _wait_exit(self) -> ExitStatus:
         session_id, terminal_id = self._ids()
-        status = await self.terminal.session._client_request(
+        status = await self._client_request(
             "terminal/wait_for_exit",
             v1.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id),
             _decode_exit,
@@ -182,7 +181,7 @@ class _ClientCommand(RunningCommand):
         kill = v1.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         try:
             with anyio.move_on_after(CLEANUP_TIMEOUT):
-                await self.terminal.session._client_request("terminal/kill", kill, _ignore)
+                await self._client_request("terminal/kill", kill, _ignore)
             with anyio.move_on_after(CLEANUP_TIMEOUT):
                 return await self._wait_exit()
         except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
@@ -210,7 +209,7 @@ class _ClientCommand(RunningCommand):
         release = v1.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         try:
             with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
-                await self.terminal.session._client_request("terminal/release", release, _ignore)
+                await self._client_request("terminal/release", release, _ignore)
         except Exception as exc:
             logger.debug("terminal/release of %s failed: %s", self.terminal_id, exc)
 
@@ -218,8 +217,8 @@ class _ClientCommand(RunningCommand):
 # ------------------------------------------------------------------- file system
 
 
-def _require(session: Session, offered: bool, what: str) -> None:
-    peer = session._peer
+def _require(parts: SessionParts, offered: bool, what: str) -> None:
+    peer = parts.peer
     if peer.protocol_version >= 2:
         raise ClientCapabilityError(
             f"{what} is a v1 client service; this connection speaks ACP v{peer.protocol_version}"
@@ -229,27 +228,27 @@ def _require(session: Session, offered: bool, what: str) -> None:
 
 
 async def read_text_file(
-    session: Session, path: str, line: int | None = None, limit: int | None = None
+    parts: SessionParts, path: str, line: int | None = None, limit: int | None = None
 ) -> str:
     """``fs/read_text_file`` (see :meth:`acpio.Session.read_text_file`)."""
-    _require(session, session._peer.read_text_file, "fs.readTextFile")
+    _require(parts, parts.peer.read_text_file, "fs.readTextFile")
     require_absolute(path, "file path")
     for name, value in (("line", line), ("limit", limit)):
         if value is not None and value < (1 if name == "line" else 0):
             raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
     params = v1.ReadTextFileRequest(
-        session_id=session.id,
+        session_id=parts.session_id,
         path=path,
         line=UNSET if line is None else line,
         limit=UNSET if limit is None else limit,
     )
-    answer = await session._client_request("fs/read_text_file", params, _decode_read)
+    answer = await parts.updates.client_request("fs/read_text_file", params, _decode_read)
     return answer.content
 
 
-async def write_text_file(session: Session, path: str, content: str) -> None:
+async def write_text_file(parts: SessionParts, path: str, content: str) -> None:
     """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
-    _require(session, session._peer.write_text_file, "fs.writeTextFile")
+    _require(parts, parts.peer.write_text_file, "fs.writeTextFile")
     require_absolute(path, "file path")
-    params = v1.WriteTextFileRequest(session_id=session.id, path=path, content=content)
-    await session._client_request("fs/write_text_file", params, _ignore)
+    params = v1.WriteTextFileRequest(session_id=parts.session_id, path=path, content=content)
+    await parts.updates.client_request("fs/write_text_file", params, _ignore)

@@ -10,27 +10,22 @@ ACP runs a command as an ordinary prompt whose text starts with ``/name``; for
 a command with a text input, everything typed after the name is its input.
 :func:`parse_command` recognizes a prompt that invokes one of the session's
 advertised commands and returns a :class:`CommandInvocation`; the prompt
-handler of every session (see :func:`prompt_handler`) gives such a prompt to
+handler of every session (``prompt_handler`` in :mod:`acpio._agent_server`) gives such a prompt to
 :meth:`acpio.Agent.command` instead of :meth:`acpio.Agent.prompt`. A ``/word``
 that is not an advertised command stays a plain prompt.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from msgspec import UNSET
 
 from . import schema
 from ._errors import LocalProtocolError
 
-if TYPE_CHECKING:
-    from ._agent import Agent
-    from ._session import Session
-
-__all__ = ["CommandInvocation", "command", "parse_command", "prompt_handler", "validate_commands"]
+__all__ = ["CommandInvocation", "command", "parse_command", "validate_commands"]
 
 
 def command(name: str, description: str, *, hint: str | None = None) -> schema.Command:
@@ -65,7 +60,8 @@ def validate_commands(commands: Sequence[schema.AvailableCommand]) -> None:
     for entry in commands:
         if isinstance(entry, schema.UnknownVariant):
             continue  # an extension command: sent as is
-        if not isinstance(entry, schema.Command):
+        if not isinstance(entry, schema.Command):  # pyright: ignore[reportUnnecessaryIsInstance]
+            # Not what the type says, but what an untyped caller may pass.
             raise LocalProtocolError(f"expected a command (acpio.command(...)), got {entry!r}")
         _check_name(entry.name)
         if entry.name in seen:
@@ -112,18 +108,3 @@ def parse_command(
         if isinstance(entry, schema.Command) and entry.name == name:
             return CommandInvocation(name, rest.lstrip(), entry, list(prompt))
     return None
-
-
-PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
-
-
-def prompt_handler(agent: Agent) -> PromptHandler:
-    """The session's prompt handler: a command to :meth:`Agent.command`, the rest to ``prompt``."""
-
-    async def handle(session: Session, prompt: list[schema.ContentBlock]) -> object:
-        invocation = parse_command(prompt, session._commands) if session._commands else None
-        if invocation is not None:
-            return await agent.command(session, invocation)
-        return await agent.prompt(session, prompt)
-
-    return handle

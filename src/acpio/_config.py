@@ -22,21 +22,19 @@ with the full list, except while the state is about to go out in an answer
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Final, TypeAlias
 
 import anyio
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from . import schema
 from ._errors import LocalProtocolError, RequestError
-from ._values import require_value
-
-if TYPE_CHECKING:
-    from ._agent import Agent
-    from ._session import Session
+from ._updates import UpdatePath
+from ._values import check_values, require_value
 
 __all__ = [
+    "ConfigState",
     "ConfigValue",
     "SessionConfig",
     "boolean_option",
@@ -201,56 +199,24 @@ def _with_value(
     )
 
 
-class SessionConfig(Mapping[str, ConfigValue]):
-    """The config options of one session and their current values (``session.config``).
+class ConfigState:
+    """The config options of one session as the library keeps them (see the module doc).
 
-    A mapping from ``configId`` to the current value (a select's value id, a
-    boolean's state): ``session.config["model"]``. :attr:`options` is the full
-    state as the client sees it. Every change keeps the protocol's rules (a
-    select's current value is one of its values) and reaches the client as
-    one ``config_option_update`` with the full list.
+    :class:`SessionConfig` is the agent author's view of it; the session and
+    ``session/set_config_option`` change it here. The invariant it keeps: every
+    change outside an answer (session setup, a client change being answered)
+    reaches the client as one ``config_option_update`` with the full list.
     """
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
-        self._options: list[schema.SessionConfigOption] = []
-        self._quiet = 0  # >0 while the state goes out in an answer: no update needed
-        self._client_lock: anyio.Lock | None = None  # one client change at a time
+    def __init__(self, updates: UpdatePath) -> None:
+        self.updates: Final = updates
+        self.options: list[schema.SessionConfigOption] = []
+        self.quiet = 0  # >0 while the state goes out in an answer: no update needed
+        self.client_lock: anyio.Lock | None = None  # one client change at a time
 
-    def __getitem__(self, config_id: str) -> ConfigValue:
-        for option in self._options:
-            if (
-                isinstance(option, schema.SessionConfigSelect | schema.SessionConfigBoolean)
-                and option.config_id == config_id
-            ):
-                return option.current_value
-        raise KeyError(config_id)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.ids)
-
-    def __len__(self) -> int:
-        return len(self._options)
-
-    def __repr__(self) -> str:
-        return f"<SessionConfig {dict(self)!r}>"
-
-    @property
-    def ids(self) -> list[str]:
-        """The ``configId`` of every option, in order."""
-        return [o.config_id for o in self._options if not isinstance(o, schema.UnknownVariant)]
-
-    @property
-    def options(self) -> list[schema.SessionConfigOption]:
-        """The full current state (a copy), as sent in ``configOptions``."""
-        return list(self._options)
-
-    def option(self, config_id: str) -> schema.SessionConfigSelect | schema.SessionConfigBoolean:
-        """The option with this ``configId``.
-
-        :raises KeyError: when the session has no such option.
-        """
-        for option in self._options:
+    def find(self, config_id: str) -> schema.SessionConfigSelect | schema.SessionConfigBoolean:
+        """The option with this ``configId``; :raises KeyError: when there is none."""
+        for option in self.options:
             if (
                 isinstance(option, schema.SessionConfigSelect | schema.SessionConfigBoolean)
                 and option.config_id == config_id
@@ -258,12 +224,16 @@ class SessionConfig(Mapping[str, ConfigValue]):
                 return option
         raise KeyError(config_id)
 
-    def _check_value(self, config_id: str, value: object) -> ConfigValue:
+    def ids(self) -> list[str]:
+        """The ``configId`` of every option, in order."""
+        return [o.config_id for o in self.options if not isinstance(o, schema.UnknownVariant)]
+
+    def check_value(self, config_id: str, value: object) -> ConfigValue:
         """The value if ``config_id`` accepts it; a sentence saying what it accepts otherwise."""
         try:
-            option = self.option(config_id)
+            option = self.find(config_id)
         except KeyError:
-            ids = ", ".join(self.ids) or "none"
+            ids = ", ".join(self.ids()) or "none"
             raise ValueError(
                 f"unknown config option {config_id!r}; this session's options are: {ids}"
             ) from None
@@ -287,13 +257,79 @@ class SessionConfig(Mapping[str, ConfigValue]):
             )
         return value
 
-    def _put(self, config_id: str, value: ConfigValue) -> None:
-        self._options = [
+    def put(self, config_id: str, value: ConfigValue) -> None:
+        """Set one option's current value (already checked)."""
+        self.options = [
             _with_value(o, value)
             if not isinstance(o, schema.UnknownVariant) and o.config_id == config_id
             else o
-            for o in self._options
+            for o in self.options
         ]
+
+    def reset(self, options: Sequence[schema.SessionConfigOption]) -> None:
+        """Take ``options`` (validated) without telling the client (session setup)."""
+        validate_config_options(options)
+        self.options = list(options)
+
+    async def announce(self) -> None:
+        """Send the full list, unless an answer being prepared carries it."""
+        if self.quiet or self.updates.in_setup:
+            return  # the answer being prepared carries the new state
+        update = schema.ConfigOptionUpdate(config_options=list(self.options))
+        check_values(update)  # as Session.send checks what the agent reports
+        await self.updates.send(update)
+
+    def answer_field(self) -> list[schema.SessionConfigOption] | UnsetType:
+        """``configOptions`` for a session answer: the list, or omitted when there is none."""
+        return list(self.options) if self.options else UNSET
+
+
+class SessionConfig(Mapping[str, ConfigValue]):
+    """The config options of one session and their current values (``session.config``).
+
+    A mapping from ``configId`` to the current value (a select's value id, a
+    boolean's state): ``session.config["model"]``. :attr:`options` is the full
+    state as the client sees it. Every change keeps the protocol's rules (a
+    select's current value is one of its values) and reaches the client as
+    one ``config_option_update`` with the full list.
+    """
+
+    def __init__(self, state: ConfigState) -> None:
+        if type(state) is not ConfigState:
+            raise TypeError(
+                "SessionConfig objects are created by acpio: use session.config of the "
+                "session your agent was given"
+            )
+        self._state = state
+
+    def __getitem__(self, config_id: str) -> ConfigValue:
+        return self._state.find(config_id).current_value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids)
+
+    def __len__(self) -> int:
+        return len(self._state.options)
+
+    def __repr__(self) -> str:
+        return f"<SessionConfig {dict(self)!r}>"
+
+    @property
+    def ids(self) -> list[str]:
+        """The ``configId`` of every option, in order."""
+        return self._state.ids()
+
+    @property
+    def options(self) -> list[schema.SessionConfigOption]:
+        """The full current state (a copy), as sent in ``configOptions``."""
+        return list(self._state.options)
+
+    def option(self, config_id: str) -> schema.SessionConfigSelect | schema.SessionConfigBoolean:
+        """The option with this ``configId``.
+
+        :raises KeyError: when the session has no such option.
+        """
+        return self._state.find(config_id)
 
     async def set(self, config_id: str, value: ConfigValue) -> None:
         """Change one option's current value and tell the client (``config_option_update``).
@@ -301,14 +337,15 @@ class SessionConfig(Mapping[str, ConfigValue]):
         :raises LocalProtocolError: for an unknown ``config_id`` or a value the
             option does not accept; nothing changes then.
         """
+        state = self._state
         try:
-            checked = self._check_value(config_id, value)
+            checked = state.check_value(config_id, value)
         except ValueError as exc:
             raise LocalProtocolError(str(exc)) from None
         if self[config_id] == checked:
             return
-        self._put(config_id, checked)
-        await self._announce()
+        state.put(config_id, checked)
+        await state.announce()
 
     async def replace(self, options: Sequence[schema.SessionConfigOption]) -> None:
         """Replace the whole list (options added, removed or re-valued) and tell the client.
@@ -316,54 +353,45 @@ class SessionConfig(Mapping[str, ConfigValue]):
         :raises LocalProtocolError: for invalid options (see :func:`validate_config_options`).
         """
         validate_config_options(options)
-        self._options = list(options)
-        await self._announce()
-
-    def _reset(self, options: Sequence[schema.SessionConfigOption]) -> None:
-        validate_config_options(options)
-        self._options = list(options)
-
-    async def _announce(self) -> None:
-        if self._quiet or self._session._in_setup:
-            return  # the answer being prepared carries the new state
-        await self._session.send(schema.ConfigOptionUpdate(config_options=self.options))
-
-    def _answer_field(self) -> list[schema.SessionConfigOption] | object:
-        """``configOptions`` for a session answer: the list, or omitted when there is none."""
-        return self.options if self._options else UNSET
+        self._state.options = list(options)
+        await self._state.announce()
 
 
 async def set_from_client(
-    agent: Agent, session: Session, request: schema.SetSessionConfigOptionRequest
+    state: ConfigState,
+    request: schema.SetSessionConfigOptionRequest,
+    apply: Callable[[str, ConfigValue], Awaitable[None]],
 ) -> schema.SetSessionConfigOptionResponse:
-    """Serve ``session/set_config_option`` for ``session`` (see the module docstring).
+    """Serve ``session/set_config_option`` for a session's config ``state``.
+
+    ``apply`` is the agent's :meth:`acpio.Agent.set_config_option` for the
+    session (see the module docstring).
 
     :raises RequestError: ``-32602`` for an unknown option or value, leaving the
-        configuration unchanged; whatever :meth:`acpio.Agent.set_config_option`
-        raises, after restoring the previous state.
+        configuration unchanged; whatever ``apply`` raises, after restoring the
+        previous state.
     """
     if isinstance(request, schema.UnknownVariant):
         raise RequestError.invalid_params(
             f"unsupported config value type {request.raw.get('type')!r}; "
             'use "id" for selects or "boolean" for booleans'
         )
-    config = session.config
-    if config._client_lock is None:
-        config._client_lock = anyio.Lock()
+    if state.client_lock is None:
+        state.client_lock = anyio.Lock()
     # One change at a time: a refused change restores exactly the state it replaced.
-    async with config._client_lock:
+    async with state.client_lock:
         try:
-            value = config._check_value(request.config_id, request.value)
+            value = state.check_value(request.config_id, request.value)
         except ValueError as exc:
             raise RequestError.invalid_params(str(exc)) from None
-        before = config.options
-        config._quiet += 1
+        before = list(state.options)
+        state.quiet += 1
         try:
-            config._put(request.config_id, value)
-            await agent.set_config_option(session, request.config_id, value)
+            state.put(request.config_id, value)
+            await apply(request.config_id, value)
         except BaseException:
-            config._options = before
+            state.options = before
             raise
         finally:
-            config._quiet -= 1
-        return schema.SetSessionConfigOptionResponse(config_options=config.options)
+            state.quiet -= 1
+        return schema.SetSessionConfigOptionResponse(config_options=list(state.options))

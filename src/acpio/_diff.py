@@ -128,9 +128,10 @@ class FileChange:
     file_type: str | None = None
     mime_type: str | None = None
     patch: str | None = None
-    # Whole texts before and after (None: no such file, or not text), for ACP v1
-    # clients, whose diffs carry texts instead of a patch. Set by file_change().
-    _texts: tuple[str | None, str | None] | None = field(
+    #: The whole texts before and after (None: no such file, or not text), for
+    #: ACP v1 clients, whose diffs carry texts instead of a patch; set by
+    #: :func:`file_change`, None for a change built by hand.
+    texts: tuple[str | None, str | None] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -267,12 +268,13 @@ def file_change(
         mime_type=mime_type,
         patch=patch,
     )
-    object.__setattr__(change, "_texts", (old_text, new_text) if both_text else (None, None))
+    object.__setattr__(change, "texts", (old_text, new_text) if both_text else (None, None))
     return change
 
 
 def _check_absolute(path: str, what: str) -> str:
-    if not isinstance(path, str):
+    if not isinstance(path, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        # What the type says; an untyped caller may pass anything.
         raise TypeError(f"{what} must be a str or os.PathLike[str], got {type(path).__name__}")
     return require_absolute(path, what)
 
@@ -315,7 +317,7 @@ def _quote(name: str) -> str:
     """Quote ``name`` as Git does with ``core.quotePath=false``."""
     if not any(c in _LETTER_ESCAPES or c < " " or c == "\x7f" for c in name):
         return name
-    out = []
+    out: list[str] = []
     for c in name:
         if c in _LETTER_ESCAPES:
             out.append(_LETTER_ESCAPES[c])
@@ -374,7 +376,7 @@ _Block: TypeAlias = tuple[int, int, int, int]
 
 
 def _changed_blocks(a: Sequence[str], b: Sequence[str]) -> list[_Block]:
-    blocks = []
+    blocks: list[_Block] = []
     i_prev = j_prev = 0
     for i, j, size in [*_matching_runs(a, b), (len(a), len(b), 0)]:
         if i > i_prev or j > j_prev:
@@ -453,7 +455,7 @@ def _unique_anchors(a: Sequence[str], b: Sequence[str], region: _Block) -> list[
             tails[length] = j
             tail_pair[length] = k
         previous[k] = tail_pair[length - 1] if length else -1
-    chain = []
+    chain: list[tuple[int, int]] = []
     k = tail_pair[-1] if tail_pair else -1
     while k >= 0:
         chain.append(pairs[k])
@@ -530,13 +532,13 @@ def diff_of(*changes: FileChange) -> Diff:
         changes=[change.to_schema() for change in changes],
         patch=DiffPatch(format="git_patch", text="".join(sections)) if sections else UNSET,
     )
-    if all(change._texts is not None for change in changes):
+    if all(change.texts is not None for change in changes):
         remember_diff_texts(
             diff,
             [
-                (str(change.operation), change.path, *change._texts)
+                (str(change.operation), change.path, *change.texts)
                 for change in changes
-                if change._texts is not None
+                if change.texts is not None
             ],
         )
     return diff

@@ -58,7 +58,7 @@ import contextlib
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, TypeAlias, TypeVar, final
+from typing import Final, Protocol, TypeAlias, TypeVar, final
 
 import anyio
 import anyio.from_thread
@@ -78,10 +78,46 @@ from ._edit_fs import (
 from ._errors import EditConflict, EditRefused
 from ._paths import is_local_absolute
 
-if TYPE_CHECKING:
-    from ._tool_call import ToolCallHandle
 
-__all__ = ["DEFAULT_MAX_EDIT_BYTES", "EditOperation", "FileEdit", "propose_edit"]
+class EditRoots(Protocol):
+    """The session an edit belongs to: the directories it may write in."""
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def additional_directories(self) -> Sequence[str]: ...
+
+
+class EditedCall(Protocol):
+    """The tool call that shows an edit (:class:`acpio.ToolCallHandle`)."""
+
+    @property
+    def session(self) -> EditRoots: ...
+
+    async def fail(self, message: str | None = None) -> None:
+        """Fail the call with ``message`` (an edit refused or in conflict)."""
+        ...
+
+    async def update(
+        self,
+        *,
+        title: str | None = ...,
+        content: Sequence[schema.ToolCallContent] | None = ...,
+        locations: Sequence[str] | None = ...,
+    ) -> None:
+        """Show the edit: its title, its diff as the content, its path(s) as locations."""
+        ...
+
+
+__all__ = [
+    "DEFAULT_MAX_EDIT_BYTES",
+    "EditOperation",
+    "EditRoots",
+    "EditedCall",
+    "FileEdit",
+    "propose_edit",
+]
 
 DEFAULT_MAX_EDIT_BYTES: Final = 8 * 1024 * 1024
 """The largest file :func:`propose_edit` reads by default (8 MiB)."""
@@ -131,7 +167,7 @@ class FileEdit:
 
     def __init__(
         self,
-        call: ToolCallHandle,
+        call: EditedCall,
         *,
         operation: EditOperation,
         source: Seen,
@@ -187,7 +223,7 @@ class FileEdit:
         if self.applied:
             raise RuntimeError(f"{self!r} was already applied")
         try:
-            await _apply(self)
+            await self._apply_change()
         except EditConflict as conflict:
             if not refresh_on_conflict:
                 await self._call.fail(str(conflict))
@@ -213,9 +249,29 @@ class FileEdit:
             title=self._title_given,
         )
 
+    async def _apply_change(self) -> None:
+        """Write the change: prepare it in a thread, then the short, final commit."""
+        change = Change(self._source, self._target, self.old, self.new, self._max_bytes)
+        handover = Handover()
+        try:
+            prepared = await _in_thread(prepare, handover, change, stop=handover.stop)
+        except BaseException:
+            with handover.lock:
+                handover.stop.set()
+                left = handover.prepared
+                handover.prepared = None
+            if left is not None:
+                # Not on the event loop: even unlinking can hang on a stuck mount.
+                threading.Thread(target=left.close, name="acpio file edit", daemon=True).start()
+            raise
+        # Short and final: once the rename starts, the edit is applied.
+        with anyio.CancelScope(shield=True):
+            await _in_thread(commit, prepared, change)
+        self.applied = True
+
 
 async def propose_edit(
-    call: ToolCallHandle,
+    call: EditedCall,
     path: _StrPath,
     new: str | bytes | None,
     *,
@@ -333,26 +389,3 @@ async def _in_thread(
         return value  # type: ignore[return-value]
     assert isinstance(value, BaseException)
     raise value
-
-
-# ------------------------------------------------------------------ applying
-
-
-async def _apply(edit: FileEdit) -> None:
-    change = Change(edit._source, edit._target, edit.old, edit.new, edit._max_bytes)
-    handover = Handover()
-    try:
-        prepared = await _in_thread(prepare, handover, change, stop=handover.stop)
-    except BaseException:
-        with handover.lock:
-            handover.stop.set()
-            left = handover.prepared
-            handover.prepared = None
-        if left is not None:
-            # Not on the event loop: even unlinking can hang on a stuck mount.
-            threading.Thread(target=left.close, name="acpio file edit", daemon=True).start()
-        raise
-    # Short and final: once the rename starts, the edit is applied.
-    with anyio.CancelScope(shield=True):
-        await _in_thread(commit, prepared, change)
-    edit.applied = True

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 import msgspec
 from msgspec import UNSET
@@ -37,8 +37,17 @@ from ._errors import AcpError, ConnectionClosed, LocalProtocolError, RemoteProto
 from ._ids import new_id
 
 if TYPE_CHECKING:
-    from ._session import Session
-    from ._tool_call import ToolCallHandle
+    from ._session_parts import SessionParts
+
+
+class AnnouncedCall(Protocol):
+    """A tool call an elicitation can be scoped to (announced before the question)."""
+
+    @property
+    def id(self) -> str: ...
+
+    async def announce(self) -> object: ...
+
 
 __all__ = [
     "ElicitationResult",
@@ -72,7 +81,7 @@ class ElicitationResult:
     """
 
     action: str
-    content: dict[str, object] = field(default_factory=dict)
+    content: dict[str, object] = field(default_factory=lambda: {})
     elicitation_id: str | None = None
     raw: object = None
 
@@ -115,7 +124,7 @@ def _requested_schema(
     return requested
 
 
-async def _tool_call_id(tool_call: ToolCallHandle | str | None) -> str | object:
+async def _tool_call_id(tool_call: AnnouncedCall | str | None) -> str | object:
     if tool_call is None:
         return UNSET
     if isinstance(tool_call, str):
@@ -152,7 +161,8 @@ def _check_content(requested: schema.ElicitationSchema, content: dict[str, objec
             isinstance(value, bool) and bool not in types  # True is an int in Python
         )
         if not wrong and isinstance(value, list):
-            wrong = not all(isinstance(item, str) for item in value)
+            items: list[object] = value  # pyright: ignore[reportUnknownVariableType]
+            wrong = not all(isinstance(item, str) for item in items)
         if not wrong and isinstance(prop, schema.StringPropertySchema):
             allowed = prop.enum if isinstance(prop.enum, list) else None
             if allowed is None and isinstance(prop.one_of, list):
@@ -168,81 +178,86 @@ def _check_content(requested: schema.ElicitationSchema, content: dict[str, objec
 
 
 async def elicit(
-    session: Session,
+    parts: SessionParts,
     message: str,
     requested_schema: schema.ElicitationSchema | Mapping[str, object],
     *,
-    tool_call: ToolCallHandle | str | None = None,
+    tool_call: AnnouncedCall | str | None = None,
 ) -> ElicitationResult:
     """Ask the user to fill a form (form mode); see :meth:`acpio.Session.elicit`."""
-    if not session._peer.elicitation_form:
+    if not parts.peer.elicitation_form:
         raise ElicitationUnsupported(
             "the client did not advertise form elicitation "
             "(capabilities.elicitation.form) in initialize; it cannot show this question"
         )
     requested = _requested_schema(requested_schema)
     params = schema.ElicitationFormMode(
-        session_id=session.id,
+        session_id=parts.session_id,
         tool_call_id=await _tool_call_id(tool_call),  # type: ignore[arg-type]
         message=message,
         requested_schema=requested,
     )
-    result = await _request(session, params)
+    result = await _request(parts, params)
     if result.accepted:
         _check_content(requested, result.content)
     return result
 
 
 async def elicit_url(
-    session: Session,
+    parts: SessionParts,
     message: str,
     url: str,
     *,
     elicitation_id: str | None = None,
-    tool_call: ToolCallHandle | str | None = None,
+    tool_call: AnnouncedCall | str | None = None,
 ) -> ElicitationResult:
     """Ask the user to open ``url`` (URL mode); see :meth:`acpio.Session.elicit_url`."""
-    if not session._peer.elicitation_url:
+    if not parts.peer.elicitation_url:
         raise ElicitationUnsupported(
             "the client did not advertise URL elicitation "
             "(capabilities.elicitation.url) in initialize; it cannot open this URL"
         )
     elicitation_id = elicitation_id or new_id("elicit")
     params = schema.ElicitationUrlMode(
-        session_id=session.id,
+        session_id=parts.session_id,
         tool_call_id=await _tool_call_id(tool_call),  # type: ignore[arg-type]
         message=message,
         url=url,
         elicitation_id=elicitation_id,
     )
-    result = await _request(session, params)
+    result = await _request(parts, params)
     return ElicitationResult(result.action, result.content, elicitation_id, result.raw)
 
 
-async def complete_elicitation(session: Session, elicitation_id: str) -> None:
+async def complete_elicitation(parts: SessionParts, elicitation_id: str) -> None:
     """Send ``elicitation/complete``: the out-of-band interaction of a URL elicitation ended."""
-    if session._dirty_terminals:
-        await session._flush_terminals()
-    await session._connection.notify(
+    updates = parts.updates
+    if updates.dirty_terminals:
+        await updates.flush_terminals()
+    await updates.connection.notify(
         "elicitation/complete",
         schema.CompleteElicitationNotification(elicitation_id=elicitation_id),
     )
 
 
-async def _request(session: Session, params: schema.CreateElicitationRequest) -> ElicitationResult:
-    if session._connection.closed:
+async def _request(
+    parts: SessionParts, params: schema.CreateElicitationRequest
+) -> ElicitationResult:
+    updates = parts.updates
+    connection = updates.connection
+    if connection.closed:
         # No client to ask: never report requires_action for a request that cannot be sent.
         raise ConnectionClosed("the connection is closed; the user cannot be asked")
-    if session._dirty_terminals:
+    if updates.dirty_terminals:
         # The request is not a session update: flush terminal bytes by hand.
-        await session._flush_terminals()
-    await session._permission_started()
+        await updates.flush_terminals()
+    await parts.turns.permission_started()
     try:
         # A cancellation while waiting sends $/cancel_request (the connection
         # does) and propagates: cancelled work gets no answer.
-        response = await session._connection.request("elicitation/create", params, _decode_response)
+        response = await connection.request("elicitation/create", params, _decode_response)
     finally:
-        await session._permission_finished()
+        await parts.turns.permission_finished()
     return _result(response)
 
 
@@ -254,7 +269,7 @@ def _decode_response(raw: msgspec.Raw) -> schema.CreateElicitationResponse:
 
 
 def _result(response: schema.CreateElicitationResponse) -> ElicitationResult:
-    raw = schema.to_builtins(response)
+    raw: object = schema.to_builtins(response)
     if isinstance(response, schema.ElicitationAcceptAction):
         content = response.content if isinstance(response.content, dict) else {}
         return ElicitationResult("accept", dict(content), raw=raw)
@@ -262,5 +277,6 @@ def _result(response: schema.CreateElicitationResponse) -> ElicitationResult:
         return ElicitationResult("decline", raw=raw)
     if isinstance(response, schema.ElicitationCancelAction):
         return ElicitationResult("cancel", raw=raw)
-    action = raw.get("action") if isinstance(raw, dict) else None
-    return ElicitationResult(str(action), raw=raw)
+    builtins = schema.to_builtins(response)
+    fields = cast("dict[str, object]", builtins) if isinstance(builtins, dict) else {}
+    return ElicitationResult(str(fields.get("action")), raw=raw)

@@ -8,7 +8,7 @@ wire.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, NoReturn
 
 from .schema._generated import (
     AUTHENTICATION_REQUIRED as AUTH_REQUIRED,
@@ -42,11 +42,13 @@ __all__ = [
     "ConnectionClosed",
     "EditConflict",
     "EditRefused",
+    "LibraryCreated",
     "LocalProtocolError",
     "RelativePathError",
     "RemoteProtocolError",
     "RequestError",
     "SessionStoreError",
+    "library_created",
 ]
 
 
@@ -218,3 +220,34 @@ class SessionStoreError(AcpError):
 
     :func:`acpio.run` reports it on stderr and keeps sessions in memory instead.
     """
+
+
+#: How to get an object of each library-created class instead of calling it.
+_HOW_TO_GET: Final = {
+    "Session": "an agent receives its sessions in Agent.prompt, on_new_session and "
+    "on_resume_session",
+    "ToolCallHandle": "use session.tool_call(...) (or session.reattach_tool_call(id))",
+    "TerminalHandle": "use session.terminal(...) or tool_call.terminal(...)",
+    "MessageStream": "use session.message_stream() or session.thought_stream()",
+}
+
+
+def library_created(name: str) -> TypeError:
+    """The error for a direct call of a class whose objects only acpio creates."""
+    how = _HOW_TO_GET.get(name, "acpio hands them out")
+    return TypeError(
+        f"{name} objects are created by acpio, not by calling {name}(...): {how}. "
+        "To test an agent, drive it with acpio.testing (MockClient)."
+    )
+
+
+class LibraryCreated(type):
+    """Metaclass of the classes whose objects only acpio creates (sessions, handles, ...).
+
+    Calling such a class raises :class:`TypeError` saying how to get one; the
+    library creates them with ``object.__new__(cls)`` and an explicit
+    ``cls.__init__(obj, ...)``, fully typed.
+    """
+
+    def __call__(cls, *args: object, **kwargs: object) -> NoReturn:
+        raise library_created(cls.__name__)

@@ -36,13 +36,14 @@ import msgspec
 from . import schema
 from ._peer import Peer
 from ._v1_projection import V1Projection
-from .schema._codec import _encoder
+from .schema._base import enc_hook
 
 __all__ = [
     "TERMINAL_CHUNK_END",
     "TEXT_CHUNK_END",
     "UPDATE_END",
     "SessionFraming",
+    "encode_json",
     "encode_update_line",
     "session_framing",
     "terminal_chunk_line",
@@ -51,7 +52,10 @@ __all__ = [
     "update_prefix",
 ]
 
-_encode = _encoder.encode
+#: The JSON encoder of every framed value (msgspec's, with the schema's hook; the
+#: same bytes as ``schema.encode``, as a bound C method: one Python call less per update).
+encode_json: Final = msgspec.json.Encoder(enc_hook=enc_hook).encode
+_encode: Final = encode_json
 
 #: Closes a whole update: the ``params`` object and the message.
 UPDATE_END: Final = b"}}\n"

@@ -41,6 +41,7 @@ __all__ = [
     "InMemorySessionStore",
     "SessionRecord",
     "SessionStore",
+    "record_text_chunk_as_update",
 ]
 
 
@@ -56,11 +57,30 @@ class History(Protocol):
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one sent update into the history."""
 
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """Fold a ``tool_call_content_chunk`` of one text item, given just its text.
+
+        The streaming path (:meth:`acpio.ToolCallHandle.append_text`) calls it
+        instead of :meth:`record`, so it must record the same as ``record`` of
+        that chunk would (``record_text_chunk_as_update`` does exactly that).
+        """
+
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append raw terminal bytes (sent as ``terminal_output_chunk``)."""
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
         """The updates that rebuild what an editor showed, oldest first."""
+        ...
+
+
+def record_text_chunk_as_update(history: History, tool_call_id: str, text: str) -> None:
+    """:meth:`History.record_text_chunk` through :meth:`History.record` of the whole chunk."""
+    history.record(
+        schema.ToolCallContentChunk(
+            tool_call_id=tool_call_id,
+            content=schema.Content(content=schema.TextContent(text=text)),
+        )
+    )
 
 
 _UNSET: Final = msgspec.UNSET
@@ -94,12 +114,12 @@ def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
 class _Message:
     cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
     message_id: str
-    content: list[schema.ContentBlock] = field(default_factory=list)
+    content: list[schema.ContentBlock] = field(default_factory=lambda: [])
     meta: _Meta = _UNSET
 
 
 @dataclass(eq=False)
-class _ToolCall:
+class ToolCallRecord:
     state: schema.ToolCallUpdate
     # A plain str is a text item recorded by record_text_chunk, built on replay.
     content: deque[schema.ToolCallContent | str]
@@ -143,7 +163,7 @@ class _Output:
 
 
 @dataclass(eq=False)
-class _Terminal:
+class TerminalRecord:
     state: schema.TerminalUpdate
     output: _Output
 
@@ -190,6 +210,15 @@ class InMemoryHistory:
     update as sent. Replaying the records rebuilds the same display. At most
     ``limits.records`` records are kept; beyond that the oldest is dropped.
     """
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if (
+            cls.record is not InMemoryHistory.record
+            and cls.record_text_chunk is InMemoryHistory.record_text_chunk
+        ):
+            # It changes record() but not the text-chunk shortcut: chunks go through record().
+            cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
 
     def __init__(self, limits: HistoryLimits | None = None) -> None:
         self.limits = limits or HistoryLimits()
@@ -241,7 +270,7 @@ class InMemoryHistory:
 
     def _fold_content_chunk(self, update: schema.ToolCallContentChunk) -> None:
         call = self._records.get(("call", update.tool_call_id))
-        if isinstance(call, _ToolCall):
+        if isinstance(call, ToolCallRecord):
             call.content.append(update.content)
             call.has_content = True
 
@@ -252,7 +281,7 @@ class InMemoryHistory:
         streaming path of :meth:`acpio.ToolCallHandle.append_text`.
         """
         call = self._records.get(("call", tool_call_id))
-        if isinstance(call, _ToolCall):
+        if isinstance(call, ToolCallRecord):
             call.content.append(text)
             call.has_content = True
 
@@ -282,7 +311,8 @@ class InMemoryHistory:
             plan.plan_id
             if isinstance(plan, schema.PlanItems)
             else plan.raw.get("planId")
-            if isinstance(plan, schema.UnknownPlanUpdateContent)
+            # What the type says; a hand-built update may hold anything.
+            if isinstance(plan, schema.UnknownPlanUpdateContent)  # pyright: ignore[reportUnnecessaryIsInstance]
             else None
         )
         if not isinstance(plan_id, str):
@@ -328,12 +358,12 @@ class InMemoryHistory:
         key = ("call", patch.tool_call_id)
         call = self._records.get(key)
         if call is None:
-            call = _ToolCall(
+            call = ToolCallRecord(
                 schema.ToolCallUpdate(tool_call_id=patch.tool_call_id),
                 deque(maxlen=self.limits.tool_call_items),
             )
             self._add(key, call)
-        assert isinstance(call, _ToolCall)
+        assert isinstance(call, ToolCallRecord)
         state = call.state
         for name in _TOOL_CALL_FIELDS:
             value = getattr(patch, name)
@@ -363,15 +393,15 @@ class InMemoryHistory:
         if patch.meta is not _UNSET:
             state.meta = _patch_meta(state.meta, patch.meta)
 
-    def _terminal(self, terminal_id: str) -> _Terminal:
+    def _terminal(self, terminal_id: str) -> TerminalRecord:
         key = ("terminal", terminal_id)
         current = self._records.get(key)
         if current is None:
-            current = _Terminal(
+            current = TerminalRecord(
                 schema.TerminalUpdate(terminal_id=terminal_id), _Output(self.limits.terminal_bytes)
             )
             self._add(key, current)
-        assert isinstance(current, _Terminal)
+        assert isinstance(current, TerminalRecord)
         return current
 
     def _fold_terminal_chunk(self, update: schema.TerminalOutputChunk) -> None:
@@ -397,14 +427,14 @@ class InMemoryHistory:
                 yield value.cls(
                     message_id=value.message_id, content=list(value.content), meta=value.meta
                 )
-            elif isinstance(value, _Terminal):
+            elif isinstance(value, TerminalRecord):
                 yield replace(
                     value.state,
                     output=schema.TerminalOutput(
                         data=base64.b64encode(value.output.newest()).decode()
                     ),
                 )
-            elif isinstance(value, _ToolCall):
+            elif isinstance(value, ToolCallRecord):
                 if value.has_content:
                     yield replace(value.state, content=[_item(x) for x in value.content])
                 else:

@@ -19,7 +19,7 @@ SIGKILL after a grace period), reaps it and reports its exit status to the
 client, shielded. A command that is already cancelled when asked to start
 starts nothing.
 
-Two kinds of process sit behind the same class: :class:`_LocalCommand` (a real
+Two kinds of process sit behind the same class: :class:`LocalCommand` (a real
 process group of this program) and, on v1 connections whose client runs
 terminals, the client's terminal (:mod:`acpio._client_services`).
 """
@@ -31,19 +31,25 @@ import logging
 import os
 import signal as signal_module
 import subprocess
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, Final, Protocol, Self
 
 import anyio
 import anyio.abc
 
 if TYPE_CHECKING:
-    from ._connection import Connection
     from ._terminal import TerminalHandle
 
-__all__ = ["CommandResult", "ExitStatus", "RunningCommand", "kill_all_processes"]
+__all__ = [
+    "BeginCommand",
+    "CommandResult",
+    "ExitStatus",
+    "LocalCommand",
+    "RunningCommand",
+    "kill_all_processes",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -54,9 +60,22 @@ DEFAULT_OUTPUT_LIMIT: Final = 64 * 1024
 KILL_GRACE: Final = 1.0
 READ_SIZE: Final = 64 * 1024
 
+
 #: Every process started by a TerminalHandle that has not been reaped yet,
 #: with the connection of the session that started it.
-_live_processes: dict[anyio.abc.Process, Connection] = {}
+class _Closable(Protocol):
+    @property
+    def closed(self) -> bool: ...
+
+
+_live_processes: dict[anyio.abc.Process, _Closable] = {}
+
+#: How a command starts in its terminal: ``begin(command, start, request_stop)``
+#: checks the terminal, runs ``start`` shielded and keeps ``request_stop`` for
+#: ``terminal/cancel`` (see :meth:`TerminalHandle.start`).
+BeginCommand = Callable[
+    ["RunningCommand", Callable[[], Awaitable[None]], Callable[[], None]], Awaitable[None]
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,14 +245,14 @@ def _leading_continuations(data: bytes) -> int:
 class _Chunks:
     """``RunningCommand.output``: each iteration step reads the next chunk of output."""
 
-    def __init__(self, command: RunningCommand) -> None:
-        self._command = command
+    def __init__(self, read_next: Callable[[], Awaitable[bytes | None]]) -> None:
+        self._read_next = read_next
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> bytes:
-        data = await self._command._next()
+        data = await self._read_next()
         if data is None:
             raise StopAsyncIteration
         return data
@@ -256,6 +275,7 @@ class RunningCommand:
     def __init__(
         self,
         terminal: TerminalHandle,
+        begin: BeginCommand,
         output_limit: int,
         display: str,
         *,
@@ -264,6 +284,7 @@ class RunningCommand:
         env: Mapping[str, str] | None,
     ) -> None:
         self.terminal: Final = terminal
+        self._begin = begin
         #: The command line as the terminal shows it.
         self.display: Final = display
         self._argv = list(argv)
@@ -277,7 +298,7 @@ class RunningCommand:
         self._eof = False
         self._stop_requested = False
         self._scope: anyio.CancelScope | None = None
-        self._output = _Chunks(self)
+        self._output = _Chunks(self._next)
 
     # ---------------------------------------------------------------- public
 
@@ -304,6 +325,7 @@ class RunningCommand:
                 await self._next()
                 continue
             scope = self._scope = anyio.CancelScope()
+            status = ExitStatus()
             try:
                 with scope:
                     status = await self._wait_exit()
@@ -322,7 +344,7 @@ class RunningCommand:
         if self._entered:
             raise RuntimeError("a command can be started only once")
         self._entered = True
-        await self.terminal._begin(self)
+        await self._begin(self, self._start, self._request_stop)
         return self
 
     async def __aexit__(
@@ -352,6 +374,7 @@ class RunningCommand:
             await self._abort()
             return None
         scope = self._scope = anyio.CancelScope()
+        data: bytes | None = None
         try:
             with scope:
                 data = await self._read()
@@ -378,7 +401,7 @@ class RunningCommand:
             finally:
                 self._result = self._capture.result(status)
             try:
-                await self.terminal._report_exit(status)
+                await self.terminal.exit(status.exit_code, status.signal)
             finally:
                 await self._release()
 
@@ -395,7 +418,7 @@ class RunningCommand:
                 logger.exception("could not stop the process of terminal %s", self.terminal.id)
             self._result = self._capture.result(status)
             try:
-                await self.terminal._report_exit(status)
+                await self.terminal.exit(status.exit_code, status.signal)
             except Exception:
                 logger.debug("could not report the exit of terminal %s", self.terminal.id)
             try:
@@ -438,10 +461,29 @@ class RunningCommand:
         """Give back what the command held (runs shielded, once, after the exit was reported)."""
 
 
-class _LocalCommand(RunningCommand):
-    """A process group of this program, stdout and stderr merged into one pipe."""
+class LocalCommand(RunningCommand):
+    """A process group of this program, stdout and stderr merged into one pipe.
+
+    It is registered with ``connection`` (its terminal's) until it is reaped,
+    for :func:`kill_all_processes`.
+    """
 
     _process: anyio.abc.Process | None = None
+
+    def __init__(
+        self,
+        terminal: TerminalHandle,
+        begin: BeginCommand,
+        connection: _Closable,
+        output_limit: int,
+        display: str,
+        *,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+    ) -> None:
+        super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
+        self._connection = connection
 
     async def _start(self) -> None:
         process = await anyio.open_process(
@@ -455,7 +497,7 @@ class _LocalCommand(RunningCommand):
         )
         # No await between the spawn returning and these lines: the caller runs
         # this shielded, so the process is registered before anything can cancel.
-        _live_processes[process] = self.terminal.session._connection
+        _live_processes[process] = self._connection
         self._process = process
 
     @property

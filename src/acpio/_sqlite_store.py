@@ -66,20 +66,18 @@ from ._history import SessionRecord
 from ._limits import HistoryLimits
 from ._store_paths import current_owner, owner_alive
 from ._stored_history import (
-    _OPS,
-    _Barrier,
-    _Create,
-    _dirs_decode,
-    _fold_blob,
-    _json_encode,
-    _Meta,
-    _pack,
-    _Release,
-    _Snapshot,
-    _StoredHistory,
-    _StoredRecord,
-    _terminal_output,
-    _Unloaded,
+    OPS,
+    Barrier,
+    Create,
+    Meta,
+    Release,
+    Snapshot,
+    StoredHistory,
+    StoredRecord,
+    Unloaded,
+    dirs_decode,
+    json_encode,
+    pack,
 )
 
 __all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
@@ -154,8 +152,8 @@ class SqliteSessionStore:
         self._queue: deque[object] = deque()
         self._wake = threading.Event()
         self._stopping = False
-        self._served: dict[str, _StoredRecord] = {}
-        self._histories: set[_StoredHistory] = set()  # with items for the writer
+        self._served: dict[str, StoredRecord] = {}
+        self._histories: set[StoredHistory] = set()  # with items for the writer
         self._lock = threading.Lock()  # the request connection is used by one thread at a time
         self._creates = 0
         self._failed = False
@@ -259,14 +257,14 @@ class SqliteSessionStore:
         self, session_id: str, cwd: str, additional_directories: _List[str]
     ) -> SessionRecord:
         """Create a session served by this process (written at the next flush)."""
-        record = _StoredRecord(session_id, cwd, list(additional_directories), _Unloaded())
-        history = _StoredHistory(self, record)
+        record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
+        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
         record.history = history
         self._queue.append(
-            _Create(
+            Create(
                 session_id,
                 cwd,
-                _json_encode(record.additional_directories).decode(),
+                json_encode(record.additional_directories).decode(),
                 record.updated_at,
                 current_owner(),
             )
@@ -294,7 +292,7 @@ class SqliteSessionStore:
                 "close it there first",
                 {"sessionId": session_id, "pid": loaded},
             )
-        assert isinstance(loaded.history, _StoredHistory)
+        assert isinstance(loaded.history, StoredHistory)
         loaded.history.attach()
         self._served[session_id] = loaded
         return loaded
@@ -320,8 +318,8 @@ class SqliteSessionStore:
                     SessionRecord(
                         session_id,
                         cwd,
-                        _dirs_decode(directories),
-                        _Unloaded(),
+                        dirs_decode(directories),
+                        Unloaded(),
                         title=title,
                         updated_at=updated_at,
                     )
@@ -335,11 +333,11 @@ class SqliteSessionStore:
         :raises RequestError: ``-32603`` when another live agent process serves it.
         """
         record = self._served.pop(session_id, None)
-        if record is not None and isinstance(record.history, _StoredHistory):
+        if record is not None and isinstance(record.history, StoredHistory):
             record.history.detach()
             record.history.dropped = True
         result = await anyio.to_thread.run_sync(self._delete_row, session_id)
-        if isinstance(result, int) and not isinstance(result, bool):
+        if not isinstance(result, bool):  # the pid of the process that holds it
             raise RequestError.internal_error(
                 f"Session {session_id} is open in another agent process (pid {result}); "
                 "close it there first",
@@ -353,10 +351,10 @@ class SqliteSessionStore:
             return
         del self._served[record.session_id]
         history = record.history
-        if isinstance(history, _StoredHistory) and isinstance(record, _StoredRecord):
+        if isinstance(history, StoredHistory) and isinstance(record, StoredRecord):
             history.snapshot()
             history.put_op(record.meta())
-            history.put_op(_Release(record.session_id))
+            history.put_op(Release(record.session_id))
             history.detach()
         await anyio.to_thread.run_sync(self._sync)
 
@@ -372,10 +370,10 @@ class SqliteSessionStore:
         if self._stopping:
             return
         for record in list(self._served.values()):
-            if isinstance(record.history, _StoredHistory):
+            if isinstance(record.history, StoredHistory):
                 record.history.snapshot()
                 record.history.put_op(record.meta())
-                record.history.put_op(_Release(record.session_id))
+                record.history.put_op(Release(record.session_id))
                 record.history.detach()
         self._served.clear()
         self._stopping = True
@@ -398,7 +396,7 @@ class SqliteSessionStore:
     # ---------------------------------------------- off-loop (worker threads)
 
     def _sync(self) -> None:
-        barrier = _Barrier(threading.Event())
+        barrier = Barrier(threading.Event())
         self._queue.append(barrier)
         self._wake.set()
         if not barrier.done.wait(self.busy_timeout * 2 + self.flush_interval):
@@ -409,7 +407,7 @@ class SqliteSessionStore:
             return None
         return pid if owner_alive(pid, start) else None
 
-    def _load(self, session_id: str) -> _StoredRecord | int | None:
+    def _load(self, session_id: str) -> StoredRecord | int | None:
         """Take a session over (if its owner is gone) and fold its history; its owner's
         pid when a live process serves it."""
         self._sync()  # what this process recorded and released is in the file
@@ -445,22 +443,22 @@ class SqliteSessionStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        record = _StoredRecord(
+        record = StoredRecord(
             session_id,
             row[0],
-            _dirs_decode(row[1]),
-            _Unloaded(),
+            dirs_decode(row[1]),
+            Unloaded(),
             title=row[2],
             updated_at=row[3],
         )
-        history = _StoredHistory(self, record)
+        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
         record.history = history
         try:
             key = [""]
             if snapshot is not None:
-                history.snapshot_bytes = _fold_blob(history, snapshot[0], key)
+                history.snapshot_bytes = history.fold_blob(snapshot[0], key)
             for seq, data in events:
-                history.log_bytes += _fold_blob(history, data, key)
+                history.log_bytes += history.fold_blob(data, key)
                 history.seq = seq
         except (zlib.error, msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
             logger.exception("session %s in %s cannot be read", session_id, self.path)
@@ -532,14 +530,14 @@ class SqliteSessionStore:
             self._histories.discard(history)
         while self._queue:
             item = self._queue.popleft()
-            if isinstance(item, _Barrier):
+            if isinstance(item, Barrier):
                 item.done.set()
 
     def _flush(self, conn: sqlite3.Connection) -> None:
         queue = self._queue
         # Taken before the histories are drained: a barrier covers what was recorded before it.
         items = [queue.popleft() for _ in range(len(queue))]
-        drained: list[tuple[_StoredHistory, list[object], int]] = []
+        drained: list[tuple[StoredHistory, list[object], int]] = []
         for history in list(self._histories):
             pending = history.pending
             count = len(pending)  # before the counts: an op or mark counted there is in these
@@ -575,7 +573,7 @@ class SqliteSessionStore:
             history.ops_done = ops
             history.marks_done = history.marks_seen
         for item in items:
-            if isinstance(item, _Barrier):
+            if isinstance(item, Barrier):
                 item.done.set()
         if self._creates >= RETAIN_EVERY:
             self._creates = 0
@@ -597,10 +595,10 @@ class SqliteSessionStore:
         self,
         conn: sqlite3.Connection,
         items: _List[object],
-        drained: _List[tuple[_StoredHistory, _List[object], int]],
+        drained: _List[tuple[StoredHistory, _List[object], int]],
     ) -> None:
         for item in items:
-            if isinstance(item, _Create):
+            if isinstance(item, Create):
                 self._creates += 1
                 conn.execute(
                     "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
@@ -623,9 +621,9 @@ class SqliteSessionStore:
             run: _List[object] = []
             for item in batch:
                 kind = type(item)
-                if kind not in _OPS:
+                if kind not in OPS:
                     run.append(item)
-                elif kind is _Snapshot:
+                elif kind is Snapshot:
                     run = []  # the snapshot covers everything recorded before it
                     self._write_snapshot(conn, item)  # type: ignore[arg-type]
                 else:
@@ -634,8 +632,8 @@ class SqliteSessionStore:
                     self._write_op(conn, history, item)
             self._write_events(conn, history, run)
 
-    def _write_snapshot(self, conn: sqlite3.Connection, snapshot: _Snapshot) -> None:
-        blob = _pack(snapshot.updates)
+    def _write_snapshot(self, conn: sqlite3.Connection, snapshot: Snapshot) -> None:
+        blob = pack(snapshot.updates)
         conn.execute(
             "INSERT OR REPLACE INTO snapshots VALUES (?, ?)",
             (snapshot.session_id, zlib.compress(blob, 1)),
@@ -643,14 +641,14 @@ class SqliteSessionStore:
         conn.execute("DELETE FROM events WHERE session_id = ?", (snapshot.session_id,))
         snapshot.history.snapshot_bytes = len(blob)
 
-    def _write_op(self, conn: sqlite3.Connection, history: _StoredHistory, item: object) -> None:
-        if isinstance(item, _Meta):
+    def _write_op(self, conn: sqlite3.Connection, history: StoredHistory, item: object) -> None:
+        if isinstance(item, Meta):
             conn.execute(
                 "UPDATE sessions SET additional_directories = ?, title = ?, updated_at = ? "
                 "WHERE id = ?",
                 (item.directories, item.title, item.updated_at, item.session_id),
             )
-        elif isinstance(item, _Release):
+        elif isinstance(item, Release):
             conn.execute(
                 "UPDATE sessions SET owner_pid = NULL, owner_start = NULL "
                 "WHERE id = ? AND owner_pid = ?",
@@ -659,13 +657,13 @@ class SqliteSessionStore:
             self._histories.discard(history)
 
     def _write_events(
-        self, conn: sqlite3.Connection, history: _StoredHistory, events: _List[object]
+        self, conn: sqlite3.Connection, history: StoredHistory, events: _List[object]
     ) -> None:
         if not events:
             return
         if history.scan_marks:
-            events = _terminal_output(history, events)
-        blob = _pack(events)
+            events = history.terminal_output_events(events)
+        blob = pack(events)
         history.seq += 1
         # Not compressed: rows are short-lived (folded into the next snapshot), and
         # compressing every streamed chunk costs more CPU than the rest of the store.

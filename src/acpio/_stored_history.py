@@ -1,6 +1,6 @@
 """The history half of the SQLite session store: what the event loop queues, and the rows.
 
-How this works: :class:`_StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
+How this works: :class:`StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
 (the same folding, the same bounds) that also queues what it records for the
 store's writer thread (see :mod:`acpio._sqlite_store`): the update object, a
 text chunk (after ``[id]`` when the tool call changed), or for terminal output a
@@ -15,37 +15,43 @@ import threading
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Final
+from typing import Final, cast
 
 import msgspec
 
 from . import schema
-from ._history import InMemoryHistory, SessionRecord, _Terminal, _ToolCall
+from ._history import (
+    InMemoryHistory,
+    SessionRecord,
+    TerminalRecord,
+    ToolCallRecord,
+)
+from ._limits import HistoryLimits
 from .schema._base import enc_hook
-
-if TYPE_CHECKING:
-    from ._sqlite_store import SqliteSessionStore
 
 __all__: list[str] = []
 
-_json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
+json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 # Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
 # map, as on the wire), [id] (the tool call the text chunks after it belong to), a
 # str (a text chunk of that tool call), or [terminalId, bytes]: that terminal's
 # output (what replay shows of it) as it was when the row was written.
-_pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
+pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
-_dirs_decode = msgspec.json.Decoder(list[str]).decode
+dirs_decode = msgspec.json.Decoder(list[str]).decode
 
 
 def _discard(item: object) -> None:
     pass
 
 
-class _Unloaded:
+class Unloaded:
     """The history of a listed session that this process does not serve (never read)."""
 
     def record(self, update: schema.SessionUpdate) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         raise RuntimeError("this session's history is not loaded; resume it first")
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
@@ -55,7 +61,7 @@ class _Unloaded:
         raise RuntimeError("this session's history is not loaded; resume it first")
 
 
-class _StoredHistory(InMemoryHistory):
+class StoredHistory(InMemoryHistory):
     """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
 
     ``pending`` holds, in order, what was recorded (the update object; a
@@ -69,10 +75,19 @@ class _StoredHistory(InMemoryHistory):
     writes the row.
     """
 
-    def __init__(self, store: SqliteSessionStore, record: _StoredRecord) -> None:
-        super().__init__(store.limits)
+    def __init__(
+        self,
+        limits: HistoryLimits,
+        record: StoredRecord,
+        *,
+        histories: set[StoredHistory],
+        wake: threading.Event,
+    ) -> None:
+        super().__init__(limits)
         self.session_id = record.session_id
-        self._store = store
+        # The store's histories with items for its writer, and the writer's wake-up.
+        self._histories = histories
+        self._wake = wake
         self._owner = record
         self.pending: deque[object] = deque()
         self._key: str | None = None  # the id the chunks queued last belong to
@@ -93,7 +108,7 @@ class _StoredHistory(InMemoryHistory):
 
     def attach(self) -> None:
         self._put = self.pending.append
-        self._store._histories.add(self)
+        self._histories.add(self)
 
     def detach(self) -> None:
         self._put = _discard
@@ -122,7 +137,7 @@ class _StoredHistory(InMemoryHistory):
         self._put(text)
         # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
         call = self._records.get(("call", tool_call_id))
-        if isinstance(call, _ToolCall):
+        if isinstance(call, ToolCallRecord):
             call.content.append(text)
             call.has_content = True
 
@@ -142,36 +157,84 @@ class _StoredHistory(InMemoryHistory):
         if self._put is _discard:
             return
         self.put_op(self._owner.meta())
-        self._store._wake.set()
+        self._wake.set()
 
     def snapshot(self) -> None:
         """Queue the folded history as this session's snapshot (it replaces the rows)."""
         self.compact_due = False
         self.log_bytes = 0
         self._key = None  # the rows after the snapshot name their ids again
-        self.put_op(_Snapshot(self.session_id, self, list(self.replay())))
+        self.put_op(Snapshot(self.session_id, self, list(self.replay())))
+
+    def terminal_output_events(self, events: list[object]) -> list[object]:
+        """``events`` with each terminal's output marks replaced by one ``[id, bytes]`` at the
+        place of its last mark: the terminal's newest bytes now (what replay would show).
+
+        Read from the loop's records on this thread: the chunks are immutable and taking
+        them is one C call. They may already include bytes recorded after this row, which
+        the next row carries again; folding the rows in order ends with the same output.
+        """
+        last: dict[str, int] = {}
+        for index, item in enumerate(events):
+            if type(item) is _OutputMark:
+                last[item.terminal_id] = index
+        if not last:
+            return events
+        out: list[object] = []
+        for index, item in enumerate(events):
+            if type(item) is not _OutputMark:
+                out.append(item)
+            elif last[item.terminal_id] == index:
+                terminal = self._records.get(("terminal", item.terminal_id))
+                if isinstance(terminal, TerminalRecord):
+                    out.append([item.terminal_id, terminal.output.newest()])
+        return out
+
+    def fold_blob(self, data: bytes, key: list[str]) -> int:
+        """Fold one stored row (or snapshot) into a history being loaded; its size.
+
+        ``key`` holds the id the row's first items belong to, and is left holding
+        the id of its last ones (rows are folded in order).
+        """
+        # A zlib stream starts with 0x78, a msgpack array never does.
+        raw = zlib.decompress(data) if data[:1] == b"\x78" else data
+        for item in _unpack(raw):
+            if isinstance(item, str):
+                InMemoryHistory.record_text_chunk(self, key[0], item)
+            elif isinstance(item, dict):
+                fields = cast("dict[str, object]", item)
+                InMemoryHistory.record(self, schema.convert(fields, schema.SessionUpdate))
+            elif isinstance(item, list):
+                pair = cast("list[object]", item)
+                if not pair or not isinstance(pair[0], str):
+                    continue
+                if len(pair) == 1:
+                    key[0] = pair[0]
+                elif isinstance(pair[1], bytes):
+                    self._terminal(pair[0]).output.replace(pair[1])
+        return len(raw)
 
 
-class _StoredRecord(SessionRecord):
+class StoredRecord(SessionRecord):
     """A session record whose changes reach the file at the next flush."""
 
     def touch(self) -> None:
         """Mark the session as updated now (written at the next flush)."""
         super().touch()
-        if isinstance(self.history, _StoredHistory):
+        if isinstance(self.history, StoredHistory):
             self.history.put_op(self.meta())
 
-    def meta(self) -> _Meta:
-        return _Meta(
+    def meta(self) -> Meta:
+        return Meta(
             self.session_id,
-            _json_encode(self.additional_directories).decode(),
+            json_encode(self.additional_directories).decode(),
             self.title,
             self.updated_at,
         )
 
 
 # Writer operations besides recorded items. Plain classes: dataclasses cost import time.
-class _Create:
+class Create:
     __slots__ = ("cwd", "directories", "owner", "session_id", "updated_at")
 
     def __init__(
@@ -184,7 +247,7 @@ class _Create:
         self.owner = owner
 
 
-class _Meta:
+class Meta:
     __slots__ = ("directories", "session_id", "title", "updated_at")
 
     def __init__(
@@ -196,32 +259,32 @@ class _Meta:
         self.updated_at = updated_at
 
 
-class _Snapshot:
+class Snapshot:
     __slots__ = ("history", "session_id", "updates")
 
     def __init__(
-        self, session_id: str, history: _StoredHistory, updates: list[schema.SessionUpdate]
+        self, session_id: str, history: StoredHistory, updates: list[schema.SessionUpdate]
     ) -> None:
         self.session_id = session_id
         self.history = history
         self.updates = updates
 
 
-class _Release:
+class Release:
     __slots__ = ("session_id",)
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
 
 
-class _Barrier:
+class Barrier:
     __slots__ = ("done",)
 
     def __init__(self, done: threading.Event) -> None:
         self.done = done
 
 
-_OPS: Final = frozenset({_Snapshot, _Meta, _Release})
+OPS: Final = frozenset({Snapshot, Meta, Release})
 
 
 class _OutputMark:
@@ -231,49 +294,3 @@ class _OutputMark:
 
     def __init__(self, terminal_id: str) -> None:
         self.terminal_id = terminal_id
-
-
-def _terminal_output(history: _StoredHistory, events: list[object]) -> list[object]:
-    """``events`` with each terminal's output marks replaced by one ``[id, bytes]`` at the
-    place of its last mark: the terminal's newest bytes now (what replay would show).
-
-    Read from the loop's records on this thread: the chunks are immutable and taking
-    them is one C call. They may already include bytes recorded after this row, which
-    the next row carries again; folding the rows in order ends with the same output.
-    """
-    last: dict[str, int] = {}
-    for index, item in enumerate(events):
-        if type(item) is _OutputMark:
-            last[item.terminal_id] = index
-    if not last:
-        return events
-    out: list[object] = []
-    for index, item in enumerate(events):
-        if type(item) is not _OutputMark:
-            out.append(item)
-        elif last[item.terminal_id] == index:
-            terminal = history._records.get(("terminal", item.terminal_id))
-            if isinstance(terminal, _Terminal):
-                out.append([item.terminal_id, terminal.output.newest()])
-    return out
-
-
-def _fold_blob(history: _StoredHistory, data: bytes, key: list[str]) -> int:
-    """Fold one stored row (or snapshot) into a history being loaded; its size.
-
-    ``key`` holds the id the row's first items belong to, and is left holding
-    the id of its last ones (rows are folded in order).
-    """
-    # A zlib stream starts with 0x78, a msgpack array never does.
-    raw = zlib.decompress(data) if data[:1] == b"\x78" else data
-    for item in _unpack(raw):
-        if isinstance(item, str):
-            InMemoryHistory.record_text_chunk(history, key[0], item)
-        elif isinstance(item, dict):
-            InMemoryHistory.record(history, schema.convert(item, schema.SessionUpdate))
-        elif isinstance(item, list) and item and isinstance(item[0], str):
-            if len(item) == 1:
-                key[0] = item[0]
-            elif isinstance(item[1], bytes):
-                history._terminal(item[0]).output.replace(item[1])
-    return len(raw)

@@ -29,33 +29,41 @@ import base64
 import logging
 import math
 import shlex
-from collections.abc import Generator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio
 import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
 from . import schema
-from ._client_services import _ClientCommand, client_runs_terminals
-from ._errors import LocalProtocolError
+from ._client_services import ClientCommand
+from ._errors import LibraryCreated, LocalProtocolError
 from ._paths import require_absolute
 from ._process import (
     DEFAULT_OUTPUT_LIMIT,
     KILL_GRACE,
     CommandResult,
     ExitStatus,
+    LocalCommand,
     RunningCommand,
-    _LocalCommand,
     kill_all_processes,
 )
-from ._work import _current_work, _Work
+from ._session_parts import SessionParts
+from ._work import Work, current_work
 
 if TYPE_CHECKING:
     from ._session import Session
-    from ._tool_call import ToolCallHandle
+    from ._updates import Flushable
 
-__all__ = ["CommandResult", "ExitStatus", "RunningCommand", "TerminalHandle", "kill_all_processes"]
+__all__ = [
+    "CommandResult",
+    "ExitStatus",
+    "RunningCommand",
+    "ShowsTerminal",
+    "TerminalHandle",
+    "kill_all_processes",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +72,15 @@ DEFAULT_FLUSH_DELAY: Final = 0.01
 _UNSET: Final = UNSET
 
 
-class TerminalHandle:
+class ShowsTerminal(Protocol):
+    """A tool call whose content shows a terminal (:meth:`acpio.ToolCallHandle.append`)."""
+
+    async def append(self, item: schema.ToolCallContent) -> None:
+        """Append ``item`` (here a ``{type: "terminal"}`` item) to the call's content."""
+        ...
+
+
+class TerminalHandle(metaclass=LibraryCreated):
     """One display-only terminal: bytes streamed exactly, snapshots, exit status, processes.
 
     Create it with :meth:`acpio.ToolCallHandle.terminal` (which also shows it
@@ -75,10 +91,16 @@ class TerminalHandle:
     writes; negative: only when the buffer fills or another update goes out)
     can be changed at any time, and so can ``kill_grace``, the seconds a
     process has to exit after SIGTERM before its group gets SIGKILL.
+
+    Terminals are created by :meth:`acpio.Session.terminal` and
+    :meth:`acpio.ToolCallHandle.terminal`; calling ``TerminalHandle(...)``
+    raises :class:`TypeError`.
     """
 
     def __init__(
         self,
+        parts: SessionParts,
+        register: Callable[[TerminalHandle], None],
         session: Session,
         terminal_id: str,
         *,
@@ -91,6 +113,9 @@ class TerminalHandle:
     ) -> None:
         if max_chunk < 1:
             raise ValueError("max_chunk must be at least 1 byte")
+        self._parts: Final = parts
+        self._updates: Final = parts.updates
+        self._register: Final = register
         self.session: Final = session
         self.id: Final = terminal_id
         self.command = command
@@ -105,25 +130,29 @@ class TerminalHandle:
         # The session's dirty list this terminal is on. Session.send swaps in a
         # new list when it flushes, so "is it the current one" says whether
         # buffered bytes are sure to be flushed before the next update.
-        self._dirty_list: list[TerminalHandle] | None = None
+        self._dirty_list: list[Flushable] | None = None
         self._flush_scheduled = False
         self._announced = False
-        self._work: _Work | None = _current_work.get()
+        self._work: Work | None = current_work.get()
         self._running: RunningCommand | None = None
+        self._stop_running: Callable[[], None] = _nothing_runs
         #: Bytes of a command's output :meth:`run` keeps for the agent (head and tail).
         self.output_limit = DEFAULT_OUTPUT_LIMIT
         #: v1: the id of the client's terminal that runs the command, once created.
         self.client_terminal_id: str | None = None
         # v1 with client terminals: the tool call whose content shows this
         # terminal once it is known which id to show (see ToolCallHandle.terminal).
-        self._show_in: ToolCallHandle | None = None
+        self._show_in: ShowsTerminal | None = None
         # A terminal_output_chunk line is this prefix, the base64, and its end (_framing).
-        self._line_prefix = session._framing.terminal_chunk_prefix(terminal_id)
+        self._line_prefix = parts.updates.framing.terminal_chunk_prefix(terminal_id)
 
     async def announce(self) -> TerminalHandle:
         """Send the first ``terminal_update`` (command, cwd, size) unless already sent."""
         if not self._announced:
-            self.session._register_terminal(self)
+            self._register(self)
+            work = current_work.get()
+            if work is not None:
+                work.terminal_flushes.append(self.flush)
             self._announced = True
             await self.session.send(
                 schema.TerminalUpdate(
@@ -173,13 +202,13 @@ class TerminalHandle:
         if len(buffer) >= self.max_chunk:
             await self.flush()
             return
-        session = self.session
-        if self._dirty_list is not session._dirty_terminals:
-            session._mark_terminal_dirty(self)
-            self._dirty_list = session._dirty_terminals
+        updates = self._updates
+        if self._dirty_list is not updates.dirty_terminals:
+            updates.mark_terminal_dirty(self)
+            self._dirty_list = updates.dirty_terminals
         if not self._flush_scheduled and self.flush_delay >= 0:
             self._flush_scheduled = True
-            session._task_group.start_soon(self._flush_later)
+            updates.task_group.start_soon(self._flush_later)
 
     async def _flush_later(self) -> None:
         try:
@@ -207,8 +236,9 @@ class TerminalHandle:
             # The turn was reported idle: nothing of it may reach the client any more.
             return
         step = self.max_chunk
-        history = self.session.history
-        send = self.session._send_terminal_bytes
+        updates = self._updates
+        history = updates.history
+        send = updates.send_terminal_bytes
         prefix = self._line_prefix
         pieces: Iterable[bytes]
         if len(data) <= step:
@@ -400,13 +430,38 @@ class TerminalHandle:
         workdir = require_absolute(cwd or self.cwd or self.session.cwd, "process cwd")
         limit = self.output_limit if output_limit is None else output_limit
         running: RunningCommand
-        if client_runs_terminals(self.session):
-            running = _ClientCommand(self, limit, display, argv=argv, cwd=workdir, env=env)
+        parts = self._parts
+        if parts.client_runs_terminals:
+            running = ClientCommand(
+                self,
+                begin=self._begin,
+                show_client_terminal=self._show_client_terminal,
+                parts=parts,
+                output_limit=limit,
+                display=display,
+                argv=argv,
+                cwd=workdir,
+                env=env,
+            )
         else:
-            running = _LocalCommand(self, limit, display, argv=argv, cwd=workdir, env=env)
+            running = LocalCommand(
+                self,
+                self._begin,
+                parts.connection,
+                limit,
+                display,
+                argv=argv,
+                cwd=workdir,
+                env=env,
+            )
         return running
 
-    async def _begin(self, running: RunningCommand) -> None:
+    async def _begin(
+        self,
+        running: RunningCommand,
+        start: Callable[[], Awaitable[None]],
+        request_stop: Callable[[], None],
+    ) -> None:
         """Start ``running``: shielded, so a started process is always known to its stopper."""
         if self._running is not None and self._running.result is None:
             raise RuntimeError(f"terminal {self.id!r} is already running a process")
@@ -417,13 +472,14 @@ class TerminalHandle:
             )
         if anyio.current_effective_deadline() == -math.inf:
             # Cancelled before anything started: start nothing, end the terminal, raise.
-            if client_runs_terminals(self.session):
+            if self._parts.client_runs_terminals:
                 self._show_in = None  # no client terminal exists to be shown
             if self._announced:
                 with anyio.CancelScope(shield=True):
-                    await self._report_exit(ExitStatus())
+                    await self.exit()
             await anyio.lowlevel.checkpoint()
         self._running = running
+        self._stop_running = request_stop
         try:
             with anyio.CancelScope(shield=True):
                 if self.command is None:
@@ -432,24 +488,26 @@ class TerminalHandle:
                         await self._send_update(command=running.display)
                 if not self._announced:
                     await self.announce()
-                await running._start()
+                await start()
         except BaseException:
             self._running = None
             raise
 
-    async def _report_exit(self, status: ExitStatus) -> None:
-        await self.exit(status.exit_code, status.signal)
-
     async def _show_client_terminal(self, client_terminal_id: str) -> None:
         """Show the client's terminal (v1) in the tool call this terminal belongs to."""
         self.client_terminal_id = client_terminal_id
-        projection = self.session._framing.projection
+        projection = self._updates.framing.projection
         if projection is not None:
             # The item names the client's own terminal: the projection passes it through.
             projection.mark_client_terminal(client_terminal_id)
         call, self._show_in = self._show_in, None
         if call is not None:
             await call.append(schema.Terminal(terminal_id=client_terminal_id))
+
+    def show_in(self, call: ShowsTerminal) -> None:
+        """v1 with client terminals: ``call``'s content shows this terminal once it is
+        known which id to show (the client's, when a command runs there; else this one)."""
+        self._show_in = call
 
     async def _show_pending(self) -> None:
         """v1: put this terminal in its tool call's content once it shows something itself."""
@@ -462,5 +520,9 @@ class TerminalHandle:
         running = self._running
         if running is None or running.result is not None:
             return False
-        running._request_stop()
+        self._stop_running()
         return True
+
+
+def _nothing_runs() -> None:
+    """The stop of a terminal that never ran a process."""

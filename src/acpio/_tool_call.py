@@ -32,10 +32,8 @@ import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
 from . import schema
-from ._client_services import client_runs_terminals
-from ._connection import Connection
 from ._edits import DEFAULT_MAX_EDIT_BYTES, FileEdit, propose_edit
-from ._errors import ConnectionClosed, LocalProtocolError, RequestError
+from ._errors import ConnectionClosed, LibraryCreated, LocalProtocolError, RequestError
 from ._ids import new_id
 from ._paths import require_absolute
 from ._permission import (
@@ -47,14 +45,16 @@ from ._permission import (
     remembered_outcome,
     validate_options,
 )
+from ._session_parts import SessionParts
 from ._terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
+from ._turn import REQUIRES_ACTION, RUNNING
 from ._values import FINAL_TOOL_CALL_STATUSES, require_value
-from ._work import _current_work
+from ._work import current_work
 
 if TYPE_CHECKING:
     from ._session import Session
 
-__all__ = ["ToolCallHandle"]
+__all__ = ["SessionHandles", "ToolCallHandle", "request_permission"]
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,51 @@ def _check_content(items: Sequence[schema.ToolCallContent]) -> list[schema.ToolC
     return list(items)
 
 
-class ToolCallHandle:
+class SessionHandles:
+    """The tool calls and terminals of one session, by id: each id names one handle for good."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id: Final = session_id
+        self.tool_calls: dict[str, ToolCallHandle] = {}
+        self.terminals: dict[str, TerminalHandle] = {}
+
+    def refuse_reused_tool_call_id(
+        self, tool_call_id: str, handle: ToolCallHandle | None = None
+    ) -> None:
+        """:raises LocalProtocolError: when ``tool_call_id`` names another call already."""
+        existing = self.tool_calls.get(tool_call_id)
+        if existing is not None and existing is not handle:
+            # A finished call would silently reopen on the client (completed, then pending).
+            raise LocalProtocolError(
+                f"tool call id {tool_call_id!r} was already used in this session"
+                + (f" (that call ended {existing.status})" if existing.final else "")
+                + "; ids must not be reused: use a fresh id, or reattach_tool_call() "
+                "to go on reporting the existing call"
+            )
+
+    def register_tool_call(self, handle: ToolCallHandle) -> None:
+        """Keep ``handle`` under its id (:raises LocalProtocolError: for a reused id)."""
+        self.refuse_reused_tool_call_id(handle.id, handle)
+        self.tool_calls[handle.id] = handle
+
+    def register_terminal(self, handle: TerminalHandle) -> None:
+        """Keep ``handle`` under its id (:raises LocalProtocolError: for a reused id)."""
+        if handle.id in self.terminals and self.terminals[handle.id] is not handle:
+            raise LocalProtocolError(
+                f"terminal id {handle.id!r} was already used in this session; "
+                "ids must not be reused"
+            )
+        self.terminals[handle.id] = handle
+
+    def reattach(self, tool_call_id: str) -> ToolCallHandle:
+        """The handle of a call already reported (:raises LocalProtocolError: when none)."""
+        handle = self.tool_calls.get(tool_call_id)
+        if handle is None:
+            raise LocalProtocolError(f"no tool call {tool_call_id!r} in session {self.session_id}")
+        return handle
+
+
+class ToolCallHandle(metaclass=LibraryCreated):
     """One tool call of a session: its updates, content, permission requests and terminals.
 
     Create it with :meth:`acpio.Session.tool_call`; ``await`` it (or enter it
@@ -106,10 +150,15 @@ class ToolCallHandle:
     final (``completed``, ``failed``, ``cancelled``) it never changes again.
     ``cancel_requested`` becomes true when the client cancelled the call
     (``tool_call/cancel``), for code that polls instead of using ``async with``.
+
+    Tool calls are created by :meth:`acpio.Session.tool_call`; calling
+    ``ToolCallHandle(...)`` raises :class:`TypeError`.
     """
 
     def __init__(
         self,
+        parts: SessionParts,
+        handles: SessionHandles,
         session: Session,
         tool_call_id: str,
         *,
@@ -125,6 +174,9 @@ class ToolCallHandle:
     ) -> None:
         _check_open_value(kind, KNOWN_KINDS, "tool kind")
         _check_open_value(status, KNOWN_STATUSES, "tool call status")
+        self._parts: Final = parts
+        self._updates: Final = parts.updates
+        self._handles: Final = handles
         self.session: Final = session
         self.id: Final = tool_call_id
         self.title = title
@@ -132,7 +184,7 @@ class ToolCallHandle:
         self.cancellable: Final = cancellable
         self.cancel_requested = False
         # append_text's line up to the text: a tool_call_content_chunk of one text item.
-        self._text_chunk_prefix = session._framing.text_chunk_prefix(tool_call_id)
+        self._text_chunk_prefix = parts.updates.framing.text_chunk_prefix(tool_call_id)
         self._first = schema.ToolCallUpdate(
             tool_call_id=tool_call_id,
             title=title,
@@ -154,6 +206,7 @@ class ToolCallHandle:
         # tool_call/cancel stops.
         self._scope: anyio.CancelScope | None = None
         self._waits: set[anyio.CancelScope] = set()
+        self._subject: schema.ToolCallPermissionSubject | None = None
 
     # ------------------------------------------------------------ announcing
 
@@ -165,7 +218,10 @@ class ToolCallHandle:
     async def announce(self) -> ToolCallHandle:
         """Send the first update (title, status, ...) unless it was already sent."""
         if not self._announced:
-            self.session._register_tool_call(self)
+            self._handles.register_tool_call(self)
+            work = current_work.get()
+            if work is not None:
+                work.tool_call_finishers.append(self._finish_quietly)
             self._announced = True
             await self.session.send(self._first)
         return self
@@ -197,7 +253,7 @@ class ToolCallHandle:
                 or (self.cancel_requested and scope.cancel_called)
                 # Cancelled work can run on to the end of the block (code that
                 # shields itself, or catches the cancellation): not a completion.
-                or self.session._work_cancel_requested()
+                or self._parts.turns.work_cancel_requested()
             ):
                 await self._finish_quietly("cancelled")
             elif not self.final:
@@ -206,7 +262,7 @@ class ToolCallHandle:
         if isinstance(exc, cancelled_cls) or _is_cancellation(exc):
             await self._finish_quietly("cancelled")
         elif isinstance(exc, Exception):
-            if self.cancel_requested or self.session._work_cancel_requested():
+            if self.cancel_requested or self._parts.turns.work_cancel_requested():
                 # Aborted operations raise; a cancelled call is reported cancelled, not failed.
                 await self._finish_quietly("cancelled")
             else:
@@ -299,12 +355,12 @@ class ToolCallHandle:
         # The common streaming case: the line is pre-encoded up to the text, and
         # the session does for it what send() does for every update, without
         # a further await when nothing has to be waited for.
-        session = self.session
-        if self._announced and session._try_send_text_chunk(self.id, self._text_chunk_prefix, text):
+        updates = self._updates
+        if self._announced and updates.try_send_text_chunk(self.id, self._text_chunk_prefix, text):
             return
         if not self._announced:
             await self.announce()
-        await session._send_text_chunk(self.id, self._text_chunk_prefix, text)
+        await updates.send_text_chunk(self.id, self._text_chunk_prefix, text)
 
     # ---------------------------------------------------------------- statuses
 
@@ -350,13 +406,19 @@ class ToolCallHandle:
             await self.append_text(message)
         await self.update(status="failed", raw_output=raw_output)
 
-    async def cancel(self) -> None:
-        """Mark the call ``cancelled`` (a status report; it does not stop any work).
+    async def mark_cancelled(self) -> None:
+        """Report the call ``cancelled`` (a status report; it does not stop any work).
+
+        To stop work, cancel the turn (:meth:`acpio.Session.cancel`) or the
+        call's block; the client's ``tool_call/cancel`` does the latter.
 
         :raises LocalProtocolError: when the call already ended otherwise.
         """
         if self.status != "cancelled":
             await self.update(status="cancelled")
+
+    #: The former name of :meth:`mark_cancelled`, kept for existing agents.
+    cancel = mark_cancelled
 
     async def _finish_quietly(self, status: str, message: str | None = None) -> None:
         """Finish with ``status`` unless final already; shielded, never raises."""
@@ -380,7 +442,7 @@ class ToolCallHandle:
         """
         return self.cancellable and self._announced and not self.final
 
-    def request_cancel(self) -> None:
+    def request_cancel(self) -> bool:
         """Handle ``tool_call/cancel``: stop this call's work and nothing else.
 
         Sets :attr:`cancel_requested`, cancels the body of its ``async with``
@@ -388,7 +450,8 @@ class ToolCallHandle:
         cancelled); the cancelled status follows once that work has unwound.
         A call with neither is reported cancelled right away, from a task of
         its own; whichever of that report and the author's own final status
-        comes first stands.
+        comes first stands. Returns True when running work was stopped, False
+        when there was none (as :meth:`acpio.TerminalHandle.request_cancel`).
         """
         self.cancel_requested = True
         if self._scope is not None:
@@ -396,7 +459,9 @@ class ToolCallHandle:
         for wait in self._waits:
             wait.cancel()
         if self._scope is None and not self._waits:
-            self.session._task_group.start_soon(self._finish_quietly, "cancelled")
+            self._updates.task_group.start_soon(self._finish_quietly, "cancelled")
+            return False
+        return True
 
     # ------------------------------------------------------------- permission
 
@@ -460,9 +525,13 @@ class ToolCallHandle:
                 terminal_id=_UNSET if terminal_id is None else terminal_id,
             )
         else:
-            subject = schema.ToolCallPermissionSubject(
-                tool_call=schema.ToolCallUpdateFields(tool_call_id=self.id)
-            )
+            cached = self._subject
+            if cached is None:
+                # The same for every request of this call: built once, never changed.
+                cached = self._subject = schema.ToolCallPermissionSubject(
+                    tool_call=schema.ToolCallUpdateFields(tool_call_id=self.id)
+                )
+            subject = cached
         params = schema.RequestPermissionRequest(
             session_id=session.id,
             title=title if title is not None else self.title,
@@ -472,11 +541,12 @@ class ToolCallHandle:
         )
         if not self._announced:
             await self.announce()
-        if session._dirty_terminals:
+        updates = self._updates
+        if updates.dirty_terminals:
             # The request is not a session update: flush terminal bytes by hand.
-            await session._flush_terminals()
+            await updates.flush_terminals()
         if not self.cancellable:
-            outcome = await request_permission(session, params)
+            outcome = await request_permission(self._parts, params)
         else:
             outcome = await self._cancellable_permission(params)
         if (
@@ -494,7 +564,7 @@ class ToolCallHandle:
         self._waits.add(wait)
         try:
             with wait:
-                outcome = await request_permission(self.session, params)
+                outcome = await request_permission(self._parts, params)
         finally:
             self._waits.discard(wait)
         if wait.cancel_called:
@@ -574,7 +644,11 @@ class ToolCallHandle:
         :raises LocalProtocolError: for a relative ``cwd`` or a terminal id
             already used in this session.
         """
-        handle = TerminalHandle(
+        handle = object.__new__(TerminalHandle)
+        TerminalHandle.__init__(
+            handle,
+            self._parts,
+            self._handles.register_terminal,
             self.session,
             terminal_id or new_id("term"),
             command=command,
@@ -585,16 +659,18 @@ class ToolCallHandle:
             flush_delay=flush_delay,
         )
         await handle.announce()
-        if client_runs_terminals(self.session):
+        if self._parts.client_runs_terminals:
             # v1: a command will show the client's own terminal, under the
             # client's id; bytes the agent writes itself show this one.
-            handle._show_in = self
+            handle.show_in(self)
         else:
             await self.append(schema.Terminal(terminal_id=handle.id))
         return handle
 
 
-async def request_permission(session: Session, params: schema.RequestPermissionRequest) -> Outcome:
+async def request_permission(
+    parts: SessionParts, params: schema.RequestPermissionRequest
+) -> Outcome:
     """Send ``session/request_permission`` and interpret the answer.
 
     Cancellation of the waiting task (the turn was cancelled) propagates: the
@@ -602,26 +678,31 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
     late answer. An answer that arrives once the work was cancelled is
     dropped the same way, never returned as if the work went on.
     """
-    connection: Connection = session._connection
+    updates = parts.updates
+    turns = parts.turns
+    connection = updates.connection
     if connection.closed:
         # No client to ask: never report requires_action for a request that cannot be sent.
-        return await _client_gone(session)
-    await session._permission_started()
+        return await _client_gone(parts)
+    if not turns.permission_started_now():
+        await turns.set_state(REQUIRES_ACTION)
     try:
         try:
             response = await connection.request(
                 "session/request_permission",
-                session._permission_params(params),
+                updates.permission_params(params),
                 decode_permission_response,
             )
         except ConnectionClosed:
-            return await _client_gone(session)
+            return await _client_gone(parts)
         except RequestError as exc:
             logger.warning("the client answered a permission request with an error: %s", exc)
             return Outcome("unknown", raw={"error": {"code": exc.code, "message": exc.message}})
     finally:
-        await session._permission_finished()
-    if session._work_cancel_requested():
+        if not turns.permission_finished_now():
+            with anyio.CancelScope(shield=True):
+                await turns.set_state(RUNNING)
+    if turns.work_cancel_requested():
         # The answer raced session/cancel: the work is cancelled, let that reach it.
         await anyio.lowlevel.checkpoint_if_cancelled()
     if response is None:
@@ -629,7 +710,7 @@ async def request_permission(session: Session, params: schema.RequestPermissionR
     return interpret_outcome(response.outcome, params.options)
 
 
-async def _client_gone(session: Session) -> Outcome:
+async def _client_gone(parts: SessionParts) -> Outcome:
     """The outcome of a request whose client went away: the work's cancellation, if any.
 
     A closed connection is followed by the shutdown, which cancels every
@@ -637,16 +718,17 @@ async def _client_gone(session: Session) -> Outcome:
     ends ``cancelled``, as for ``session/cancel``). Other tasks, or work that
     is not cancelled within the grace period, get a cancelled outcome.
     """
-    if _current_work.get() is not None:
-        with anyio.move_on_after(session.limits.cancel_grace):
+    if current_work.get() is not None:
+        with anyio.move_on_after(parts.turns.limits.cancel_grace):
             await anyio.sleep_forever()
     return CANCELLED
 
 
 def _is_cancellation(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
+        inners: tuple[BaseException, ...] = exc.exceptions  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
         return all(
             isinstance(inner, anyio.get_cancelled_exc_class()) or _is_cancellation(inner)
-            for inner in exc.exceptions
+            for inner in inners
         )
     return False

@@ -41,14 +41,14 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 import msgspec
 from msgspec import UNSET
 
 from . import schema
 from ._peer import Peer
-from .schema._codec import _encoder
+from .schema._base import enc_hook
 
 __all__ = [
     "META_KEY",
@@ -65,7 +65,7 @@ V1Update = dict[str, object]
 #: What :meth:`V1Projection.project` returns: v1 updates, as mappings or already encoded.
 V1Encoded = V1Update | msgspec.Raw
 
-_encode = _encoder.encode
+_encode: Final = msgspec.json.Encoder(enc_hook=enc_hook).encode
 _MESSAGE_CHUNK: Final = b'{"sessionUpdate":"agent_message_chunk","content":'
 # A v1 content item of one text block, up to the text (its JSON string) and after it.
 _TEXT_ITEM: Final = b'{"type":"content","content":{"type":"text","text":'
@@ -135,12 +135,12 @@ def diff_texts(diff: schema.Diff) -> list[DiffTexts] | None:
 @dataclass
 class _Call:
     announced: bool = False
-    content: list[schema.ToolCallContent] = field(default_factory=list)
+    content: list[schema.ToolCallContent] = field(default_factory=lambda: [])
     # Each item's v1 JSON, encoded once (None: shown differently each time, a terminal).
-    encoded: list[bytes | None] = field(default_factory=list)
+    encoded: list[bytes | None] = field(default_factory=lambda: [])
     sent_size: int = 0  # bytes of the content array last sent
     pending: int = 0  # bytes appended since (0: nothing to send)
-    terminals: set[str] = field(default_factory=set)
+    terminals: set[str] = field(default_factory=set[str])
     released: bool = False  # ended: its content is no longer kept
 
 
@@ -151,7 +151,7 @@ class _Terminal:
     command: str | None = None
     cwd: str | None = None
     exit_status: schema.TerminalExitStatus | None = None
-    calls: list[str] = field(default_factory=list)
+    calls: list[str] = field(default_factory=lambda: [])
     dirty: bool = False
     last_refresh: float = float("-inf")
     introduced: bool = False  # _meta.terminal_info sent (Zed's convention)
@@ -160,10 +160,14 @@ class _Terminal:
     agent_side: bool = False
 
 
+def _object_copy(value: object) -> dict[str, object]:
+    """A copy of ``value`` when it is a JSON object (its keys are strings), else ``{}``."""
+    return dict(cast("dict[str, object]", value)) if isinstance(value, dict) else {}
+
+
 def _meta_with(meta: object, extra: Mapping[str, object]) -> dict[str, object]:
-    merged: dict[str, object] = dict(meta) if isinstance(meta, dict) else {}
-    own = merged.get(META_KEY)
-    merged[META_KEY] = {**(own if isinstance(own, dict) else {}), **extra}
+    merged = _object_copy(meta)
+    merged[META_KEY] = {**_object_copy(merged.get(META_KEY)), **extra}
     return merged
 
 
@@ -282,7 +286,7 @@ class V1Projection:
         plan = update.plan
         if not isinstance(plan, schema.PlanItems):
             return self._dropped(update)
-        entries = []
+        entries: list[dict[str, object]] = []
         for entry in plan.entries:
             item: dict[str, object] = {
                 "content": entry.content,
@@ -393,8 +397,7 @@ class V1Projection:
             terminal = self._terminals.get(terminal_id)
             if terminal is not None and not terminal.introduced:
                 terminal.introduced = True
-                meta = out.get("_meta")
-                merged = dict(meta) if isinstance(meta, dict) else {}
+                merged = _object_copy(out.get("_meta"))
                 merged["terminal_info"] = {"terminal_id": terminal_id, "cwd": terminal.cwd}
                 out["_meta"] = merged
 
@@ -686,7 +689,7 @@ class V1Projection:
         if content is not None:
             tool_call["content"] = content
         tool_call["_meta"] = {META_KEY: extra}
-        options = []
+        options: list[dict[str, object]] = []
         for option in params.options:
             item: dict[str, object] = {
                 "optionId": option.option_id,
@@ -715,7 +718,7 @@ def _terminal_text(terminal: _Terminal) -> str:
     """An agent-side terminal as v1 text: command, newest output, exit status."""
     body = bytes(terminal.output).decode("utf-8", "replace")
     fence = _fence(body)
-    parts = []
+    parts: list[str] = []
     if terminal.command:
         parts.append(f"$ {terminal.command}\n")
     if terminal.omitted:
@@ -747,7 +750,7 @@ def _diff_items(diff: schema.Diff) -> list[object]:
                 items.append({"type": "diff", "path": path, "oldText": old, "newText": new})
         return items
     # Built by hand: no whole texts. Describe the changes, with the patch if any.
-    lines = []
+    lines: list[str] = []
     for change in diff.changes:
         if isinstance(change, schema.UnknownDiffChange):
             lines.append("a change acpio cannot describe")
@@ -774,24 +777,26 @@ def config_options(options: Sequence[object]) -> list[object]:
     for option in options:
         if isinstance(option, schema.UnknownVariant):
             continue
-        raw = _builtins(option)
-        if not isinstance(raw, dict):
+        built: object = _builtins(option)
+        if not isinstance(built, dict):
             continue
+        raw = cast("dict[str, object]", built)
         if "configId" in raw:
             raw["id"] = raw.pop("configId")
         items = raw.get("options")
         if isinstance(items, list):
-            raw["options"] = [_select_item(item) for item in items]
+            raw["options"] = [_select_item(item) for item in cast("list[object]", items)]
         out.append(raw)
     return out
 
 
-def _select_item(item: object) -> object:
-    if not isinstance(item, dict):
-        return item
-    item = {k: v for k, v in item.items() if k != "type"}
+def _select_item(value: object) -> object:
+    if not isinstance(value, dict):
+        return value
+    item = {k: v for k, v in cast("dict[str, object]", value).items() if k != "type"}
     if "groupId" in item:
         item["group"] = item.pop("groupId")
-    if isinstance(item.get("options"), list):
-        item["options"] = [_select_item(x) for x in item["options"]]
+    options = item.get("options")
+    if isinstance(options, list):
+        item["options"] = [_select_item(x) for x in cast("list[object]", options)]
     return item

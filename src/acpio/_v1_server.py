@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 
 import anyio
 import msgspec
@@ -37,12 +37,16 @@ from ._connection import RequestContext
 from ._errors import INTERNAL_ERROR, RequestError
 from ._peer import Peer
 from ._v1_projection import META_KEY, V1_STOP_REASONS, config_options
-from ._work import _Work
+from ._work import Work
 
 if TYPE_CHECKING:
-    from ._agent_server import _AgentServer
+    from ._agent import Agent
+    from ._history import SessionRecord
+    from ._session import Session, SessionCore
 
-__all__ = ["V1Methods", "v1_peer"]
+T = TypeVar("T")
+
+__all__ = ["V1Methods", "V2Server", "v1_peer"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,16 +56,27 @@ _to_builtins = msgspec.json.Decoder().decode
 _raw: Final = msgspec.json.encode
 
 
+def _object(value: object) -> dict[str, object] | None:
+    """``value`` as a JSON object (decoded JSON: its keys are strings), else None."""
+    return cast("dict[str, object]", value) if isinstance(value, dict) else None
+
+
+def _array(value: object) -> list[object] | None:
+    """``value`` as a JSON array, else None."""
+    return cast("list[object]", value) if isinstance(value, list) else None
+
+
 def _params(raw: msgspec.Raw | None) -> dict[str, object]:
     if raw is None:
         return {}
     try:
-        value = _to_builtins(raw)
+        value: object = _to_builtins(raw)
     except msgspec.DecodeError as exc:  # pragma: no cover - the envelope already parsed
         raise RequestError.invalid_params(str(exc)) from None
-    if not isinstance(value, dict):
+    params = _object(value)
+    if params is None:
         raise RequestError.invalid_params("params must be an object")
-    return value
+    return params
 
 
 def _as_raw(value: object) -> msgspec.Raw:
@@ -70,27 +85,30 @@ def _as_raw(value: object) -> msgspec.Raw:
 
 def _mcp_servers_to_v2(params: dict[str, object]) -> None:
     """v1 stdio servers have no ``type``, and their ``env`` is required; v2 tags them."""
-    servers = params.get("mcpServers")
-    if not isinstance(servers, list):
+    servers = _array(params.get("mcpServers"))
+    if servers is None:
         return
-    for server in servers:
-        if isinstance(server, dict) and "type" not in server:
+    for item in servers:
+        server = _object(item)
+        if server is not None and "type" not in server:
             server["type"] = "stdio"
 
 
 def _flag(value: object, *keys: str) -> bool:
     for key in keys:
-        if not isinstance(value, dict):
+        fields = _object(value)
+        if fields is None:
             return False
-        value = value.get(key)
+        value = fields.get(key)
     return value is True
 
 
 def _present(value: object, *keys: str) -> bool:
     for key in keys:
-        if not isinstance(value, dict):
+        fields = _object(value)
+        if fields is None:
             return False
-        value = value.get(key)
+        value = fields.get(key)
     return isinstance(value, dict)
 
 
@@ -109,8 +127,9 @@ def v1_peer(capabilities: object) -> Peer:
 
 
 def _client_info(value: object) -> schema.Implementation:
-    if isinstance(value, dict):
-        name, version, title = value.get("name"), value.get("version"), value.get("title")
+    fields = _object(value)
+    if fields is not None:
+        name, version, title = fields.get("name"), fields.get("version"), fields.get("title")
         if isinstance(name, str) and isinstance(version, str):
             return schema.Implementation(
                 name=name, version=version, title=title if isinstance(title, str) else UNSET
@@ -150,13 +169,44 @@ def _auth_method(method: object, client_capabilities: object) -> dict[str, objec
     return None
 
 
+class V2Server(Protocol):
+    """What the v1 methods use of the agent server: its v2 handlers and its sessions."""
+
+    agent: Agent
+    peer: Peer
+    sessions: dict[str, Session]
+    cores: dict[str, SessionCore]
+    records: dict[str, SessionRecord]
+    v2_requests: dict[str, Handler]
+
+    async def initialize(self, params: msgspec.Raw | None, context: RequestContext, /) -> object:
+        """The v2 ``initialize`` handler (which negotiates v1 through :class:`V1Methods`)."""
+        ...
+
+    def capabilities(self) -> schema.AgentCapabilities:
+        """The agent's v2 capabilities."""
+        ...
+
+    def check_auth_method(self, method: str) -> None:
+        """:raises RequestError: when the agent does not offer ``method``."""
+        ...
+
+    def decode(self, raw: msgspec.Raw | None, type_: type[T]) -> T:
+        """Decode params (:raises RequestError: ``-32602`` naming the field)."""
+        ...
+
+    def active(self, session_id: str) -> Session:
+        """The active session (:raises RequestError: ``-32002`` when there is none)."""
+        ...
+
+
 class V1Methods:
     """The v1 request handlers of one connection's agent server (see the module docstring)."""
 
-    def __init__(self, server: _AgentServer) -> None:
+    def __init__(self, server: V2Server) -> None:
         self.server: Final = server
         self.table: dict[str, Handler] = {
-            "initialize": server._initialize,
+            "initialize": server.initialize,
             "authenticate": self._authenticate,
             "logout": self._logout,
             "session/new": self._new_session,
@@ -173,7 +223,7 @@ class V1Methods:
         """A method whose v1 params and result have their v2 shape."""
 
         async def handler(params: msgspec.Raw | None, context: RequestContext) -> object:
-            return await self.server._v2_requests[method](params, context)
+            return await self.server.v2_requests[method](params, context)
 
         return handler
 
@@ -193,7 +243,7 @@ class V1Methods:
         agent = server.agent
         agent.client_info = _client_info(params.get("clientInfo"))
         agent.client_capabilities = _v2_capabilities(server.peer)
-        v2 = server._capabilities()
+        v2 = server.capabilities()
         session = v2.session if isinstance(v2.session, schema.SessionCapabilities) else None
         prompt = session.prompt if session is not None else UNSET
         mcp = session.mcp if session is not None else UNSET
@@ -241,13 +291,13 @@ class V1Methods:
     # ----------------------------------------------------------------- auth
 
     async def _authenticate(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        self.server._check_auth_method("authenticate")
-        await self.server._v2_requests["auth/login"](params, context)
+        self.server.check_auth_method("authenticate")
+        await self.server.v2_requests["auth/login"](params, context)
         return {}
 
     async def _logout(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        self.server._check_auth_method("logout")
-        await self.server._v2_requests["auth/logout"](params, context)
+        self.server.check_auth_method("logout")
+        await self.server.v2_requests["auth/logout"](params, context)
         return {}
 
     # ------------------------------------------------------------- sessions
@@ -255,7 +305,7 @@ class V1Methods:
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _params(params)
         _mcp_servers_to_v2(request)
-        response = await self.server._v2_requests["session/new"](_as_raw(request), context)
+        response = await self.server.v2_requests["session/new"](_as_raw(request), context)
         assert isinstance(response, schema.NewSessionResponse)
         out: dict[str, object] = {"sessionId": response.session_id}
         if isinstance(response.config_options, list):
@@ -268,10 +318,13 @@ class V1Methods:
         session = self.server.sessions.get(session_id)
         if session is None or not isinstance(commands, list) or not commands:
             return
-        update = schema.AvailableCommandsUpdate(available_commands=list(commands))
+        listed = cast("list[schema.AvailableCommand]", commands)
+        update = schema.AvailableCommandsUpdate(available_commands=list(listed))
+
+        task_group = self.server.cores[session_id].task_group
 
         def send() -> None:
-            session._task_group.start_soon(session.send, update)
+            task_group.start_soon(session.send, update)
 
         context.after_response(send)
 
@@ -283,7 +336,7 @@ class V1Methods:
         request.pop("replayFrom", None)
         if replay:
             request["replayFrom"] = {"type": "start"}
-        response = await self.server._v2_requests["session/resume"](_as_raw(request), context)
+        response = await self.server.v2_requests["session/resume"](_as_raw(request), context)
         out: dict[str, object] = {}
         if isinstance(response, schema.ResumeSessionResponse):
             if isinstance(response.config_options, list):
@@ -301,40 +354,44 @@ class V1Methods:
         return await self._resume(params, context, replay=False)
 
     async def _list_sessions(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        return schema.to_builtins(await self.server._v2_requests["session/list"](params, context))
+        return schema.to_builtins(await self.server.v2_requests["session/list"](params, context))
 
     async def _set_config_option(
         self, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
-        handler = self.server._v2_requests.get("session/set_config_option")
+        handler = self.server.v2_requests.get("session/set_config_option")
         if handler is None:
             raise RequestError.method_not_found("session/set_config_option")
         request = _params(params)
         if "id" in request and "configId" not in request:
             request["configId"] = request.pop("id")
         response = await handler(_as_raw(request), context)
-        options = getattr(response, "config_options", UNSET)
-        return {"configOptions": config_options(options if isinstance(options, list) else [])}
+        options: object = getattr(response, "config_options", UNSET)
+        listed = (
+            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
+        )
+        return {"configOptions": config_options(listed)}
 
     # ---------------------------------------------------------------- turns
 
     async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         server = self.server
-        request = server._decode(params, schema.PromptRequest)
-        session = server._active(request.session_id)
+        request = server.decode(params, schema.PromptRequest)
+        session = server.active(request.session_id)
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
-        work = session._accept_prompt(list(request.prompt))
+        turns = server.cores[session.id].turns
+        work = turns.accept_prompt(list(request.prompt))
         work.awaiting_answer = True
-        record = server._records.get(session.id)
+        record = server.records.get(session.id)
         if record is not None:
             record.touch()
-        if context.sequence < session._cancelled_through:
+        if turns.cancelled_by_earlier_cancel(context.sequence):
             # The client cancelled after sending this prompt, before it was accepted here.
             await session.cancel()
-        context.after_response(lambda: session._prompt_answered(work))
+        context.after_response(lambda: turns.prompt_answered(work))
         # No early answer on v1: the turn goes on at once, answered when it ends.
-        session._prompt_responded(work)
+        turns.prompt_responded(work)
         try:
             await work.ended.wait()
         except BaseException:
@@ -342,20 +399,15 @@ class V1Methods:
             # "stop this turn", so the turn is cancelled, and its answer still comes last.
             with anyio.CancelScope(shield=True):
                 if not work.ended.is_set():
-                    if work is session._work:
-                        await session.cancel()
-                    elif work in session._queue:
-                        session._queue.remove(work)
-                        work.discarded = True
-                        work.ended.set()
+                    turns.withdraw(work)
                 with anyio.move_on_after(session.limits.cancel_grace + 1.0):
                     await work.ended.wait()
-            session._prompt_answered(work)
+            turns.prompt_answered(work)
             raise
         return _answer(work)
 
 
-def _answer(work: _Work) -> object:
+def _answer(work: Work) -> object:
     """The v1 ``session/prompt`` answer for ended work (or the error answer)."""
     outcome = work.outcome
     if outcome is None or work.discarded:

@@ -1,11 +1,12 @@
 """Foreground work: one accepted prompt and everything it started.
 
-The current work travels in a context variable, so handles created while it
-runs (and tasks it starts) know which turn they belong to: once the turn was
-reported idle, nothing of it may reach the client any more.
+The current work travels in a context variable (:data:`current_work`), so
+handles created while it runs (and tasks it starts) know which turn they
+belong to: once the turn was reported idle, nothing of it may reach the client
+any more.
 
-A work item moves through these steps, each owned by the session's runner
-(see :mod:`acpio._lifecycle`): accepted (the prompt response is being sent),
+A work item moves through these steps, each owned by the session's turn
+runner (see :mod:`acpio._turn`): accepted (the prompt response is being sent),
 ``responded`` (the response was queued), ``announced`` (its ``user_message``
 was sent), ``started`` (``running`` was sent and the handler runs), an
 ``outcome`` (the handler returned or failed, or it was abandoned after
@@ -17,22 +18,18 @@ but never started; its ``ended`` is set when it is discarded.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 
 from . import schema
 
-if TYPE_CHECKING:
-    from ._terminal import TerminalHandle
-    from ._tool_call import ToolCallHandle
-
-__all__ = ["_Work", "_current_work"]
+__all__ = ["Work", "current_work"]
 
 
 @dataclass(eq=False)
-class _Work:
+class Work:
     """One accepted prompt and the foreground work that answers it."""
 
     message_id: str
@@ -50,12 +47,15 @@ class _Work:
     #: Set once the work's end was reported (or it was discarded, or dropped).
     ended: anyio.Event = field(default_factory=anyio.Event)
     #: v1: the ``session/prompt`` answer ends the turn on the wire; the next
-    #: queued prompt starts only once it was queued (see ``_lifecycle``).
+    #: queued prompt starts only once it was queued (see ``_turn``).
     awaiting_answer: bool = False
-    tool_calls: list[ToolCallHandle] = field(default_factory=list)
-    terminals: list[TerminalHandle] = field(default_factory=list)
+    #: How each tool call of the work ends with a status unless it is final
+    #: already (shielded, never raising): a cancelled or failed turn closes its calls.
+    tool_call_finishers: list[Callable[[str], Awaitable[None]]] = field(default_factory=lambda: [])
+    #: The flush of each terminal of the work: its bytes go out before the idle.
+    terminal_flushes: list[Callable[[], Awaitable[None]]] = field(default_factory=lambda: [])
 
 
-_current_work: contextvars.ContextVar[_Work | None] = contextvars.ContextVar(
+current_work: contextvars.ContextVar[Work | None] = contextvars.ContextVar(
     "acpio_current_work", default=None
 )

@@ -47,7 +47,7 @@ from . import schema
 from ._errors import AcpError, LocalProtocolError
 from ._json import as_list, as_object
 from ._mcp_transports import transport_of
-from ._session import Session
+from ._session import Session, core_of
 
 __all__ = ("McpError", "McpServers", "McpTool", "McpToolResult", "connect")
 
@@ -221,12 +221,12 @@ class McpServers:
             await existing.aclose()
         servers = cls(session, connect_timeout=connect_timeout, call_timeout=call_timeout)
         _by_session[session] = servers
-        session._on_close.append(servers._close_now)
+        core_of(session).on_close.append(servers._close_now)
         await servers._start()
         return servers
 
     async def _start(self) -> None:
-        group = self._session._task_group
+        group = core_of(self._session).task_group
         for server in self._servers.values():
             group.start_soon(self._run, server)
         with anyio.move_on_after(self.connect_timeout):

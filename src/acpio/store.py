@@ -21,13 +21,13 @@ limits at the top level (``acpio.AgentLimits(history=...)`` sets them for the
 store acpio creates). ``docs/session-store.md`` shows how to write a store.
 """
 
-from ._agent import default_session_store as default_session_store
 from ._errors import SessionStoreError as SessionStoreError
 from ._history import History as History
 from ._history import InMemoryHistory as InMemoryHistory
 from ._history import InMemorySessionStore as InMemorySessionStore
 from ._history import SessionRecord as SessionRecord
 from ._history import SessionStore as SessionStore
+from ._serve import default_session_store as default_session_store
 from ._sqlite_store import SqliteSessionStore as SqliteSessionStore
 
 __all__ = (

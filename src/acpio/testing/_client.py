@@ -33,11 +33,12 @@ import anyio.abc
 import msgspec
 
 from .. import schema
-from .._agent import Agent, serve
+from .._agent import Agent
 from .._connection import Connection
 from .._history import SessionStore
 from .._json import as_str_list, decode_json, get_field
 from .._limits import AgentLimits
+from .._serve import serve
 from .._transport import StreamPair, memory_stream_pair
 from ._agent_process import EXIT_TIMEOUT, STDERR_LIMIT, AgentProcess
 from ._client_handler import ClientHandler
