@@ -38,13 +38,13 @@ from ._diff import diff_of as diff_of
 from ._diff import file_change as file_change
 from ._diff import file_diff as file_diff
 from ._edits import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES
+from ._edits import EditConflict as EditConflict
 from ._edits import FileEdit as FileEdit
 from ._elicitation import ElicitationResult as ElicitationResult
 from ._elicitation import ElicitationUnsupported as ElicitationUnsupported
 from ._errors import AcpError as AcpError
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ConnectionClosed as ConnectionClosed
-from ._errors import EditConflict as EditConflict
 from ._errors import EditRefused as EditRefused
 from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import RelativePathError as RelativePathError

@@ -31,11 +31,10 @@ from msgspec import UNSET, UnsetType
 from . import _v1_types as v1
 from ._errors import ClientCapabilityError, ConnectionClosed, RemoteProtocolError, RequestError
 from ._paths import require_absolute
-from ._process import BeginCommand, ExitStatus, RunningCommand
+from ._process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
 
 if TYPE_CHECKING:
     from ._session_parts import SessionParts
-    from ._terminal import TerminalHandle
 
 __all__ = ["ClientCommand", "read_text_file", "write_text_file"]
 
@@ -75,7 +74,7 @@ class ClientCommand(RunningCommand):
 
     def __init__(
         self,
-        terminal: TerminalHandle,
+        terminal: CommandTerminal,
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],

@@ -22,7 +22,7 @@ from typing import Final, Literal, TypeAlias
 
 from . import schema
 from ._diff import diff_of, file_change
-from ._errors import EditConflict, EditRefused
+from ._errors import EditRefused, FileChanged
 
 __all__ = [
     "Change",
@@ -263,9 +263,7 @@ def _read(
         opened = os.fstat(fd)
         _require_regular(opened.st_mode, shown)
         if (opened.st_dev, opened.st_ino) != (expected.st_dev, expected.st_ino):
-            raise EditConflict(
-                f"{shown} was replaced while it was being read; nothing was touched."
-            )
+            raise FileChanged(f"{shown} was replaced while it was being read; nothing was touched.")
         if opened.st_size > max_bytes:
             raise _too_big(shown, max_bytes)
         chunks: list[bytes] = []
@@ -366,11 +364,11 @@ def _reopen_dir(seen: Seen) -> int:
     try:
         fd = _open_dir(seen.parent)
     except OSError:
-        raise EditConflict(_dir_changed(seen)) from None
+        raise FileChanged(_dir_changed(seen)) from None
     found = os.fstat(fd)
     if (found.st_dev, found.st_ino) != seen.dir_id:
         os.close(fd)
-        raise EditConflict(_dir_changed(seen))
+        raise FileChanged(_dir_changed(seen))
     return fd
 
 
@@ -388,21 +386,21 @@ def _verify(dir_fd: int, seen: Seen, content: bytes | None, max_bytes: int) -> N
     except FileNotFoundError:
         if seen.file_id is None:
             return
-        raise EditConflict(
+        raise FileChanged(
             f"{seen.real} was deleted or moved since the diff was shown; nothing was written."
         ) from None
     if seen.file_id is None:
-        raise EditConflict(
+        raise FileChanged(
             f"{seen.real} was created by someone else since the diff was shown; "
             "nothing was written."
         )
     if stat.S_ISLNK(found.st_mode):
-        raise EditConflict(
+        raise FileChanged(
             f"{seen.real} was replaced by a symbolic link since the diff was shown; "
             "nothing was written."
         )
     if not stat.S_ISREG(found.st_mode):
-        raise EditConflict(
+        raise FileChanged(
             f"{seen.real} is no longer a regular file since the diff was shown; "
             "nothing was written."
         )
@@ -415,12 +413,12 @@ def _verify(dir_fd: int, seen: Seen, content: bytes | None, max_bytes: int) -> N
             shown=seen.real,
             max_bytes=max_bytes,
         )
-    except EditConflict:
+    except FileChanged:
         raise
     except EditRefused as refusal:
-        raise EditConflict(str(refusal)) from None
+        raise FileChanged(str(refusal)) from None
     if current != content:
-        raise EditConflict(
+        raise FileChanged(
             f"{seen.real} changed since the diff was shown (another program wrote to it); "
             "nothing was written."
         )
@@ -507,7 +505,7 @@ def _link_new(dir_fd: int, temp: str, target: Seen) -> None:
     try:
         os.link(temp, target.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except FileExistsError:
-        raise EditConflict(
+        raise FileChanged(
             f"{target.real} was created by someone else since the diff was shown; "
             "nothing was written."
         ) from None

@@ -75,7 +75,7 @@ from ._edit_fs import (
     inspect_all,
     prepare,
 )
-from ._errors import EditConflict, EditRefused
+from ._errors import EditRefused, FileChanged
 from ._paths import is_local_absolute
 
 
@@ -114,6 +114,7 @@ __all__ = [
     "DEFAULT_MAX_EDIT_BYTES",
     "EditOperation",
     "EditRoots",
+    "EditConflict",
     "EditedCall",
     "FileEdit",
     "propose_edit",
@@ -128,6 +129,18 @@ _T = TypeVar("_T")
 
 
 @final
+class EditConflict(EditRefused):
+    """Raised when a file changed between the diff shown and the apply; nothing was written.
+
+    ``fresh`` is the edit proposed again against the current content when
+    the author asked for it (``refresh_on_conflict=True``), else ``None``.
+    """
+
+    def __init__(self, message: str, *, fresh: FileEdit | None = None) -> None:
+        super().__init__(message)
+        self.fresh: FileEdit | None = fresh
+
+
 class FileEdit:
     """One proposed file change, shown on its tool call as a diff; apply it once allowed.
 
@@ -388,4 +401,6 @@ async def _in_thread(
     if ok:
         return value  # type: ignore[return-value]
     assert isinstance(value, BaseException)
+    if isinstance(value, FileChanged):
+        raise EditConflict(str(value)) from None
     raise value

@@ -8,7 +8,7 @@ wire.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import Final, NoReturn
 
 from .schema._generated import (
     AUTHENTICATION_REQUIRED as AUTH_REQUIRED,
@@ -24,9 +24,6 @@ from .schema._generated import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 
-if TYPE_CHECKING:
-    from ._edits import FileEdit
-
 __all__ = [
     "AUTH_REQUIRED",
     "INTERNAL_ERROR",
@@ -40,8 +37,8 @@ __all__ = [
     "AcpError",
     "ClientCapabilityError",
     "ConnectionClosed",
-    "EditConflict",
     "EditRefused",
+    "FileChanged",
     "LibraryCreated",
     "LocalProtocolError",
     "RelativePathError",
@@ -180,16 +177,12 @@ class EditRefused(AcpError):
     """
 
 
-class EditConflict(EditRefused):
-    """Raised when a file changed between the diff shown and the apply; nothing was written.
+class FileChanged(EditRefused):
+    """A file (or its directory) changed since the diff was shown; nothing was written.
 
-    ``fresh`` is the edit proposed again against the current content when
-    the author asked for it (``refresh_on_conflict=True``), else ``None``.
+    Raised by the file layer (:mod:`acpio._edit_fs`); the edit API turns it
+    into :class:`acpio.EditConflict` before agent code sees it.
     """
-
-    def __init__(self, message: str, *, fresh: FileEdit | None = None) -> None:
-        super().__init__(message)
-        self.fresh = fresh
 
 
 class RelativePathError(LocalProtocolError):

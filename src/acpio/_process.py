@@ -34,17 +34,15 @@ import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, Final, Protocol, Self
+from typing import Final, Protocol, Self
 
 import anyio
 import anyio.abc
 
-if TYPE_CHECKING:
-    from ._terminal import TerminalHandle
-
 __all__ = [
     "BeginCommand",
     "CommandResult",
+    "CommandTerminal",
     "ExitStatus",
     "LocalCommand",
     "RunningCommand",
@@ -52,6 +50,34 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class CommandTerminal(Protocol):
+    """The terminal a command runs in (:class:`acpio.TerminalHandle`), as the command sees it.
+
+    The command streams what the process writes through :meth:`write` and
+    reports the end through :meth:`exit`, exactly once. Typed by this protocol
+    so that processes never import the terminal module, which starts them.
+    """
+
+    @property
+    def id(self) -> str:
+        """The ``terminalId``."""
+        ...
+
+    @property
+    def kill_grace(self) -> float:
+        """Seconds between SIGTERM and SIGKILL when the command is stopped."""
+        ...
+
+    async def write(self, data: bytes | bytearray | memoryview) -> None:
+        """Stream output bytes to the client, exactly as the process wrote them."""
+        ...
+
+    async def exit(self, exit_code: int | None = None, signal: str | None = None) -> None:
+        """Report the command's exit status (once)."""
+        ...
+
 
 #: What :meth:`TerminalHandle.run` keeps of a command's output for the agent by default.
 DEFAULT_OUTPUT_LIMIT: Final = 64 * 1024
@@ -274,7 +300,7 @@ class RunningCommand:
 
     def __init__(
         self,
-        terminal: TerminalHandle,
+        terminal: CommandTerminal,
         begin: BeginCommand,
         output_limit: int,
         display: str,
@@ -472,7 +498,7 @@ class LocalCommand(RunningCommand):
 
     def __init__(
         self,
-        terminal: TerminalHandle,
+        terminal: CommandTerminal,
         begin: BeginCommand,
         connection: _Closable,
         output_limit: int,

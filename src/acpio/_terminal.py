@@ -49,11 +49,10 @@ from ._process import (
     RunningCommand,
     kill_all_processes,
 )
-from ._session_parts import SessionParts
+from ._session_parts import OwningSession, SessionParts
 from ._work import Work, current_work
 
 if TYPE_CHECKING:
-    from ._session import Session
     from ._updates import Flushable
 
 __all__ = [
@@ -101,7 +100,7 @@ class TerminalHandle(metaclass=LibraryCreated):
         self,
         parts: SessionParts,
         register: Callable[[TerminalHandle], None],
-        session: Session,
+        session: OwningSession,
         terminal_id: str,
         *,
         command: str | None,

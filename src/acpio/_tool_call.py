@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Generator, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import anyio
 import anyio.lowlevel
@@ -45,14 +45,11 @@ from ._permission import (
     remembered_outcome,
     validate_options,
 )
-from ._session_parts import SessionParts
+from ._session_parts import OwningSession, SessionParts
 from ._terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
 from ._turn import REQUIRES_ACTION, RUNNING
 from ._values import FINAL_TOOL_CALL_STATUSES, require_value
 from ._work import current_work
-
-if TYPE_CHECKING:
-    from ._session import Session
 
 __all__ = ["SessionHandles", "ToolCallHandle", "request_permission"]
 
@@ -159,7 +156,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self,
         parts: SessionParts,
         handles: SessionHandles,
-        session: Session,
+        session: OwningSession,
         tool_call_id: str,
         *,
         title: str,
