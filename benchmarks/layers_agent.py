@@ -28,7 +28,7 @@ from bench_agent import BenchAgent
 
 import acpio
 from acpio import schema
-from acpio._permission import decode_permission_response
+from acpio._handles.permission import decode_permission_response
 
 LAYERS = os.environ.get("ACPIO_BENCH_LAYERS", "full")
 

@@ -2,7 +2,7 @@
 
 A line at the size limit (32 MiB by default) made of arrays nested just under
 the depth limit (256) is legal, so it passes the check and is decoded; the
-check (``acpio._scan._too_deep``) looks at every byte of it. This prints
+check (``acpio._rpc.scan._too_deep``) looks at every byte of it. This prints
 
 - the CPU time of the check alone on a few hostile shapes of that size;
 - the hold-up over real pipes: the echo agent gets the hostile line, then a
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from acpio._limits import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_MAX_NESTING_DEPTH
-from acpio._scan import _too_deep
+from acpio._rpc.scan import _too_deep
 
 HERE = Path(__file__).resolve().parent
 ECHO_AGENT = HERE.parent / "examples" / "echo_agent.py"

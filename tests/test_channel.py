@@ -15,9 +15,9 @@ import msgspec
 import pytest
 from support import PairMaker
 
-from acpio._channel import AnyioChannel, LineChannel, open_channel
-from acpio._fd import AsyncioChannel, FdReceiveStream, FdSendStream
-from acpio._outgoing import OutgoingBuffer
+from acpio._rpc.channel import AnyioChannel, LineChannel, open_channel
+from acpio._rpc.fd import AsyncioChannel, FdReceiveStream, FdSendStream
+from acpio._rpc.outgoing import OutgoingBuffer
 from acpio.rpc import StreamPair, memory_stream_pair
 
 pytestmark = pytest.mark.anyio

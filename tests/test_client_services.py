@@ -29,8 +29,8 @@ from support import gone
 
 import acpio
 from acpio import schema
-from acpio._peer import Peer
-from acpio._session import create_session
+from acpio._agent.session import create_session
+from acpio._protocol.peer import Peer
 
 pytestmark = pytest.mark.anyio
 

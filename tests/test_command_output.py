@@ -16,7 +16,7 @@ import pytest
 from support import gone
 
 import acpio
-from acpio._process import _OutputCapture
+from acpio._handles.process import _OutputCapture
 from acpio.testing import MockClient
 
 pytestmark = pytest.mark.anyio

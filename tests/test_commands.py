@@ -7,7 +7,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._commands import parse_command
+from acpio._features.commands import parse_command
 from acpio.testing import MockClient
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,7 @@ from support import PairMaker
 
 from acpio import ConnectionClosed, RemoteProtocolError, RequestError
 from acpio._limits import DEFAULT_MAX_MESSAGE_SIZE
-from acpio._transport import LineReader, _FdReceiveStream, _FdSendStream
+from acpio._rpc.transport import LineReader, _FdReceiveStream, _FdSendStream
 from acpio.rpc import Connection, RequestContext, StreamPair, memory_stream_pair
 
 pytestmark = pytest.mark.anyio

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
-from acpio._diff import FileChange, RelativePathError, diff_of, file_change, file_diff
+from acpio._handles.diff import FileChange, RelativePathError, diff_of, file_change, file_diff
 from acpio.schema import (
     AddChange,
     CopyChange,

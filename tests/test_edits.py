@@ -24,7 +24,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._edits import _in_thread
+from acpio._handles.edits import _in_thread
 from acpio.testing import MockClient, PermissionRequest, ToolCallView
 
 pytestmark = pytest.mark.anyio

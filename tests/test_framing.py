@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acpio import schema
-from acpio._framing import (
+from acpio._protocol.peer import Peer
+from acpio._rpc.wire import notification_prefix as _notification_prefix
+from acpio._session.framing import (
     TEXT_CHUNK_END,
     UPDATE_END,
     SessionFraming,
@@ -19,8 +21,6 @@ from acpio._framing import (
     text_chunk_prefix,
     update_prefix,
 )
-from acpio._peer import Peer
-from acpio._wire import notification_prefix as _notification_prefix
 
 # JSON strings hold any Unicode text but lone surrogates (not encodable as UTF-8).
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 import acpio
-from acpio._session import core_of
+from acpio._agent.session import core_of
 from acpio.testing import MockClient
 
 Body = Callable[[acpio.Session], Awaitable[str | None]]

@@ -16,7 +16,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._session import create_session
+from acpio._agent.session import create_session
 from acpio.testing import ClientSession, MockClient
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._values import FINAL_TOOL_CALL_STATUSES
+from acpio._protocol.values import FINAL_TOOL_CALL_STATUSES
 
 SRC = Path(acpio.__file__).parent
 GENERATED = SRC / "schema" / "_generated.py"
@@ -73,7 +73,7 @@ def test_the_cancel_request_method_is_spelled_only_in_the_schema() -> None:
 
 
 def test_the_custom_value_rule_lives_in_values() -> None:
-    # "known or _-prefixed": only acpio._values tests a value for a leading "_" (method
+    # "known or _-prefixed": only acpio._protocol.values tests a value for a leading "_" (method
     # names of extensions are a rule of their own, in the agent server and the checker).
     users = []
     for path in modules():
@@ -81,8 +81,8 @@ def test_the_custom_value_rule_lives_in_values() -> None:
         if 'startswith("_")' in text:
             users.append(str(path.relative_to(SRC)))
     assert sorted(users) == [
-        "_agent_server.py",  # _-prefixed extension methods
-        "_values.py",
+        "_agent/agent_server.py",  # _-prefixed extension methods
+        "_protocol/values.py",
         "testing/_conformance.py",  # _-prefixed extension methods
         "testing/_schema_check.py",  # the schema's catch-all union variants
     ]
@@ -94,7 +94,9 @@ def test_final_statuses_are_defined_once_from_the_schema() -> None:
     # Each module that names "completed" uses it as a status, not as a copy of the set.
     for path in spelled:
         text = (SRC / path).read_text(encoding="utf-8")
-        assert '{"completed", "failed", "cancelled"}' not in text or path == "_values.py", path
+        assert (
+            '{"completed", "failed", "cancelled"}' not in text or path == "_protocol/values.py"
+        ), path
 
 
 def test_paths_are_judged_absolute_in_one_place() -> None:

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from acpio._errors import ConnectionClosed
-from acpio._outgoing import OutgoingBuffer
+from acpio._rpc.outgoing import OutgoingBuffer
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from acpio import schema
-from acpio._permission import (
+from acpio._handles.permission import (
     Outcome,
     PermissionAnswer,
     decode_permission_response,

@@ -1,4 +1,4 @@
-"""The nesting check of :mod:`acpio._scan` against a byte-by-byte reference.
+"""The nesting check of :mod:`acpio._rpc.scan` against a byte-by-byte reference.
 
 ``too_deep`` answers in one C-speed pass (escapes dropped, a translate,
 one possessive regular expression); the reference below walks the line one
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from acpio._scan import PATTERN_LIMIT, too_deep, too_deep_slowly
+from acpio._rpc.scan import PATTERN_LIMIT, too_deep, too_deep_slowly
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")

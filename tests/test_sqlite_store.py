@@ -23,7 +23,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._store_paths import current_owner, default_store_path, owner_alive
+from acpio._store.store_paths import current_owner, default_store_path, owner_alive
 from acpio.testing import ClientSession, MockClient
 from acpio.testing._transcript import AGENT_TO_CLIENT, CLIENT_TO_AGENT
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from support import PairMaker
 
 from acpio import RequestError
-from acpio._transport import (
+from acpio._rpc.transport import (
     DEFAULT_READ_SIZE,
     OVERSIZED,
     LineReader,

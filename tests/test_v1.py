@@ -20,10 +20,15 @@ from support import load_example
 from v1_client import V1Client, View, allow, reject, v1_client
 
 import acpio
-from acpio import _agent_server, schema
-from acpio._peer import Peer
-from acpio._v1_projection import TERMINAL_REFRESH_INTERVAL, TERMINAL_TEXT_BYTES, V1Projection
-from acpio._v1_server import v1_peer
+from acpio import schema
+from acpio._agent import agent_server as _agent_server
+from acpio._agent.v1_server import v1_peer
+from acpio._protocol.peer import Peer
+from acpio._session.v1_projection import (
+    TERMINAL_REFRESH_INTERVAL,
+    TERMINAL_TEXT_BYTES,
+    V1Projection,
+)
 from acpio.testing import MockClient
 
 pytestmark = pytest.mark.anyio

@@ -180,7 +180,7 @@ class EditRefused(AcpError):
 class FileChanged(EditRefused):
     """A file (or its directory) changed since the diff was shown; nothing was written.
 
-    Raised by the file layer (:mod:`acpio._edit_fs`); the edit API turns it
+    Raised by the file layer (:mod:`acpio._handles.edit_fs`); the edit API turns it
     into :class:`acpio.EditConflict` before agent code sees it.
     """
 

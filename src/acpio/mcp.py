@@ -44,10 +44,10 @@ from mcp.client.streamable_http import streamable_http_client
 from msgspec import UNSET
 
 from . import schema
+from ._agent.session import Session, core_of
 from ._errors import AcpError, LocalProtocolError
+from ._features.mcp_transports import transport_of
 from ._json import as_list, as_object
-from ._mcp_transports import transport_of
-from ._session import Session, core_of
 
 __all__ = ("McpError", "McpServers", "McpTool", "McpToolResult", "connect")
 

@@ -11,33 +11,15 @@ inside its ``async with`` block, does not return an outcome at all:
 ``cancelled``.
 """
 
-from ._permission import (
-    ALL_OPTIONS as ALL_OPTIONS,
-)
-from ._permission import (
-    ALLOW_ALWAYS as ALLOW_ALWAYS,
-)
-from ._permission import (
-    ALLOW_ONCE as ALLOW_ONCE,
-)
-from ._permission import (
-    ALLOW_OR_REJECT as ALLOW_OR_REJECT,
-)
-from ._permission import (
-    REJECT_ALWAYS as REJECT_ALWAYS,
-)
-from ._permission import (
-    REJECT_ONCE as REJECT_ONCE,
-)
-from ._permission import (
-    Outcome as Outcome,
-)
-from ._permission import (
-    interpret_outcome as interpret_outcome,
-)
-from ._permission import (
-    option as option,
-)
+from ._handles.permission import ALL_OPTIONS as ALL_OPTIONS
+from ._handles.permission import ALLOW_ALWAYS as ALLOW_ALWAYS
+from ._handles.permission import ALLOW_ONCE as ALLOW_ONCE
+from ._handles.permission import ALLOW_OR_REJECT as ALLOW_OR_REJECT
+from ._handles.permission import REJECT_ALWAYS as REJECT_ALWAYS
+from ._handles.permission import REJECT_ONCE as REJECT_ONCE
+from ._handles.permission import Outcome as Outcome
+from ._handles.permission import interpret_outcome as interpret_outcome
+from ._handles.permission import option as option
 
 __all__ = (
     "ALLOW_ALWAYS",

@@ -21,12 +21,12 @@ The errors a connection raises (:class:`acpio.RequestError`,
 them too. The connection's default limits are those of :class:`acpio.AgentLimits`.
 """
 
-from ._connection import Connection as Connection
-from ._handler import MessageHandler as MessageHandler
-from ._handler import RequestContext as RequestContext
-from ._transport import StreamPair as StreamPair
-from ._transport import memory_stream_pair as memory_stream_pair
-from ._transport import stdio_streams as stdio_streams
+from ._rpc.connection import Connection as Connection
+from ._rpc.handler import MessageHandler as MessageHandler
+from ._rpc.handler import RequestContext as RequestContext
+from ._rpc.transport import StreamPair as StreamPair
+from ._rpc.transport import memory_stream_pair as memory_stream_pair
+from ._rpc.transport import stdio_streams as stdio_streams
 
 __all__ = (
     "Connection",

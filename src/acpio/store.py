@@ -21,14 +21,14 @@ limits at the top level (``acpio.AgentLimits(history=...)`` sets them for the
 store acpio creates). ``docs/session-store.md`` shows how to write a store.
 """
 
+from ._agent.serve import default_session_store as default_session_store
 from ._errors import SessionStoreError as SessionStoreError
-from ._history import History as History
-from ._history import InMemoryHistory as InMemoryHistory
-from ._history import InMemorySessionStore as InMemorySessionStore
-from ._history import SessionRecord as SessionRecord
-from ._history import SessionStore as SessionStore
-from ._serve import default_session_store as default_session_store
-from ._sqlite_store import SqliteSessionStore as SqliteSessionStore
+from ._store.history import History as History
+from ._store.history import InMemoryHistory as InMemoryHistory
+from ._store.history import InMemorySessionStore as InMemorySessionStore
+from ._store.history import SessionRecord as SessionRecord
+from ._store.history import SessionStore as SessionStore
+from ._store.sqlite_store import SqliteSessionStore as SqliteSessionStore
 
 __all__ = (
     "History",

@@ -27,7 +27,7 @@ import anyio.abc
 import msgspec
 
 import acpio
-from acpio._transport import LineReader, _FdReceiveStream
+from acpio._rpc.transport import LineReader, _FdReceiveStream
 from acpio.rpc import StreamPair
 
 HERE = Path(__file__).resolve().parent

@@ -27,8 +27,8 @@ from typing import Final
 import anyio
 import anyio.abc
 
-from .._store_paths import SESSION_STORE_ENV, STATE_DIR_ENV
-from .._transport import StreamPair, process_streams
+from .._rpc.transport import StreamPair, process_streams
+from .._store.store_paths import SESSION_STORE_ENV, STATE_DIR_ENV
 
 __all__ = ("EXIT_TIMEOUT", "STDERR_GRACE", "STDERR_LIMIT", "AgentProcess")
 

@@ -33,13 +33,13 @@ import anyio.abc
 import msgspec
 
 from .. import schema
-from .._agent import Agent
-from .._connection import Connection
-from .._history import SessionStore
+from .._agent.agent import Agent
+from .._agent.serve import serve
 from .._json import as_str_list, decode_json, get_field
 from .._limits import AgentLimits
-from .._serve import serve
-from .._transport import StreamPair, memory_stream_pair
+from .._rpc.connection import Connection
+from .._rpc.transport import StreamPair, memory_stream_pair
+from .._store.history import SessionStore
 from ._agent_process import EXIT_TIMEOUT, STDERR_LIMIT, AgentProcess
 from ._client_handler import ClientHandler
 from ._client_link import ClientLink

@@ -29,9 +29,9 @@ import anyio
 import msgspec
 
 from .. import schema
-from .._connection import RequestContext
 from .._errors import RequestError
 from .._json import as_object, decode_json, get_field
+from .._rpc.connection import RequestContext
 from ._client_session import ClientSessions, SessionTurns
 from ._conformance import ConformanceChecker
 from ._elicitation_policy import ElicitationPolicy, ElicitationPolicyError, ElicitationRequest

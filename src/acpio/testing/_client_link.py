@@ -20,8 +20,8 @@ import anyio
 import anyio.abc
 import msgspec
 
-from .._connection import Connection
 from .._errors import ConnectionClosed, RequestError
+from .._rpc.connection import Connection
 from ._agent_process import STDERR_GRACE, AgentProcess
 from ._transcript import Transcript
 from ._waits import AgentExitedError, MockClientError, Waits

@@ -36,7 +36,7 @@ from typing import Final, Literal, TypeAlias, cast
 import msgspec
 
 from .._json import as_list, as_object, decode_json
-from .._values import is_known_or_custom
+from .._protocol.values import is_known_or_custom
 from ..schema import CANCEL_REQUEST_METHOD, KNOWN_PERMISSION_OPTION_KIND
 from ._batches import Batches, id_key, valid_id
 from ._feature_rules import setup_problems

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from _pytest.reports import TestReport
     from _pytest.runner import CallInfo
 
-    from .._agent import Agent
+    from .._agent.agent import Agent
     from ._client import MockClient
 
 # This module is loaded by every pytest run where acpio is installed, so it
@@ -201,7 +201,7 @@ def _track(node: Node, client: MockClient) -> MockClient:
 
 
 def _target(marker: pytest.Mark) -> tuple[Agent | str | Sequence[str], dict[str, Any]]:
-    from .._agent import Agent  # noqa: PLC0415 - see _CLIENT_MODULE
+    from .._agent.agent import Agent  # noqa: PLC0415 - see _CLIENT_MODULE
 
     options = dict(marker.kwargs)
     command = options.pop("command", None)

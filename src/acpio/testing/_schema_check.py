@@ -36,7 +36,7 @@ from jsonschema.exceptions import (
 )
 
 from .._json import as_list, as_object, decode_json, get_field
-from .._paths import is_absolute as _is_absolute
+from .._protocol.paths import is_absolute as _is_absolute
 from ._rules import short as _short
 
 __all__ = (
@@ -85,7 +85,7 @@ def _has_official(errors: Iterable[ValidationError]) -> bool:
 def is_absolute(path: str) -> bool:
     """Whether `path` is absolute in the native syntax of the agent's machine.
 
-    The rule is acpio's one (:func:`acpio._paths.is_absolute`): POSIX, a Windows
+    The rule is acpio's one (:func:`acpio._protocol.paths.is_absolute`): POSIX, a Windows
     drive, or a UNC share; never a URI.
     """
     return _is_absolute(path)

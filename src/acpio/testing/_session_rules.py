@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, cast
 
 from .._json import as_list
-from .._values import FINAL_TOOL_CALL_STATUSES
+from .._protocol.values import FINAL_TOOL_CALL_STATUSES
 from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
 from ._rules import HINTS, ConformanceError, Violation

@@ -43,10 +43,10 @@ import anyio
 import msgspec
 
 from .. import schema
-from .._connection import RequestContext
 from .._errors import RequestError
 from .._json import JsonObject, as_list, as_object, decode_json, get_field
-from .._paths import is_local_absolute
+from .._protocol.paths import is_local_absolute
+from .._rpc.connection import RequestContext
 from ._client_session import ClientSession, ClientSessions, SentPrompt, SessionTurns
 from ._policy import PermissionRequest
 from ._v1_rules import V1_SESSION_UPDATES as V1_SESSION_UPDATES

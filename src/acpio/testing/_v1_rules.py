@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Final
 
 from .._json import as_list, as_object
-from .._values import is_known_or_custom
+from .._protocol.values import is_known_or_custom
 from ._rules import RULES, Rule
 from ._rules import short as _short
 from ._schema_check import is_absolute

@@ -31,7 +31,7 @@ import anyio.abc
 from .. import schema
 from .._errors import RequestError
 from .._json import as_list, as_object, as_str_list, get_field
-from .._paths import is_local_absolute
+from .._protocol.paths import is_local_absolute
 from ._client_session import ClientSessions
 from ._view import SessionView, TerminalView
 

@@ -21,7 +21,7 @@ from typing import ClassVar, Final, Literal, TypeAlias
 from msgspec import UnsetType
 
 from acpio import schema
-from acpio._values import FINAL_TOOL_CALL_STATUSES
+from acpio._protocol.values import FINAL_TOOL_CALL_STATUSES
 
 __all__ = (
     "ClientView",

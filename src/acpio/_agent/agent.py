@@ -1,0 +1,148 @@
+"""The Agent base class and its limits (:mod:`acpio._agent.serve` serves an agent).
+
+How this works: :func:`~acpio.serve` wires an :class:`Agent` to a
+:class:`~acpio._rpc.connection.Connection` whose message handler is the
+agent's server (:mod:`acpio._agent.agent_server`: decoding params, sessions, the
+ACP methods), so an agent author only writes :meth:`Agent.prompt`.
+Foreground work runs in a task group that outlives individual requests;
+when the client goes away every session is cancelled, processes are killed,
+and :func:`serve` returns. :func:`run` does the same over stdin and stdout
+and also stops on SIGTERM or SIGINT, exiting even when work ignores
+cancellation.
+
+Protocol versions: ``initialize`` negotiates the version; the sessions of
+the connection are created with it, and :class:`~acpio.Session` is the
+single place where updates are encoded for the wire. Agent code never sees
+the version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import ClassVar
+
+import msgspec
+
+from .. import schema
+from .._errors import RequestError
+from .._features.commands import CommandInvocation
+from .session import Session
+
+__all__ = ["Agent"]
+
+
+class Agent:
+    """Base class of an ACP agent: override :meth:`prompt`, optionally the hooks.
+
+    Set ``info`` (name and version are required by the protocol) and
+    ``prompt_capabilities`` if the agent accepts images, audio or embedded
+    context. The SDK implements initialize (version negotiation), sessions
+    (new, list, resume with replay, close, delete), the prompt lifecycle and
+    cancellation, and advertises exactly what it serves: the baseline session
+    methods, ``session/delete`` and additional directories, the prompt
+    capabilities you set, the MCP transports of ``mcp_transports``, and
+    ``auth_methods`` (override :meth:`login` and :meth:`logout` when you set
+    them).
+
+    Set ``config_options`` and ``commands`` to give every session pickers
+    (model, mode, ...) and slash commands; the client's changes arrive in
+    :meth:`set_config_option`, invocations in :meth:`command`. Updates sent
+    from :meth:`on_new_session` and :meth:`on_resume_session` reach the client
+    right after the answer (never before it: editors would drop them).
+
+    Each prompt runs :meth:`prompt` as the session's foreground work; a
+    prompt sent while one runs is accepted and queued (its ``messageId`` and
+    ``user_message`` go out at once) and runs after the current turn's idle.
+    """
+
+    # A class attribute usually; an instance may set its own (adapters name the agent they serve).
+    info: schema.Implementation = schema.Implementation(name="acpio-agent", version="0.0.0")
+    prompt_capabilities: ClassVar[schema.PromptCapabilities | None] = None
+    auth_methods: ClassVar[Sequence[schema.AuthMethod] | None] = None
+    config_options: ClassVar[Sequence[schema.SessionConfigOption]] = ()
+    """Config options every new session starts with (:func:`acpio.select_option`,
+    :func:`acpio.boolean_option`); sent in the ``session/new`` and ``session/resume``
+    answers. Read them as ``session.config[config_id]``; change a session's list with
+    :meth:`acpio.SessionConfig.replace` (e.g. in :meth:`on_new_session`)."""
+    commands: ClassVar[Sequence[schema.AvailableCommand]] = ()
+    """Slash commands every new session advertises (:func:`acpio.command`); sent in
+    the session answers. A prompt invoking one goes to :meth:`command`."""
+    mcp_transports: ClassVar[Collection[str]] = ("stdio",)
+    """The MCP transports this agent connects to: ``"stdio"`` (the baseline, the default:
+    ACP v1 requires every agent to accept stdio servers, and editors send the ones the user
+    configured), ``"http"``, ``"sse"``. ``initialize`` advertises exactly these
+    (``capabilities.session.mcp``) and ``session/new``/``resume`` refuse servers of any
+    other transport with ``-32602``; ``()`` refuses every MCP server. :mod:`acpio.mcp`
+    connects to them; an agent that uses none simply ignores the servers it accepted."""
+
+    client_info: schema.Implementation | None = None
+    """The client's ``info`` from its ``initialize`` request (the latest one, if one agent
+    object serves several connections; use :meth:`on_initialize` to keep one per client)."""
+    client_capabilities: schema.ClientCapabilities | None = None
+    """The client's capabilities from ``initialize`` (``None`` if absent or malformed)."""
+
+    async def prompt(self, session: Session, prompt: list[schema.ContentBlock]) -> str | None:
+        """Do the work for one user prompt; return a stop reason (``end_turn`` if ``None``).
+
+        Runs as the session's foreground work after the prompt was accepted,
+        its ``user_message`` sent and ``running`` reported; the SDK then sends
+        exactly one ``idle`` with the returned stop reason (a known one, or a
+        ``_``-prefixed custom one). Cancellation (``session/cancel``) arrives
+        as anyio cancellation; the SDK reports ``cancelled`` for you. An
+        exception ends the turn with stop reason ``error`` and an error
+        object; the prompt itself was already accepted.
+        """
+        raise NotImplementedError("override Agent.prompt to answer prompts")
+
+    async def command(self, session: Session, invocation: CommandInvocation) -> str | None:
+        """Run a slash command: a prompt that starts with ``/name`` of an advertised command.
+
+        Runs exactly like :meth:`prompt` (same lifecycle, same stop reasons);
+        ``invocation.input`` is the text after the name. The default gives the
+        whole prompt to :meth:`prompt`.
+        """
+        return await self.prompt(session, invocation.prompt)
+
+    async def set_config_option(self, session: Session, config_id: str, value: str | bool) -> None:
+        """The client changed a config option (``session/set_config_option``).
+
+        Called after the value was checked and applied (``session.config[config_id]``
+        is already ``value``); raise :class:`~acpio.RequestError` to refuse, which
+        restores the previous state. Other options may be changed here with
+        :meth:`acpio.SessionConfig.set`/``replace``: the answer carries the full
+        new state. The default accepts every valid value.
+        """
+
+    async def on_initialize(self, request: schema.InitializeRequest) -> None:
+        """Called once the client initialized (its info and capabilities are stored)."""
+
+    async def on_new_session(self, session: Session) -> None:
+        """Called when a session is created, before ``session/new`` is answered.
+
+        What it sends is held and goes out right after the answer, in order;
+        config options and commands it sets are part of the answer itself.
+        """
+
+    async def on_resume_session(self, session: Session) -> None:
+        """Called when a session is resumed, after any replay, before the response."""
+
+    async def on_close_session(self, session: Session) -> None:
+        """Called after a session was closed (its work is cancelled by then)."""
+
+    async def login(self, method_id: str) -> None:
+        """Authenticate with one of ``auth_methods`` (``auth/login``); raise to refuse.
+
+        Only called for a method the agent advertised.
+        """
+        raise NotImplementedError("override Agent.login when auth_methods is set")
+
+    async def logout(self) -> None:
+        """End the authenticated session (``auth/logout``)."""
+        raise NotImplementedError("override Agent.logout when auth_methods is set")
+
+    async def ext_method(self, method: str, params: msgspec.Raw | None) -> object:
+        """Handle a ``_``-prefixed extension request; the default answers ``-32601``."""
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        """Handle a ``_``-prefixed extension notification; ignored by default."""

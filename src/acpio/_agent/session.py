@@ -1,0 +1,622 @@
+"""Sessions: what agent code reports through, as a thin facade over the session's parts.
+
+How this works: a :class:`Session` is composed of two collaborators, created
+together by :func:`create_session` and held in its :class:`SessionCore`:
+
+* the update path (:class:`~acpio._session.updates.UpdatePath`): every update the
+  session sends (admission after idle, holding during setup and replay,
+  terminal bytes first, history, framing);
+* the turn state machine (:class:`~acpio._session.turn.Turns`): prompts, queueing,
+  cancellation and the ``running``/``requires_action``/``idle`` state.
+
+Tool calls and terminals keep a registry (:class:`~acpio._handles.tool_call.SessionHandles`);
+handles and services get a :class:`~acpio._session.parts.SessionParts`, never
+the session's private attributes. The agent server drives a session through
+its :class:`SessionCore` (prompts, cancel, setup holding, resume); agent code
+sees only :class:`Session`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Final
+
+import anyio
+import anyio.abc
+from msgspec import UNSET
+
+from .. import schema
+from .._errors import LibraryCreated
+from .._features.commands import CommandInvocation, parse_command, validate_commands
+from .._features.config import ConfigState, SessionConfig
+from .._features.elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
+from .._handles import client_services as _client_services
+from .._handles.terminal import TerminalHandle
+from .._handles.tool_call import SessionHandles, ToolCallHandle
+from .._limits import SessionLimits
+from .._protocol.ids import new_id
+from .._protocol.paths import require_absolute
+from .._protocol.peer import Peer
+from .._protocol.values import check_values, require_value
+from .._session.framing import session_framing
+from .._session.parts import SessionParts
+from .._session.turn import Turns
+from .._session.updates import ClientConnection, UpdatePath
+from .._store.history import History
+
+__all__ = [
+    "MessageStream",
+    "Session",
+    "SessionCore",
+    "StopReason",
+    "core_of",
+    "create_session",
+]
+
+logger = logging.getLogger(__name__)
+
+StopReason = str
+
+PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
+
+# Each session's core, for core_of(); weak, so a forgotten session goes away.
+_cores: weakref.WeakKeyDictionary[Session, SessionCore] = weakref.WeakKeyDictionary()
+
+
+class SessionCore:
+    """The library's side of one session: its parts, handles, config and commands.
+
+    The agent server drives the session through it (prompts, cancel, setup
+    holding, resume); :attr:`session` is the agent author's facade over it.
+    """
+
+    session: Session
+
+    def __init__(
+        self,
+        parts: SessionParts,
+        *,
+        task_group: anyio.abc.TaskGroup,
+        history: History,
+    ) -> None:
+        self.parts: Final = parts
+        self.turns: Final = parts.turns
+        self.updates: Final = parts.updates
+        self.task_group: Final = task_group
+        self.history: Final = history
+        self.handles: Final = SessionHandles(parts.session_id)
+        self.config: Final = ConfigState(parts.updates)
+        self.commands: list[schema.AvailableCommand] = []
+        self.close_done: anyio.Event | None = None
+        #: Run once the session closed (resources that live as long as it: acpio.mcp).
+        self.on_close: list[Callable[[], None]] = []
+
+    def setup_features(
+        self,
+        config_options: Sequence[schema.SessionConfigOption],
+        commands: Sequence[schema.AvailableCommand],
+    ) -> None:
+        """Give a fresh session the agent's declared config options and commands.
+
+        :raises LocalProtocolError: when either is invalid.
+        """
+        self.config.reset(config_options)
+        validate_commands(commands)
+        self.commands = list(commands)
+
+    async def resume(self, *, replay: bool) -> None:
+        """Send the history (``replay``) and then the current state, before the response."""
+        turns = self.turns
+        await self.updates.replay(self.history.replay() if replay else None, turns.state_snapshot)
+
+
+def create_session(
+    session_id: str,
+    cwd: str,
+    *,
+    connection: ClientConnection,
+    task_group: anyio.abc.TaskGroup,
+    history: History,
+    prompt_handler: PromptHandler,
+    additional_directories: Sequence[str] = (),
+    mcp_servers: Sequence[schema.McpServer] = (),
+    limits: SessionLimits | None = None,
+    peer: Peer | None = None,
+) -> SessionCore:
+    """A new session and its parts; ``prompt_handler(session, prompt)`` runs each turn.
+
+    :raises LocalProtocolError: for a relative ``cwd``.
+    """
+    cwd = require_absolute(cwd, "cwd")
+    peer = peer if peer is not None else Peer()
+    updates = UpdatePath(
+        session_id,
+        framing=session_framing(peer, session_id),
+        connection=connection,
+        history=history,
+        task_group=task_group,
+    )
+    turns = Turns(
+        session_id,
+        updates=updates,
+        task_group=task_group,
+        limits=limits or SessionLimits(),
+        run_prompt=_not_yet_running,
+    )
+    parts = SessionParts(session_id=session_id, cwd=cwd, peer=peer, updates=updates, turns=turns)
+    core = SessionCore(parts, task_group=task_group, history=history)
+    session = core.session = object.__new__(Session)
+    Session.__init__(session, core)
+    _cores[session] = core
+    session.additional_directories = list(additional_directories)
+    session.mcp_servers = list(mcp_servers)
+    turns.run_prompt = functools.partial(prompt_handler, session)
+    return core
+
+
+def core_of(session: Session) -> SessionCore:
+    """The library's side of ``session``, for acpio's own modules (such as :mod:`acpio.mcp`).
+
+    :raises KeyError: for an object acpio did not create.
+    """
+    return _cores[session]
+
+
+async def _not_yet_running(prompt: list[schema.ContentBlock]) -> object:
+    raise AssertionError("a session's turns run only once the session exists")
+
+
+class Session(metaclass=LibraryCreated):
+    """One ACP session: its working directory, its updates and its foreground work.
+
+    Agent code receives the session in :meth:`acpio.Agent.prompt` and reports
+    through it: messages and thoughts (:meth:`message`, :meth:`thought`, and
+    streamed in chunks with :meth:`message_stream`, :meth:`thought_stream`),
+    plans, notices, usage, tool calls (:meth:`tool_call`) and terminals
+    (:meth:`terminal`). Updates reach the client in exactly the order they
+    were sent, and each is recorded in :attr:`history` so that
+    ``session/resume`` can replay the conversation.
+
+    Prompts: each accepted prompt is answered with its ``messageId`` at once,
+    followed by its ``user_message``; its turn then reports ``running``, runs
+    :meth:`acpio.Agent.prompt` and ends with exactly one ``idle`` carrying
+    the stop reason. A prompt sent while a turn runs is accepted and queued
+    the same way (its ``user_message`` goes out at once) and runs after the
+    current turn's idle. ``session/cancel`` cancels the running turn (one
+    ``idle`` with ``cancelled``, nothing of that turn after it) and discards
+    queued prompts.
+
+    Config options (:attr:`config`, a :class:`~acpio.SessionConfig`), slash
+    commands (:attr:`commands`, :meth:`set_commands`, :meth:`parse_command`)
+    and questions to the user (:meth:`elicit`, :meth:`elicit_url`). What the
+    session sends while ``session/new`` or ``session/resume`` is answered goes
+    out right after the answer, in order.
+
+    On a v1 connection the same turns are projected onto v1 (see ``docs/v1.md``):
+    each ``session/prompt`` is answered at the end of its own turn with its stop
+    reason, and updates take their v1 form; agent code does not change.
+
+    Sessions are created by acpio (an agent receives them); calling
+    ``Session(...)`` raises :class:`TypeError`.
+    """
+
+    additional_directories: list[str]
+    mcp_servers: list[schema.McpServer]
+
+    def __init__(self, core: SessionCore, /) -> None:
+        parts = core.parts
+        self._core: Final = core
+        self._turns: Final = core.turns
+        self._updates: Final = core.updates
+        self.id: Final = parts.session_id
+        self.cwd: Final = parts.cwd
+        self.protocol_version: Final = parts.peer.protocol_version
+        self.additional_directories = []
+        self.mcp_servers = []
+        self.remembered_permissions: dict[str, str] = {}
+        self.config: Final = SessionConfig(core.config)
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id} cwd={self.cwd!r} state={self.state!r}>"
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def limits(self) -> SessionLimits:
+        """This session's :class:`~acpio.SessionLimits`."""
+        return self._turns.limits
+
+    @limits.setter
+    def limits(self, limits: SessionLimits) -> None:
+        self._turns.limits = limits
+
+    @property
+    def state(self) -> str:
+        """``"idle"``, ``"running"`` or ``"requires_action"``, as last reported to the client."""
+        return self._turns.reported_state.value
+
+    @property
+    def closed(self) -> bool:
+        """True once ``session/close`` began; a closed session refuses prompts."""
+        return self._turns.closed
+
+    @property
+    def busy(self) -> bool:
+        """True while foreground work runs or accepted prompts wait to run."""
+        return self._turns.busy
+
+    @property
+    def history(self) -> History:
+        """What the session has reported, as replayed by ``session/resume``."""
+        return self._core.history
+
+    # ---------------------------------------------------------------- sending
+
+    async def send(self, update: schema.SessionUpdate) -> None:
+        """Send one session update, in order, after any buffered terminal bytes.
+
+        Every enum value in it (kinds, statuses, plan priorities, ...) is
+        checked first: a known one or a ``_``-prefixed one. The update is
+        recorded in the history. Updates from foreground work that was already
+        reported idle (for example cancelled work that ignored cancellation)
+        are dropped, and so is everything sent after the session was closed.
+
+        :raises LocalProtocolError: for a value the protocol does not allow,
+            before anything is sent.
+        """
+        check_values(update)
+        await self._updates.send(update)
+
+    # -------------------------------------------------------- output helpers
+
+    async def message(
+        self, content: str | schema.ContentBlock | Sequence[schema.ContentBlock]
+    ) -> str:
+        """Send a whole agent message (``agent_message``); returns its ``messageId``."""
+        message_id = new_id("msg")
+        await self.send(schema.AgentMessage(message_id=message_id, content=_blocks(content)))
+        return message_id
+
+    async def thought(
+        self, content: str | schema.ContentBlock | Sequence[schema.ContentBlock]
+    ) -> str:
+        """Send a whole agent thought (``agent_thought``); returns its ``messageId``."""
+        message_id = new_id("thought")
+        await self.send(schema.AgentThought(message_id=message_id, content=_blocks(content)))
+        return message_id
+
+    def message_stream(self, message_id: str | None = None) -> MessageStream:
+        """A streamed agent message: each :meth:`MessageStream.write` sends one chunk.
+
+        Every chunk carries the same ``messageId`` (fresh unless given), so
+        the client shows one growing message.
+        """
+        return _message_stream(self, message_id or new_id("msg"), thought=False)
+
+    def thought_stream(self, message_id: str | None = None) -> MessageStream:
+        """A streamed agent thought: each :meth:`MessageStream.write` sends one chunk."""
+        return _message_stream(self, message_id or new_id("thought"), thought=True)
+
+    async def plan(self, entries: Sequence[schema.PlanEntry], *, plan_id: str = "plan") -> None:
+        """Send the complete plan (``plan_update``): the entries replace that plan's entries."""
+        await self.send(
+            schema.PlanUpdate(plan=schema.PlanItems(plan_id=plan_id, entries=list(entries)))
+        )
+
+    async def notice(
+        self, title: str, *, severity: str = "info", description: str | None = None
+    ) -> None:
+        """Send a notice (``info``, ``warning``, ``error``, or a ``_``-prefixed severity).
+
+        Notices are live events, not conversation history: they are not replayed.
+
+        :raises LocalProtocolError: for a severity that is neither known nor ``_``-prefixed.
+        """
+        require_value(severity, schema.KNOWN_NOTICE_SEVERITY, "notice severity")
+        await self.send(
+            schema.Notice(
+                severity=severity,
+                title=title,
+                description=UNSET if description is None else description,
+            )
+        )
+
+    async def usage(self, used: int, size: int, *, cost: schema.Cost | None = None) -> None:
+        """Report context window usage (tokens used out of ``size``) and optional cost."""
+        await self.send(
+            schema.UsageUpdate(used=used, size=size, cost=UNSET if cost is None else cost)
+        )
+
+    def tool_call(
+        self,
+        title: str,
+        *,
+        kind: str | None = None,
+        status: str = "pending",
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        raw_input: object = UNSET,
+        locations: Sequence[schema.ToolCallLocation | str] | None = None,
+        content: Sequence[schema.ToolCallContent] | None = None,
+        cancellable: bool = False,
+        meta: dict[str, object] | None = None,
+    ) -> ToolCallHandle:
+        """Create a tool call; ``await`` it or use ``async with`` to report it.
+
+        The first ``tool_call_update`` carries the title and the status
+        (``pending`` unless given) and a fresh unique ``toolCallId`` unless one
+        is passed (an LLM's own tool-use id is the common case). Every id
+        names one call for the whole session: to go on reporting an earlier
+        call use :meth:`reattach_tool_call`.
+
+        :raises LocalProtocolError: for an id already used in this session, a
+            kind or status neither known nor ``_``-prefixed, or a relative path.
+        """
+        handles = self._core.handles
+        if tool_call_id is not None:
+            handles.refuse_reused_tool_call_id(tool_call_id)
+        handle = object.__new__(ToolCallHandle)
+        ToolCallHandle.__init__(
+            handle,
+            self._core.parts,
+            handles,
+            self,
+            tool_call_id or new_id("call"),
+            title=title,
+            kind=kind,
+            status=status,
+            name=name,
+            raw_input=raw_input,
+            locations=locations,
+            content=content,
+            cancellable=cancellable,
+            meta=meta,
+        )
+        return handle
+
+    def terminal(
+        self,
+        *,
+        command: str | None = None,
+        cwd: str | None = None,
+        terminal_id: str | None = None,
+        size: tuple[int, int] | None = None,
+        cancellable: bool = False,
+    ) -> TerminalHandle:
+        """Create a display-only terminal not attached to a tool call; ``await`` it to announce."""
+        handle = object.__new__(TerminalHandle)
+        TerminalHandle.__init__(
+            handle,
+            self._core.parts,
+            self._core.handles.register_terminal,
+            self,
+            terminal_id or new_id("term"),
+            command=command,
+            cwd=cwd if cwd is not None else self.cwd,
+            size=size,
+            cancellable=cancellable,
+        )
+        return handle
+
+    # ------------------------------------------------- the client's services
+
+    async def read_text_file(
+        self, path: str, line: int | None = None, limit: int | None = None
+    ) -> str:
+        """Read a text file through the editor (v1 ``fs/read_text_file``), unsaved changes included.
+
+        ``line`` (1-based) and ``limit`` (lines) select a part of the file.
+
+        :raises ClientCapabilityError: when the client did not advertise
+            ``fs.readTextFile``, and on v2 connections; nothing is sent.
+        :raises RequestError: when the client answers with an error.
+        """
+        return await _client_services.read_text_file(self._core.parts, path, line, limit)
+
+    async def write_text_file(self, path: str, content: str) -> None:
+        """Write a text file through the editor (v1 ``fs/write_text_file``).
+
+        :raises ClientCapabilityError: when the client did not advertise
+            ``fs.writeTextFile``, and on v2 connections; nothing is sent.
+        :raises RequestError: when the client answers with an error.
+        """
+        await _client_services.write_text_file(self._core.parts, path, content)
+
+    # ----------------------------------------------------- registry of handles
+
+    def tool_call_handle(self, tool_call_id: str) -> ToolCallHandle | None:
+        """The handle of a tool call of this session, if any."""
+        return self._core.handles.tool_calls.get(tool_call_id)
+
+    def reattach_tool_call(self, tool_call_id: str) -> ToolCallHandle:
+        """The existing handle of a tool call already reported in this session.
+
+        The explicit way to go on reporting a call (say, from a later turn):
+        :meth:`tool_call` refuses an id that was used before, since reporting
+        it again would reopen the call on the client. A final status stays
+        final on the returned handle.
+
+        :raises LocalProtocolError: when no call with this id was reported.
+        """
+        return self._core.handles.reattach(tool_call_id)
+
+    def terminal_handle(self, terminal_id: str) -> TerminalHandle | None:
+        """The handle of a terminal of this session, if any."""
+        return self._core.handles.terminals.get(terminal_id)
+
+    # ---------------------------------------------------------------- commands
+
+    @property
+    def commands(self) -> list[schema.AvailableCommand]:
+        """The slash commands currently advertised in this session (a copy)."""
+        return list(self._core.commands)
+
+    async def set_commands(self, commands: Sequence[schema.AvailableCommand]) -> None:
+        """Replace the session's slash commands (``available_commands_update``).
+
+        During session setup nothing extra is sent: the answer carries the list.
+
+        :raises LocalProtocolError: for a repeated or invalid command name.
+        """
+        validate_commands(commands)
+        self._core.commands = list(commands)
+        if not self._updates.in_setup:
+            await self.send(schema.AvailableCommandsUpdate(available_commands=list(commands)))
+
+    def parse_command(self, prompt: Sequence[schema.ContentBlock]) -> CommandInvocation | None:
+        """The advertised command ``prompt`` invokes (``/name input``), if any."""
+        return parse_command(prompt, self._core.commands)
+
+    # ------------------------------------------------------------ elicitation
+
+    def can_elicit(self, mode: str = "form") -> bool:
+        """Whether the client advertised elicitation in ``mode`` (``"form"`` or ``"url"``)."""
+        peer = self._core.parts.peer
+        return peer.elicitation_url if mode == "url" else peer.elicitation_form
+
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: schema.ElicitationSchema | Mapping[str, object],
+        *,
+        tool_call: ToolCallHandle | str | None = None,
+    ) -> ElicitationResult:
+        """Ask the user to fill a form (``elicitation/create``, form mode); returns the answer.
+
+        ``requested_schema`` is an :class:`~acpio.schema.ElicitationSchema` or
+        the same as JSON (``{"type": "object", "properties": {...},
+        "required": [...]}``, primitive properties only). The request is scoped
+        to this session and, with ``tool_call``, to one of its tool calls.
+        While it is pending the session reports ``requires_action``, then
+        ``running``. The answer is ``accepted`` (``result.content`` holds the
+        values, checked against the schema), ``declined`` or ``dismissed``.
+        When the work is cancelled meanwhile, ``$/cancel_request`` is sent and
+        the cancellation propagates: an enclosing ``async with
+        session.tool_call(...)`` ends ``cancelled``, the turn ``cancelled``.
+
+        :raises ElicitationUnsupported: when the client did not advertise form
+            elicitation (nothing is sent).
+        :raises LocalProtocolError: for a schema that is not an elicitation schema
+            (or requires a field it does not define); nothing is sent.
+        :raises RemoteProtocolError: when accepted values do not match the schema.
+        :raises ConnectionClosed: when the client went away (before or while asking).
+        """
+        return await elicit(self._core.parts, message, requested_schema, tool_call=tool_call)
+
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        tool_call: ToolCallHandle | str | None = None,
+    ) -> ElicitationResult:
+        """Ask the user to open ``url`` (``elicitation/create``, URL mode); returns the answer.
+
+        ``accepted`` means only that the user agreed to open it; once the
+        out-of-band interaction is done, call :meth:`complete_elicitation`
+        with ``result.elicitation_id`` (fresh unless given). Pending,
+        cancellation and refusal behave as in :meth:`elicit`.
+
+        :raises ElicitationUnsupported: when the client did not advertise URL elicitation.
+        """
+        return await elicit_url(
+            self._core.parts,
+            message,
+            url,
+            elicitation_id=elicitation_id,
+            tool_call=tool_call,
+        )
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client a URL elicitation's interaction finished (``elicitation/complete``)."""
+        await complete_elicitation(self._core.parts, elicitation_id)
+
+    # ---------------------------------------------------------- cancel and close
+
+    async def cancel(self) -> None:
+        """Cancel the foreground work and discard queued prompts (``session/cancel``).
+
+        Returns at once. The work's exceptions from cancellation are caught;
+        after its pending updates it reports one ``idle`` with
+        ``stopReason: "cancelled"`` and nothing after it. Work that ignores
+        cancellation for ``limits.cancel_grace`` seconds is abandoned: the idle
+        goes out then, and whatever it sends later is dropped.
+        """
+        self._turns.cancel()
+
+    async def wait_idle(self) -> None:
+        """Wait until no foreground work runs and no accepted prompt waits to run."""
+        await self._turns.wait_idle()
+
+    async def close(self) -> None:
+        """Cancel the work as ``session/cancel`` would, wait for its idle, then go silent.
+
+        Prompts are refused from the start; once the work reported idle (or
+        the grace period passed), background terminal processes are stopped
+        and nothing more is sent for this session. Calling it again waits for
+        the first close to finish.
+        """
+        core = self._core
+        if core.close_done is not None:
+            # Closing already: answer this close, too, only once the work ended.
+            await core.close_done.wait()
+            return
+        turns = self._turns
+        turns.closed = True
+        done = core.close_done = anyio.Event()
+        try:
+            turns.cancel()
+            with anyio.move_on_after(turns.limits.cancel_grace + 1.0):
+                await turns.wait_idle()
+        finally:
+            self._updates.release()
+            turns.drop_all()
+            turns.notify_idle()
+            for terminal in core.handles.terminals.values():
+                terminal.request_cancel()
+            for release in core.on_close:
+                release()
+            done.set()
+
+
+class MessageStream(metaclass=LibraryCreated):
+    """An agent message or thought streamed in chunks that share one ``messageId``.
+
+    Created by :meth:`Session.message_stream` and :meth:`Session.thought_stream`;
+    calling ``MessageStream(...)`` raises :class:`TypeError`.
+    """
+
+    def __init__(self, session: Session, message_id: str, *, thought: bool) -> None:
+        self._session = session
+        self.message_id: Final = message_id
+        self._thought = thought
+
+    async def write(self, content: str | schema.ContentBlock) -> None:
+        """Send one chunk (``agent_message_chunk`` or ``agent_thought_chunk``) of the message."""
+        block = schema.TextContent(text=content) if isinstance(content, str) else content
+        chunk: schema.SessionUpdate
+        if self._thought:
+            chunk = schema.AgentThoughtChunk(message_id=self.message_id, content=block)
+        else:
+            chunk = schema.AgentMessageChunk(message_id=self.message_id, content=block)
+        await self._session.send(chunk)
+
+
+def _message_stream(session: Session, message_id: str, *, thought: bool) -> MessageStream:
+    stream = object.__new__(MessageStream)
+    MessageStream.__init__(stream, session, message_id, thought=thought)
+    return stream
+
+
+def _blocks(
+    content: str | schema.ContentBlock | Sequence[schema.ContentBlock],
+) -> list[schema.ContentBlock]:
+    if isinstance(content, str):
+        return [schema.TextContent(text=content)]
+    if isinstance(content, list | tuple):
+        return list(content)
+    return [content]  # type: ignore[list-item]

@@ -1,0 +1,426 @@
+"""The v1 method table: ACP v1 requests served by the same agent and sessions as v2.
+
+How this works: when ``initialize`` asks for protocol version 1, the agent
+server swaps its method table for :attr:`V1Methods.table`. Each v1 method is
+the v2 one with v1 shapes at the edges: params are rewritten into the v2
+shape and handed to the v2 handler (one implementation of every rule), and
+its v2 result is projected back. What is v1's own lives here:
+
+* ``initialize``: ``clientInfo``/``clientCapabilities`` in, ``agentInfo``,
+  ``agentCapabilities`` (``loadSession``, ``promptCapabilities``,
+  ``mcpCapabilities``, ``sessionCapabilities``, ``auth``) and ``authMethods``
+  out, derived from the v2 capabilities the agent really has; the client's
+  capabilities become the connection's :class:`~acpio._protocol.peer.Peer`.
+* ``session/prompt`` is answered at the end of its turn with ``{stopReason}``
+  (a queued prompt at the end of its own turn); a failed turn is a JSON-RPC
+  error answer; the next queued turn starts only after that answer.
+* ``session/load`` is ``session/resume`` with a replay from the start: the
+  history goes out in v1 form before the answer.
+* ``authenticate``/``logout`` are ``auth/login``/``auth/logout``.
+
+The v2-only methods (``tool_call/cancel``, ``terminal/cancel``) are not in
+the v1 table.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
+
+import anyio
+import msgspec
+from msgspec import UNSET
+
+from .. import schema
+from .._errors import INTERNAL_ERROR, RequestError
+from .._protocol.peer import Peer
+from .._rpc.connection import RequestContext
+from .._session.v1_projection import META_KEY, V1_STOP_REASONS, config_options
+from .._session.work import Work
+
+if TYPE_CHECKING:
+    from .._store.history import SessionRecord
+    from .agent import Agent
+    from .session import Session, SessionCore
+
+T = TypeVar("T")
+
+__all__ = ["V1Methods", "V2Server", "v1_peer"]
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
+
+_to_builtins = msgspec.json.Decoder().decode
+_raw: Final = msgspec.json.encode
+
+
+def _object(value: object) -> dict[str, object] | None:
+    """``value`` as a JSON object (decoded JSON: its keys are strings), else None."""
+    return cast("dict[str, object]", value) if isinstance(value, dict) else None
+
+
+def _array(value: object) -> list[object] | None:
+    """``value`` as a JSON array, else None."""
+    return cast("list[object]", value) if isinstance(value, list) else None
+
+
+def _params(raw: msgspec.Raw | None) -> dict[str, object]:
+    if raw is None:
+        return {}
+    try:
+        value: object = _to_builtins(raw)
+    except msgspec.DecodeError as exc:  # pragma: no cover - the envelope already parsed
+        raise RequestError.invalid_params(str(exc)) from None
+    params = _object(value)
+    if params is None:
+        raise RequestError.invalid_params("params must be an object")
+    return params
+
+
+def _as_raw(value: object) -> msgspec.Raw:
+    return msgspec.Raw(_raw(value))
+
+
+def _mcp_servers_to_v2(params: dict[str, object]) -> None:
+    """v1 stdio servers have no ``type``, and their ``env`` is required; v2 tags them."""
+    servers = _array(params.get("mcpServers"))
+    if servers is None:
+        return
+    for item in servers:
+        server = _object(item)
+        if server is not None and "type" not in server:
+            server["type"] = "stdio"
+
+
+def _flag(value: object, *keys: str) -> bool:
+    for key in keys:
+        fields = _object(value)
+        if fields is None:
+            return False
+        value = fields.get(key)
+    return value is True
+
+
+def _present(value: object, *keys: str) -> bool:
+    for key in keys:
+        fields = _object(value)
+        if fields is None:
+            return False
+        value = fields.get(key)
+    return isinstance(value, dict)
+
+
+def v1_peer(capabilities: object) -> Peer:
+    """The peer of a v1 client, from its ``clientCapabilities`` (malformed parts: none)."""
+    return Peer(
+        protocol_version=1,
+        terminal=_flag(capabilities, "terminal"),
+        read_text_file=_flag(capabilities, "fs", "readTextFile"),
+        write_text_file=_flag(capabilities, "fs", "writeTextFile"),
+        elicitation_form=_present(capabilities, "elicitation", "form"),
+        elicitation_url=_present(capabilities, "elicitation", "url"),
+        notices=_present(capabilities, "session", "notices"),
+        terminal_output=_flag(capabilities, "_meta", "terminal_output"),
+    )
+
+
+def _client_info(value: object) -> schema.Implementation:
+    fields = _object(value)
+    if fields is not None:
+        name, version, title = fields.get("name"), fields.get("version"), fields.get("title")
+        if isinstance(name, str) and isinstance(version, str):
+            return schema.Implementation(
+                name=name, version=version, title=title if isinstance(title, str) else UNSET
+            )
+    return schema.Implementation(name="unknown v1 client", version="")
+
+
+def _v2_capabilities(peer: Peer) -> schema.ClientCapabilities:
+    """What agent code sees of a v1 client's capabilities (the version-neutral part)."""
+    if not (peer.elicitation_form or peer.elicitation_url):
+        return schema.ClientCapabilities()
+    return schema.ClientCapabilities(
+        elicitation=schema.ElicitationCapabilities(
+            form=schema.ElicitationFormCapabilities() if peer.elicitation_form else UNSET,
+            url=schema.ElicitationUrlCapabilities() if peer.elicitation_url else UNSET,
+        )
+    )
+
+
+def _auth_method(method: object, client_capabilities: object) -> dict[str, object] | None:
+    if isinstance(method, schema.AuthMethodAgent):
+        out: dict[str, object] = {"id": method.method_id, "name": method.name}
+        if isinstance(method.description, str):
+            out["description"] = method.description
+        return out
+    if isinstance(method, schema.AuthMethodTerminal):
+        if not _flag(client_capabilities, "auth", "terminal"):
+            return None  # v1: only for clients that advertise auth.terminal
+        out = {"type": "terminal", "id": method.method_id, "name": method.name}
+        if isinstance(method.description, str):
+            out["description"] = method.description
+        if isinstance(method.args, list):
+            out["args"] = list(method.args)
+        if isinstance(method.env, list):
+            out["env"] = {variable.name: variable.value for variable in method.env}
+        return out
+    return None
+
+
+class V2Server(Protocol):
+    """What the v1 methods use of the agent server: its v2 handlers and its sessions."""
+
+    agent: Agent
+    peer: Peer
+    sessions: dict[str, Session]
+    cores: dict[str, SessionCore]
+    records: dict[str, SessionRecord]
+    v2_requests: dict[str, Handler]
+
+    async def initialize(self, params: msgspec.Raw | None, context: RequestContext, /) -> object:
+        """The v2 ``initialize`` handler (which negotiates v1 through :class:`V1Methods`)."""
+        ...
+
+    def capabilities(self) -> schema.AgentCapabilities:
+        """The agent's v2 capabilities."""
+        ...
+
+    def check_auth_method(self, method: str) -> None:
+        """:raises RequestError: when the agent does not offer ``method``."""
+        ...
+
+    def decode(self, raw: msgspec.Raw | None, type_: type[T]) -> T:
+        """Decode params (:raises RequestError: ``-32602`` naming the field)."""
+        ...
+
+    def active(self, session_id: str) -> Session:
+        """The active session (:raises RequestError: ``-32002`` when there is none)."""
+        ...
+
+
+class V1Methods:
+    """The v1 request handlers of one connection's agent server (see the module docstring)."""
+
+    def __init__(self, server: V2Server) -> None:
+        self.server: Final = server
+        self.table: dict[str, Handler] = {
+            "initialize": server.initialize,
+            "authenticate": self._authenticate,
+            "logout": self._logout,
+            "session/new": self._new_session,
+            "session/load": self._load_session,
+            "session/list": self._list_sessions,
+            "session/resume": self._resume_session,
+            "session/close": self._same("session/close"),
+            "session/delete": self._same("session/delete"),
+            "session/prompt": self._prompt,
+            "session/set_config_option": self._set_config_option,
+        }
+
+    def _same(self, method: str) -> Handler:
+        """A method whose v1 params and result have their v2 shape."""
+
+        async def handler(params: msgspec.Raw | None, context: RequestContext) -> object:
+            return await self.server.v2_requests[method](params, context)
+
+        return handler
+
+    # ------------------------------------------------------------- initialize
+
+    def initialize(self, raw: msgspec.Raw) -> object:
+        """Make this a v1 connection from the client's ``initialize`` params; the v1 answer.
+
+        Fills the connection's peer and the agent's ``client_info`` and
+        ``client_capabilities``; the caller then runs the agent's
+        ``on_initialize`` hook with the v2 form of the request.
+        """
+        server = self.server
+        params = _params(raw)
+        capabilities = params.get("clientCapabilities")
+        server.peer = v1_peer(capabilities)
+        agent = server.agent
+        agent.client_info = _client_info(params.get("clientInfo"))
+        agent.client_capabilities = _v2_capabilities(server.peer)
+        v2 = server.capabilities()
+        session = v2.session if isinstance(v2.session, schema.SessionCapabilities) else None
+        prompt = session.prompt if session is not None else UNSET
+        mcp = session.mcp if session is not None else UNSET
+        session_capabilities: dict[str, object] = {"list": {}, "resume": {}, "close": {}}
+        if session is not None and isinstance(session.delete, schema.SessionDeleteCapabilities):
+            session_capabilities["delete"] = {}
+        if session is not None and isinstance(
+            session.additional_directories, schema.SessionAdditionalDirectoriesCapabilities
+        ):
+            session_capabilities["additionalDirectories"] = {}
+        agent_capabilities: dict[str, object] = {
+            "loadSession": True,
+            "promptCapabilities": {
+                "image": isinstance(prompt, schema.PromptCapabilities)
+                and isinstance(prompt.image, schema.PromptImageCapabilities),
+                "audio": isinstance(prompt, schema.PromptCapabilities)
+                and isinstance(prompt.audio, schema.PromptAudioCapabilities),
+                "embeddedContext": isinstance(prompt, schema.PromptCapabilities)
+                and isinstance(prompt.embedded_context, schema.PromptEmbeddedContextCapabilities),
+            },
+            "mcpCapabilities": {
+                "http": isinstance(mcp, schema.McpCapabilities)
+                and isinstance(mcp.http, schema.McpHttpCapabilities),
+                "sse": False,
+            },
+            "sessionCapabilities": session_capabilities,
+        }
+        methods = [
+            converted
+            for method in agent.auth_methods or ()
+            if (converted := _auth_method(method, capabilities)) is not None
+        ]
+        if agent.auth_methods:
+            agent_capabilities["auth"] = {"logout": {}}
+        info: dict[str, object] = {"name": agent.info.name, "version": agent.info.version}
+        if isinstance(agent.info.title, str):
+            info["title"] = agent.info.title
+        return {
+            "protocolVersion": 1,
+            "agentCapabilities": agent_capabilities,
+            "authMethods": methods,
+            "agentInfo": info,
+        }
+
+    # ----------------------------------------------------------------- auth
+
+    async def _authenticate(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        self.server.check_auth_method("authenticate")
+        await self.server.v2_requests["auth/login"](params, context)
+        return {}
+
+    async def _logout(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        self.server.check_auth_method("logout")
+        await self.server.v2_requests["auth/logout"](params, context)
+        return {}
+
+    # ------------------------------------------------------------- sessions
+
+    async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        request = _params(params)
+        _mcp_servers_to_v2(request)
+        response = await self.server.v2_requests["session/new"](_as_raw(request), context)
+        assert isinstance(response, schema.NewSessionResponse)
+        out: dict[str, object] = {"sessionId": response.session_id}
+        if isinstance(response.config_options, list):
+            out["configOptions"] = config_options(response.config_options)
+        self._commands_after(response.session_id, response.available_commands, context)
+        return out
+
+    def _commands_after(self, session_id: str, commands: object, context: RequestContext) -> None:
+        """v1 answers carry no commands: send them as an update right after the answer."""
+        session = self.server.sessions.get(session_id)
+        if session is None or not isinstance(commands, list) or not commands:
+            return
+        listed = cast("list[schema.AvailableCommand]", commands)
+        update = schema.AvailableCommandsUpdate(available_commands=list(listed))
+
+        task_group = self.server.cores[session_id].task_group
+
+        def send() -> None:
+            task_group.start_soon(session.send, update)
+
+        context.after_response(send)
+
+    async def _resume(
+        self, params: msgspec.Raw | None, context: RequestContext, *, replay: bool
+    ) -> object:
+        request = _params(params)
+        _mcp_servers_to_v2(request)
+        request.pop("replayFrom", None)
+        if replay:
+            request["replayFrom"] = {"type": "start"}
+        response = await self.server.v2_requests["session/resume"](_as_raw(request), context)
+        out: dict[str, object] = {}
+        if isinstance(response, schema.ResumeSessionResponse):
+            if isinstance(response.config_options, list):
+                out["configOptions"] = config_options(response.config_options)
+            session_id = request.get("sessionId")
+            if isinstance(session_id, str):
+                self._commands_after(session_id, response.available_commands, context)
+        return out
+
+    async def _load_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        # The history is replayed, in v1 form, before this answer: editors reopen threads so.
+        return await self._resume(params, context, replay=True)
+
+    async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        return await self._resume(params, context, replay=False)
+
+    async def _list_sessions(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        return schema.to_builtins(await self.server.v2_requests["session/list"](params, context))
+
+    async def _set_config_option(
+        self, params: msgspec.Raw | None, context: RequestContext
+    ) -> object:
+        handler = self.server.v2_requests.get("session/set_config_option")
+        if handler is None:
+            raise RequestError.method_not_found("session/set_config_option")
+        request = _params(params)
+        if "id" in request and "configId" not in request:
+            request["configId"] = request.pop("id")
+        response = await handler(_as_raw(request), context)
+        options: object = getattr(response, "config_options", UNSET)
+        listed = (
+            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
+        )
+        return {"configOptions": config_options(listed)}
+
+    # ---------------------------------------------------------------- turns
+
+    async def _prompt(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        server = self.server
+        request = server.decode(params, schema.PromptRequest)
+        session = server.active(request.session_id)
+        if not request.prompt:
+            raise RequestError.invalid_params("`prompt` must not be empty")
+        turns = server.cores[session.id].turns
+        work = turns.accept_prompt(list(request.prompt))
+        work.awaiting_answer = True
+        record = server.records.get(session.id)
+        if record is not None:
+            record.touch()
+        if turns.cancelled_by_earlier_cancel(context.sequence):
+            # The client cancelled after sending this prompt, before it was accepted here.
+            await session.cancel()
+        context.after_response(lambda: turns.prompt_answered(work))
+        # No early answer on v1: the turn goes on at once, answered when it ends.
+        turns.prompt_responded(work)
+        try:
+            await work.ended.wait()
+        except BaseException:
+            # $/cancel_request of the prompt (or shutdown): v1 has no other way to say
+            # "stop this turn", so the turn is cancelled, and its answer still comes last.
+            with anyio.CancelScope(shield=True):
+                if not work.ended.is_set():
+                    turns.withdraw(work)
+                with anyio.move_on_after(session.limits.cancel_grace + 1.0):
+                    await work.ended.wait()
+            turns.prompt_answered(work)
+            raise
+        return _answer(work)
+
+
+def _answer(work: Work) -> object:
+    """The v1 ``session/prompt`` answer for ended work (or the error answer)."""
+    outcome = work.outcome
+    if outcome is None or work.discarded:
+        return {"stopReason": "cancelled"}
+    stop_reason, error = outcome
+    if stop_reason == "error":
+        detail = error.message if error is not None else "the prompt handler failed"
+        raise RequestError(
+            INTERNAL_ERROR,
+            f"The agent failed while answering this prompt ({detail}). The turn ended; "
+            "send the prompt again, or see the agent's log for the traceback.",
+        )
+    if stop_reason in V1_STOP_REASONS:
+        return {"stopReason": stop_reason}
+    # A custom stop reason: v1's is a closed enum. The turn ended normally.
+    return {"stopReason": "end_turn", "_meta": {META_KEY: {"stopReason": stop_reason}}}

@@ -1,0 +1,1 @@
+"""Session features beside the turn: config options, slash commands, elicitation, MCP transports."""

@@ -1,0 +1,253 @@
+"""What a v1 client does for the agent: run terminals, read and write text files.
+
+How this works: on a v1 connection whose client advertised ``terminal``,
+:meth:`TerminalHandle.run` runs the command in the client's terminal
+(:class:`ClientCommand`): ``terminal/create``, then ``terminal/output``
+polled (quickly at first, backing off while nothing changes; each answer's
+new bytes are the next output chunk, and its ``exitStatus`` says the command
+ended), ``terminal/wait_for_exit`` for the exit status, ``terminal/kill`` when
+the work is cancelled and ``terminal/release`` always, last. The editor shows
+its own live terminal: the tool call's content gets the v1 ``{type:
+"terminal", terminalId}`` item with the client's id right after the create.
+
+The requests are the v1 shapes of :mod:`acpio._protocol.v1_types` (the vendored v1
+schema, ``schema/v1/schema.json``), sent with :meth:`Session._client_request`,
+which flushes buffered terminal output first; unknown fields in answers are
+ignored. Asking for a service the client did not
+advertise, or on a v2 connection (v2 has no client-side services), raises
+:class:`~acpio.ClientCapabilityError` before anything is sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Final, TypeVar
+
+import anyio
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from .._errors import ClientCapabilityError, ConnectionClosed, RemoteProtocolError, RequestError
+from .._protocol import v1_types as v1
+from .._protocol.paths import require_absolute
+from .process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
+
+if TYPE_CHECKING:
+    from .._session.parts import SessionParts
+
+__all__ = ["ClientCommand", "read_text_file", "write_text_file"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+#: Seconds between two ``terminal/output`` polls: from the first to the slowest.
+POLL_FIRST: Final = 0.005
+POLL_SLOWEST: Final = 0.5
+#: Bytes of output the client is asked to keep (``outputByteLimit``), at least. Each
+#: poll returns what the client kept, so this bounds what one poll costs.
+CLIENT_OUTPUT_LIMIT: Final = 1024 * 1024
+#: How long the client may take to create a terminal.
+START_TIMEOUT: Final = 30.0
+#: How long a request made while stopping or releasing may take before it is given up.
+CLEANUP_TIMEOUT: Final = 5.0
+# How much of the last answer must reappear in the next one to find where new output starts.
+_ANCHOR: Final = 4096
+
+
+_decode_create = v1.decoder(v1.CreateTerminalResponse).decode
+_decode_output = v1.decoder(v1.TerminalOutputResponse).decode
+_decode_exit = v1.decoder(v1.WaitForTerminalExitResponse).decode
+_decode_read = v1.decoder(v1.ReadTextFileResponse).decode
+
+
+def _value(field: T | None | UnsetType) -> T | None:
+    return None if field is UNSET else field
+
+
+def _ignore(_: msgspec.Raw) -> None:
+    return None
+
+
+class ClientCommand(RunningCommand):
+    """A command running in a terminal of the v1 client (see the module docstring)."""
+
+    def __init__(
+        self,
+        terminal: CommandTerminal,
+        *,
+        begin: BeginCommand,
+        show_client_terminal: Callable[[str], Awaitable[None]],
+        parts: SessionParts,
+        output_limit: int,
+        display: str,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+    ) -> None:
+        super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
+        self._show_client_terminal = show_client_terminal
+        self._session_id = parts.session_id
+        self._client_request = parts.updates.client_request
+        self.terminal_id: str | None = None
+        self._last = b""  # the output the client returned last time
+        self._seen = 0  # bytes of output read so far
+        self._ended = False  # the last answer carried an exit status
+        self._released = False
+        self._delay = POLL_FIRST
+
+    def _ids(self) -> tuple[str, str]:
+        assert self.terminal_id is not None
+        return self._session_id, self.terminal_id
+
+    async def _start(self) -> None:
+        """``terminal/create``, then show the client's terminal; runs shielded."""
+        params = v1.CreateTerminalRequest(
+            session_id=self._session_id,
+            command=self._argv[0],
+            args=list(self._argv[1:]),
+            env=[v1.EnvVariable(name=k, value=v) for k, v in (self._env or {}).items()],
+            cwd=self._cwd,
+            output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * self._limit),
+        )
+        try:
+            with anyio.fail_after(START_TIMEOUT):
+                created = await self._client_request("terminal/create", params, _decode_create)
+        except TimeoutError:
+            raise TimeoutError(
+                f"the client did not create a terminal within {START_TIMEOUT:g} s"
+            ) from None
+        self.terminal_id = created.terminal_id
+        try:
+            await self._show_client_terminal(created.terminal_id)
+        except BaseException:
+            await self._abort()
+            raise
+
+    async def _poll(self) -> bytes:
+        """One ``terminal/output``: the bytes that are new since the last one."""
+        session_id, terminal_id = self._ids()
+        answer = await self._client_request(
+            "terminal/output",
+            v1.TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id),
+            _decode_output,
+        )
+        exited = _value(answer.exit_status) is not None
+        if exited:
+            self._ended = True
+        text = answer.output
+        if not exited and text.endswith("\ufffd"):
+            # Perhaps a character the process has not finished writing: count it next time.
+            text = text[:-1]
+        output = text.encode("utf-8", "replace")
+        last, self._last = self._last, output
+        if not answer.truncated:
+            new = output[self._seen :]
+        else:
+            # The client dropped the oldest bytes: new output follows what was seen last.
+            anchor = last[-_ANCHOR:]
+            at = output.rfind(anchor) if anchor else -1
+            new = output[at + len(anchor) :] if at >= 0 else output
+        self._seen += len(new)
+        return new
+
+    async def _read(self) -> bytes | None:
+        while True:
+            if self._ended:
+                return None
+            new = await self._poll()
+            if new:
+                self._delay = POLL_FIRST
+                return new
+            if self._ended:
+                return None
+            await anyio.sleep(self._delay)
+            self._delay = min(self._delay * 2, POLL_SLOWEST)
+
+    async def _wait_exit(self) -> ExitStatus:
+        session_id, terminal_id = self._ids()
+        status = await self._client_request(
+            "terminal/wait_for_exit",
+            v1.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id),
+            _decode_exit,
+        )
+        return ExitStatus(_value(status.exit_code), _value(status.signal))
+
+    async def _stop(self) -> ExitStatus:
+        if self.terminal_id is None:
+            return ExitStatus()
+        session_id, terminal_id = self._ids()
+        kill = v1.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                await self._client_request("terminal/kill", kill, _ignore)
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                return await self._wait_exit()
+        except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
+            # A closed connection: the client ends its terminals itself.
+            logger.debug("could not stop client terminal %s: %s", self.terminal_id, exc)
+        return ExitStatus()
+
+    async def _after_exit(self) -> None:
+        # What the process wrote since the last poll still belongs in the result.
+        if self.terminal_id is None or self._ended:
+            return
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT):
+                new = await self._poll()
+                if new:
+                    self._capture.add(new)
+        except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
+            logger.debug("no final output of client terminal %s: %s", self.terminal_id, exc)
+
+    async def _release(self) -> None:
+        if self.terminal_id is None or self._released:
+            return
+        self._released = True
+        session_id, terminal_id = self._ids()
+        release = v1.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
+        try:
+            with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
+                await self._client_request("terminal/release", release, _ignore)
+        except Exception as exc:
+            logger.debug("terminal/release of %s failed: %s", self.terminal_id, exc)
+
+
+# ------------------------------------------------------------------- file system
+
+
+def _require(parts: SessionParts, offered: bool, what: str) -> None:
+    peer = parts.peer
+    if peer.protocol_version >= 2:
+        raise ClientCapabilityError(
+            f"{what} is a v1 client service; this connection speaks ACP v{peer.protocol_version}"
+        )
+    if not offered:
+        raise ClientCapabilityError(f"the client did not advertise {what} in initialize")
+
+
+async def read_text_file(
+    parts: SessionParts, path: str, line: int | None = None, limit: int | None = None
+) -> str:
+    """``fs/read_text_file`` (see :meth:`acpio.Session.read_text_file`)."""
+    _require(parts, parts.peer.read_text_file, "fs.readTextFile")
+    require_absolute(path, "file path")
+    for name, value in (("line", line), ("limit", limit)):
+        if value is not None and value < (1 if name == "line" else 0):
+            raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
+    params = v1.ReadTextFileRequest(
+        session_id=parts.session_id,
+        path=path,
+        line=UNSET if line is None else line,
+        limit=UNSET if limit is None else limit,
+    )
+    answer = await parts.updates.client_request("fs/read_text_file", params, _decode_read)
+    return answer.content
+
+
+async def write_text_file(parts: SessionParts, path: str, content: str) -> None:
+    """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
+    _require(parts, parts.peer.write_text_file, "fs.writeTextFile")
+    require_absolute(path, "file path")
+    params = v1.WriteTextFileRequest(session_id=parts.session_id, path=path, content=content)
+    await parts.updates.client_request("fs/write_text_file", params, _ignore)

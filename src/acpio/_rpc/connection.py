@@ -1,0 +1,478 @@
+"""JSON-RPC 2.0 over newline-delimited JSON, in both directions on one connection.
+
+How this works: one reader task turns lines into messages (the receiving
+half lives in :mod:`acpio._rpc.incoming`). Requests from the peer each run in
+their own task of the connection's task group (so a slow handler never
+delays the others) and are answered exactly once: a result, the handler's
+:class:`RequestError`, ``-32603`` for a bug, or ``-32800`` when
+``$/cancel_request`` or shutdown cancelled them. Notifications are handled
+inline, in arrival order. Responses wake the task waiting in :meth:`request`.
+A batch is unpacked by the reader (its notifications inline, its invalid
+entries answered at once) and its requests run in one task of their own that
+sends every answer back as one array.
+
+Every outgoing message goes through one bounded buffer
+(:mod:`acpio._rpc.outgoing`): senders append encoded lines, a single writer task
+writes them in order, joining what accumulated into one write. How lines
+are read, written and waited for is the line channel's business
+(:mod:`acpio._rpc.channel`), chosen when the connection is entered: on asyncio
+it saves loop turns (a request is written by the requesting task itself when
+the writer holds nothing, since the round trip waits on it), elsewhere it is
+plain anyio; this module never tests stream types. The buffer
+holds at most ``write_buffer_size`` bytes, so a peer that stops reading makes
+senders wait (in arrival order) rather than growing memory. This layer knows
+methods as strings and params as raw JSON (:mod:`acpio._rpc.wire`); protocol
+types live above it.
+
+Hostile input is refused before it can hurt: a line longer than
+``max_message_size`` never reaches the decoder (see :class:`LineReader`), and
+a message nested deeper than ``max_nesting_depth`` arrays and objects is
+refused before decoding, since the JSON decoder recurses once per level (a
+RecursionError at Python's default limit, a crashed process where a program
+raised that limit; see :mod:`acpio._rpc.scan`). Either way a request is still
+answered once, with its ``id`` when it can be read from the top level of the
+message.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Final, Self, TypeVar
+
+import anyio
+import anyio.abc
+import msgspec
+
+from .._errors import INTERNAL_ERROR, ConnectionClosed, RemoteProtocolError, RequestError
+from .._limits import (
+    DEFAULT_MAX_CONCURRENT_REQUESTS,
+    DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_MAX_NESTING_DEPTH,
+    DEFAULT_WRITE_BUFFER_SIZE,
+)
+from .channel import AnyioChannel, LineChannel, Waiter, open_channel
+from .handler import MessageHandler as MessageHandler
+from .handler import RequestContext as RequestContext
+from .handler import run_after_response
+from .incoming import Job, Receiver
+from .outgoing import OutgoingBuffer
+from .transport import StreamPair
+from .wire import (
+    CANCEL_REQUEST,
+    DECODE_ERRORS,
+    RequestId,
+    batch_line,
+    describe,
+    encode_plain,
+    error_line,
+    is_decoder_recursion,
+    notification_prefix,
+    request_error_in,
+    request_method_part,
+    short,
+)
+
+__all__ = ["Connection", "MessageHandler", "RequestContext", "RequestId"]
+
+logger = logging.getLogger(__name__)
+
+_CANCEL_LINE: Final = (
+    b'{"jsonrpc":"2.0","method":"%s","params":{"requestId":%%d}}\n' % CANCEL_REQUEST.encode()
+)
+
+T = TypeVar("T")
+
+
+# The connection whose request handler the current task is running, if any;
+# ``aclose`` called from inside a handler must not wait for that handler.
+_serving: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
+    "acpio_serving", default=None
+)
+
+
+class Connection(Receiver):
+    """A JSON-RPC 2.0 connection over a :class:`StreamPair`, usable from either side.
+
+    Use it as an async context manager: entering starts the reader and the
+    writer; :meth:`wait_closed` returns when the peer closed its side (every
+    pending outgoing request has then failed with :class:`ConnectionClosed`
+    and running handlers were cancelled). Leaving stops reading, fails what
+    is still pending, cancels running handlers and lets them answer
+    ``-32800``, flushes everything already sent and closes the streams.
+    Exceptions raised in the ``async with`` body propagate unchanged.
+    """
+
+    def __init__(
+        self,
+        streams: StreamPair,
+        handler: MessageHandler,
+        *,
+        encode: Callable[[object], bytes] = encode_plain,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        write_buffer_size: int = DEFAULT_WRITE_BUFFER_SIZE,
+        max_concurrent_requests: int = DEFAULT_MAX_CONCURRENT_REQUESTS,
+        on_raw_message: Callable[[str, bytes], None] | None = None,
+        max_nesting_depth: int = DEFAULT_MAX_NESTING_DEPTH,
+    ) -> None:
+        """Set up (nothing runs until the connection is entered).
+
+        ``encode`` turns params and results into JSON bytes; messages larger
+        than ``max_message_size`` bytes are refused with ``-32600``, messages
+        with arrays and objects nested deeper than ``max_nesting_depth``
+        levels (the message itself is level 1) with ``-32700``; at most
+        ``write_buffer_size`` bytes wait for the peer before senders wait too;
+        more than ``max_concurrent_requests`` running incoming requests are
+        refused with ``-32603``. ``on_raw_message("in" | "out", message)``
+        sees every message as JSON bytes without the newline (for tracing).
+        """
+        if max_nesting_depth < 1:
+            raise ValueError("max_nesting_depth must be at least 1")
+        self._streams = streams
+        self._handler = handler
+        self._encode = encode
+        self._max_message_size = max_message_size
+        self._max_depth = max_nesting_depth
+        # A message nested deeper than the limit has more than that many
+        # brackets of each kind: shorter lines need no check at all.
+        self._depth_check_above = 2 * max_nesting_depth
+        # The longest line the response hook decodes itself (no depth check needed).
+        self._response_hook_limit = min(self._depth_check_above, max_message_size)
+        self._max_concurrent = max_concurrent_requests
+        outgoing = self._outgoing = OutgoingBuffer(write_buffer_size)
+        self._on_raw = on_raw_message
+        self._next_id = 0
+        self._pending: dict[int, Waiter] = {}
+        self._incoming: dict[RequestId, anyio.CancelScope] = {}
+        self._open = True
+        self._closed = anyio.Event()
+        self.received = 0
+        """How many messages were received so far; requests carry their position in
+        :attr:`RequestContext.sequence`, and a notification handler (run inline, in
+        arrival order) reads its own position here."""
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._reader_scope: anyio.CancelScope | None = None
+        self._writer_scope: anyio.CancelScope | None = None
+        self._writer_done = anyio.Event()
+        self._active = 0
+        self._idle: anyio.Event | None = None
+        # Chosen again when entered, once the running event loop is known; until
+        # then (a request made before entering) the plain anyio channel serves.
+        self._channel: LineChannel = AnyioChannel(
+            streams.receive, streams.send, outgoing, max_message_size
+        )
+        self._use_channel(self._channel)
+
+    def _use_channel(self, channel: LineChannel) -> None:
+        self._channel = channel
+        self._new_waiter = channel.waiter_factory()
+        self._waiter_set = channel.waiter_set
+        self._request_queued = channel.request_queued
+
+    # ----------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise RuntimeError("a Connection can be entered only once")
+        self._reader_scope = anyio.CancelScope()
+        self._writer_scope = anyio.CancelScope()
+        streams = self._streams
+        self._use_channel(
+            open_channel(streams.receive, streams.send, self._outgoing, self._max_message_size)
+        )
+        group = self._task_group = anyio.create_task_group()
+        await group.__aenter__()
+        group.start_soon(self._write_loop, self._writer_scope)
+        group.start_soon(self._read_loop, self._reader_scope)
+        return self
+
+    async def aclose(self, flush_timeout: float = 5.0) -> None:
+        """Stop reading, fail pending requests, cancel handlers, flush what was sent.
+
+        Cancelled handlers still answer ``-32800`` before the flush; all of this
+        waits at most ``flush_timeout`` seconds for handlers that ignore
+        cancellation or for a peer that does not read. Safe to call twice.
+        """
+        if self._reader_scope is not None:
+            self._reader_scope.cancel()
+        self._mark_closed("the connection was closed")
+        if self._task_group is None:
+            self._outgoing.close()
+            return
+        with anyio.move_on_after(flush_timeout, shield=True):
+            if _serving.get() is not self:
+                while self._active:
+                    idle = self._idle = anyio.Event()
+                    await idle.wait()
+            self._outgoing.close()
+            await self._writer_done.wait()
+        self._outgoing.close(discard=True)
+        if self._writer_scope is not None:
+            self._writer_scope.cancel()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        group = self._task_group
+        if group is None:
+            raise RuntimeError("the Connection was not entered")
+        try:
+            await self.aclose()
+        finally:
+            # Everything was asked to stop; whatever ignored that is cancelled
+            # now. The body's own exception is not handed to the task group, so
+            # it propagates as itself instead of inside an exception group.
+            group.cancel_scope.cancel()
+            try:
+                await group.__aexit__(None, None, None)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._streams.aclose()
+                self._closed.set()
+
+    @property
+    def closed(self) -> bool:
+        """True once the peer closed its side, the peer stopped reading, or we closed."""
+        return not self._open
+
+    async def wait_closed(self) -> None:
+        """Wait until the connection ended (the peer closed its side, or we did)."""
+        await self._closed.wait()
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes queued for the peer but not yet written (bounded by the write buffer)."""
+        return self._outgoing.buffered
+
+    # ------------------------------------------------------------------ sending
+
+    async def notify(self, method: str, params: object) -> None:
+        """Send a notification; returns once it is queued in order (may wait for space).
+
+        ``params=None`` omits params (JSON-RPC forbids ``"params": null``).
+        Raises :class:`ConnectionClosed` once the connection is closing.
+        """
+        if params is None:
+            line = b'{"jsonrpc":"2.0","method":' + encode_plain(method) + b"}\n"
+        else:
+            line = notification_prefix(method) + self._encode(params) + b"}\n"
+        if self._on_raw is not None:
+            self._on_raw("out", line[:-1])
+        await self._outgoing.put(line)
+
+    @property
+    def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
+        """The fastest way to call :meth:`send_line` (skips a layer when nothing taps the wire)."""
+        return self.send_line if self._on_raw is not None else self._outgoing.put
+
+    @property
+    def line_try_sender(self) -> Callable[[bytes], bool]:
+        """The fastest way to call :meth:`try_send_line` (no tap on the wire: one layer less)."""
+        return self.try_send_line if self._on_raw is not None else self._outgoing.try_put
+
+    def try_send_line(self, line: bytes) -> bool:
+        """:meth:`send_line` if that needs no waiting; False (nothing sent) otherwise."""
+        if not self._outgoing.try_put(line):
+            return False
+        if self._on_raw is not None:
+            self._on_raw("out", line[:-1])
+        return True
+
+    async def send_line(self, line: bytes) -> None:
+        """Send one complete, already encoded JSON-RPC message ending in ``\n`` (hot paths).
+
+        The caller guarantees it is a single valid JSON object on one line.
+        """
+        if self._on_raw is not None:
+            self._on_raw("out", line[:-1])
+        await self._outgoing.put(line)
+
+    async def send_raw_params(self, method: str, encoded_params: bytes) -> None:
+        """Send a notification whose params are already encoded JSON (hot paths).
+
+        ``encoded_params`` must be a JSON object or array; it is sent as is.
+        """
+        line = notification_prefix(method) + encoded_params + b"}\n"
+        if self._on_raw is not None:
+            self._on_raw("out", line[:-1])
+        await self._outgoing.put(line)
+
+    async def request(
+        self,
+        method: str,
+        params: object,
+        decode: Callable[[msgspec.Raw], T],
+        *,
+        on_sent: Callable[[int], None] | None = None,
+    ) -> T:
+        """Send a request and wait for its response, decoded by ``decode``.
+
+        If the caller is cancelled while waiting, ``$/cancel_request`` is sent
+        for it (without waiting for buffer space) and the eventual response is
+        ignored. Raises :class:`RequestError` for an error response (also for a
+        malformed one), :class:`RemoteProtocolError` when ``decode`` rejects
+        the result, and :class:`ConnectionClosed` when the connection ends
+        first. ``on_sent`` is called with the request id once it is queued.
+        """
+        if not self._open:
+            raise ConnectionClosed("the connection is closed")
+        request_id = self._next_id = self._next_id + 1
+        if params is not None:
+            line = b'{"jsonrpc":"2.0","id":%d%b%b}\n' % (
+                request_id,
+                request_method_part(method),
+                self._encode(params),
+            )
+        else:
+            line = b'{"jsonrpc":"2.0","id":%d,"method":%b}\n' % (request_id, encode_plain(method))
+        pending = self._new_waiter()
+        # Registered before queueing, so a close while we wait for space fails it too.
+        self._pending[request_id] = pending
+        if self._on_raw is not None or not self._outgoing.try_put(line):
+            await self._queue_request(request_id, line)
+        self._request_queued()
+        try:
+            if on_sent is not None:
+                on_sent(request_id)
+            answer = await pending
+        except BaseException:
+            if self._pending.pop(request_id, None) is not None:
+                self._send_cancel(request_id)
+            raise
+        if isinstance(answer, BaseException):
+            raise answer
+        try:
+            return decode(answer)
+        except DECODE_ERRORS as exc:
+            raise RemoteProtocolError(
+                short(f"the peer's result for {method} is invalid: {exc}")
+            ) from exc
+
+    async def _queue_request(self, request_id: int, line: bytes) -> None:
+        """Tap and queue a request line when that may wait (a full buffer, a tap on the wire)."""
+        try:
+            if self._on_raw is not None:
+                self._on_raw("out", line[:-1])
+            if not self._outgoing.try_put(line):
+                await self._outgoing.put(line)
+        except BaseException:
+            self._pending.pop(request_id, None)
+            raise
+
+    def _send_cancel(self, request_id: int) -> None:
+        if not self._open:
+            return
+        line = _CANCEL_LINE % request_id
+        if self._on_raw is not None:
+            self._on_raw("out", line[:-1])
+        # A cancellation must go out promptly, so it does not queue for space.
+        self._outgoing.put_nowait(line)
+
+    async def _write_loop(self, scope: anyio.CancelScope) -> None:
+        try:
+            with scope:
+                try:
+                    await self._channel.write_all()
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                    logger.debug("the peer stopped reading; dropping outgoing messages")
+                    self._outgoing.close(discard=True)
+                    if self._reader_scope is not None:
+                        self._reader_scope.cancel()
+                    self._mark_closed("the peer stopped reading")
+        finally:
+            self._writer_done.set()
+
+    # ---------------------------------------------------------------- receiving
+    # (what each line becomes: see the Receiver base class)
+
+    async def _read_loop(self, scope: anyio.CancelScope) -> None:
+        channel = self._channel
+        channel.set_response_hook(self._take_responses)
+        try:
+            with scope:
+                await self._read_all(channel.reader)
+        finally:
+            channel.set_response_hook(None)
+            self._mark_closed("the peer closed the connection")
+
+    def _mark_closed(self, reason: str) -> None:
+        """The connection can no longer be used: fail what waits, cancel what runs."""
+        if not self._open:
+            return
+        self._open = False
+        pending, self._pending = self._pending, {}
+        for entry in pending.values():
+            if not entry.done():
+                entry.set_result(ConnectionClosed(reason))
+                self._waiter_set()
+        for scope in self._incoming.values():
+            scope.cancel()
+        self._closed.set()
+
+    # ---------------------------------------------------------- answering requests
+
+    def _task_done(self) -> None:
+        self._active -= 1
+        if not self._active and self._idle is not None:
+            self._idle.set()
+            self._idle = None
+
+    async def _run_single(self, job: Job) -> None:
+        _serving.set(self)
+        context = RequestContext(job[0], job[1], job[3], job[4])
+        try:
+            await self._reply(await self._answer(job, context))
+            run_after_response(context)
+        finally:
+            self._task_done()
+
+    async def _run_batch(self, jobs: list[Job], replies: list[bytes]) -> None:
+        _serving.set(self)
+        try:
+            contexts = [RequestContext(job[0], job[1], job[3], job[4]) for job in jobs]
+            async with anyio.create_task_group() as group:
+                for job, context in zip(jobs, contexts, strict=True):
+                    group.start_soon(self._answer_into, job, context, replies)
+            await self._reply(batch_line(replies))
+            for context in contexts:
+                run_after_response(context)
+        finally:
+            self._task_done()
+
+    async def _answer_into(self, job: Job, context: RequestContext, replies: list[bytes]) -> None:
+        replies.append(await self._answer(job, context))
+
+    async def _answer(self, job: Job, context: RequestContext) -> bytes:
+        """Run the handler for one request; return its response line."""
+        request_id, method, params, scope, _ = job
+        result: object = None
+        try:
+            with scope:
+                result = await self._handler.on_request(method, params, context)
+            if scope.cancelled_caught:
+                return error_line(request_id, RequestError.request_cancelled())
+        except Exception as exc:
+            error = request_error_in(exc)
+            if error is None and is_decoder_recursion(exc):
+                # The params went deeper than the handler's decoder could follow.
+                error = RequestError.invalid_params("the params are nested too deeply")
+            if error is None:
+                logger.exception("request handler for %s failed", method)
+                error = RequestError.internal_error(short(f"Internal error: {describe(exc)}"))
+            return error_line(request_id, error)
+        finally:
+            del self._incoming[request_id]
+        try:
+            encoded = self._encode(result)
+        except Exception as exc:
+            logger.exception("could not encode the result of %s", method)
+            return error_line(
+                request_id,
+                RequestError(INTERNAL_ERROR, short(f"Could not encode result: {describe(exc)}")),
+            )
+        return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (encode_plain(request_id), encoded)

@@ -1,0 +1,159 @@
+"""Framing: how a session's updates become lines on the wire, for the connection's version.
+
+How this works: every ``session/update`` line is ``{"jsonrpc":"2.0","method":
+"session/update","params":{"sessionId":<id>,"update":<update>}}`` and a newline.
+This module is the one place that knows that shape. It hands out the
+pre-encoded prefix of a session's lines and the suffix that closes them, and
+the longer prefixes of the two streaming hot paths, whose lines are spliced
+around one encoded value instead of encoding a whole update:
+
+* a text chunk of a tool call (``tool_call_content_chunk`` holding one text
+  item): :func:`text_chunk_prefix` + the encoded text + :data:`TEXT_CHUNK_END`;
+* terminal bytes (``terminal_output_chunk``): :func:`terminal_chunk_prefix` +
+  their base64 + :data:`TERMINAL_CHUNK_END`.
+
+Each prefix and its suffix are defined next to each other here; a property test
+(``tests/test_framing.py``) checks that every framed line decodes to exactly the
+message the general encoder writes for the same update.
+
+The encoding is chosen per connection, once, at ``initialize``:
+:func:`session_framing` gives each session a :class:`SessionFraming` for the
+negotiated version. On v2 it is a few byte strings and nothing else, and the
+session splices them inline (the hot paths stay as fast as they were). On v1 it
+also carries the session's :class:`~acpio._session.v1_projection.V1Projection`, which
+turns each v2 update into the v1 updates that show the same thing (see
+``docs/v1.md``); the envelope is the same in both versions.
+"""
+
+from __future__ import annotations
+
+from binascii import b2a_base64
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import msgspec
+
+from .. import schema
+from .._protocol.peer import Peer
+from ..schema._base import enc_hook
+from .v1_projection import V1Projection
+
+__all__ = [
+    "TERMINAL_CHUNK_END",
+    "TEXT_CHUNK_END",
+    "UPDATE_END",
+    "SessionFraming",
+    "encode_json",
+    "encode_update_line",
+    "session_framing",
+    "terminal_chunk_line",
+    "terminal_chunk_prefix",
+    "text_chunk_prefix",
+    "update_prefix",
+]
+
+#: The JSON encoder of every framed value (msgspec's, with the schema's hook; the
+#: same bytes as ``schema.encode``, as a bound C method: one Python call less per update).
+encode_json: Final = msgspec.json.Encoder(enc_hook=enc_hook).encode
+_encode: Final = encode_json
+
+#: Closes a whole update: the ``params`` object and the message.
+UPDATE_END: Final = b"}}\n"
+#: Closes a text chunk: the text item, the content item, the update, ``params``, the message.
+TEXT_CHUNK_END: Final = b"}}}}}\n"
+#: Closes a terminal chunk: the ``data`` string, the update, ``params``, the message.
+TERMINAL_CHUNK_END: Final = b'"}}}\n'
+
+
+def update_prefix(session_id: str) -> bytes:
+    """The bytes of every ``session/update`` line of ``session_id`` up to the update.
+
+    ``update_prefix(id) + <encoded update> + UPDATE_END`` is one whole line.
+    """
+    return (
+        b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+        + _encode(session_id)
+        + b',"update":'
+    )
+
+
+def text_chunk_prefix(prefix: bytes, tool_call_id: str) -> bytes:
+    """The line of a one-text-item ``tool_call_content_chunk`` up to the encoded text.
+
+    ``prefix`` is the session's :func:`update_prefix`; the line ends with
+    ``_encode(text) + TEXT_CHUNK_END``.
+    """
+    return (
+        prefix
+        + b'{"sessionUpdate":"tool_call_content_chunk","toolCallId":'
+        + _encode(tool_call_id)
+        + b',"content":{"type":"content","content":{"type":"text","text":'
+    )
+
+
+def terminal_chunk_prefix(prefix: bytes, terminal_id: str) -> bytes:
+    """The line of a ``terminal_output_chunk`` up to the base64 data (inside its string)."""
+    return (
+        prefix
+        + b'{"sessionUpdate":"terminal_output_chunk","terminalId":'
+        + _encode(terminal_id)
+        + b',"data":"'
+    )
+
+
+def terminal_chunk_line(line_prefix: bytes, data: bytes) -> bytes:
+    """One whole ``terminal_output_chunk`` line carrying exactly ``data`` (base64)."""
+    # One join per line: chunks are large, and every copy of them counts.
+    return b"".join((line_prefix, b2a_base64(data, newline=False), TERMINAL_CHUNK_END))
+
+
+def encode_update_line(prefix: bytes, update: object) -> bytes:
+    """One whole ``session/update`` line for ``update`` (a v2 Struct or a v1 mapping)."""
+    return prefix + _encode(update) + UPDATE_END
+
+
+class SessionFraming:
+    """The encoding of one session's updates on its connection (see the module docstring).
+
+    ``prefix`` opens every line, :data:`UPDATE_END` closes it. ``projection`` is
+    ``None`` on v2 connections, where an update is sent as it is; on v1 it is
+    the session's :class:`~acpio._session.v1_projection.V1Projection`, and every update
+    goes through :meth:`v1_lines` instead (the text and terminal hot paths are
+    v2 only).
+    """
+
+    __slots__ = ("prefix", "projection", "protocol_version", "session_id")
+
+    def __init__(self, session_id: str, protocol_version: int, projection: V1Projection | None):
+        self.session_id: Final = session_id
+        self.protocol_version: Final = protocol_version
+        self.prefix: Final = update_prefix(session_id)
+        self.projection = projection
+
+    def line(self, update: schema.SessionUpdate) -> bytes:
+        """The v2 line of ``update`` (the general path; hot paths splice :attr:`prefix`)."""
+        return self.prefix + _encode(update) + UPDATE_END
+
+    def text_chunk_prefix(self, tool_call_id: str) -> bytes:
+        """This session's text-chunk prefix for ``tool_call_id`` (see :func:`text_chunk_prefix`)."""
+        return text_chunk_prefix(self.prefix, tool_call_id)
+
+    def terminal_chunk_prefix(self, terminal_id: str) -> bytes:
+        """This session's terminal-chunk prefix (see :func:`terminal_chunk_prefix`)."""
+        return terminal_chunk_prefix(self.prefix, terminal_id)
+
+    def v1_lines(self, updates: Sequence[Mapping[str, object] | msgspec.Raw]) -> list[bytes]:
+        """The lines of v1 updates made by the projection (mappings or encoded), in order."""
+        prefix = self.prefix
+        return [prefix + _encode(update) + UPDATE_END for update in updates]
+
+    def reset_projection(self) -> None:
+        """Forget what the v1 client was shown (before a replay rebuilds its view)."""
+        if self.projection is not None:
+            self.projection = self.projection.fresh()
+
+
+def session_framing(peer: Peer, session_id: str) -> SessionFraming:
+    """The framing of a session of a connection that negotiated ``peer.protocol_version``."""
+    projection = V1Projection(session_id, peer) if peer.protocol_version == 1 else None
+    return SessionFraming(session_id, peer.protocol_version, projection)

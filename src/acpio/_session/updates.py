@@ -1,0 +1,448 @@
+"""The update path of a session: the one way its updates reach the client, in order.
+
+How this works: every update of a session goes through :meth:`UpdatePath.send`,
+which (1) flushes terminal bytes still buffered, so nothing overtakes them,
+(2) drops updates from foreground work that was already reported idle, so a
+cancelled turn never speaks after its ``cancelled`` idle, (3) holds updates
+back while a replay (``session/resume``) or the lines of session setup are
+being sent, (4) records the update in the session's history for replay, and
+(5) queues the encoded notification on the connection's single ordered
+writer. Sending is the one place where an update becomes wire bytes, in the
+encoding of the session's :class:`~acpio._session.framing.SessionFraming` (chosen per
+connection at ``initialize``): on v2 the precomputed envelope prefix, the
+encoded update and :data:`~acpio._session.framing.UPDATE_END`; on v1 the lines its
+:class:`~acpio._session.v1_projection.V1Projection` makes of the update (possibly
+none). Agent code never sees the difference.
+
+Setup order: editors drop updates for a session they do not know yet, so
+everything a session sends while ``session/new`` or ``session/resume`` is
+being answered is held: :meth:`UpdatePath.hold_setup` swaps the two line
+senders for ones that append to a list (nothing waits, so a hook that sends
+cannot deadlock against its own answer), and :meth:`UpdatePath.release_setup`,
+called right after the answer was queued, restores them and queues the held
+lines in order. If the writer has no room for them all, the rest is sent by a
+task while later updates wait behind it (the replay gate), so the order is
+kept either way.
+
+The try-variants (:meth:`UpdatePath.try_send`, :meth:`UpdatePath.try_send_text_chunk`)
+send without an ``await`` when nothing has to be waited for; they are the hot
+paths of state updates and streamed text.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Final, Protocol, TypeVar
+
+import anyio
+import anyio.abc
+import msgspec
+
+from .. import schema
+from .._errors import ConnectionClosed
+from .._store.history import History, record_text_chunk_as_update
+from .framing import TEXT_CHUNK_END, UPDATE_END, SessionFraming, encode_json, terminal_chunk_line
+from .work import current_work
+
+T = TypeVar("T")
+
+__all__ = ["ClientConnection", "Flushable", "UpdatePath"]
+
+logger = logging.getLogger(__name__)
+
+_encode: Final = encode_json
+
+
+class ClientConnection(Protocol):
+    """What a session needs of its connection: ordered lines, requests, notifications."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    @property
+    def line_sender(self) -> Callable[[bytes], Awaitable[None]]: ...
+
+    @property
+    def line_try_sender(self) -> Callable[[bytes], bool]: ...
+
+    async def request(
+        self, method: str, params: object, decode: Callable[[msgspec.Raw], T]
+    ) -> T: ...
+
+    async def notify(self, method: str, params: object) -> None: ...
+
+
+class Flushable(Protocol):
+    """A terminal with buffered bytes: :meth:`flush` sends them."""
+
+    async def flush(self) -> None: ...
+
+
+def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
+    """The history's :meth:`~acpio.History.record_text_chunk`; for a history written
+    before that method joined the protocol, the chunk goes to ``record`` as an update."""
+    method: Callable[[str, str], None] | None = getattr(history, "record_text_chunk", None)
+    if method is not None:
+        return method
+    return functools.partial(record_text_chunk_as_update, history)
+
+
+class UpdatePath:
+    """Admission, holding, terminal-first flushing, history and sending of one session's updates.
+
+    The invariant it keeps: the client receives a session's updates in the
+    order they were sent, each after every terminal byte written before it,
+    none of foreground work already reported idle, none before the answer
+    that makes the session known, and none once the session was closed.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        framing: SessionFraming,
+        connection: ClientConnection,
+        history: History,
+        task_group: anyio.abc.TaskGroup,
+    ) -> None:
+        self.session_id: Final = session_id
+        self.framing: Final = framing
+        self.connection: Final = connection
+        self.history: Final = history
+        self.task_group: Final = task_group
+        self.prefix: Final = framing.prefix
+        self.v1: Final = framing.projection is not None
+        self.send_line = connection.line_sender
+        self.try_send_line = connection.line_try_sender
+        self.record = history.record
+        self.record_text_chunk = _text_chunk_recorder(history)
+        #: Terminals with buffered bytes; replaced by a fresh list on each flush.
+        self.dirty_terminals: list[Flushable] = []
+        #: True once the session was closed: nothing more goes out.
+        self.released = False
+        self.replay_gate: anyio.Event | None = None
+        # One flag on the hot path for the two rare reasons to hold an update back.
+        self.held = False
+        self.setup_lines: list[bytes] | None = None
+        self.v1_timer = False
+
+    # ------------------------------------------------------------- updates
+
+    async def send(self, update: schema.SessionUpdate) -> None:
+        """Send an update (already checked, or built by acpio): admitted, recorded, framed."""
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if admitted:
+            self.record(update)
+            if self.v1:
+                await self.send_v1(update)
+            else:
+                await self.send_line(self.prefix + _encode(update) + UPDATE_END)
+
+    def try_send(self, update: schema.SessionUpdate) -> bool:
+        """:meth:`send` when it would not wait (no terminal bytes buffered, no replay,
+        room in the buffer); False when nothing was sent and :meth:`send` is needed."""
+        admitted = self.admit_now()
+        if admitted:
+            if self.v1:
+                if not isinstance(
+                    update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate
+                ):
+                    return False  # other updates may make lines: the waiting path sends them
+                self.record(update)
+                return True  # no v1 form: nothing to send
+            if not self.try_send_line(self.prefix + _encode(update) + UPDATE_END):
+                return False
+            self.record(update)
+        return admitted is not None
+
+    def try_send_line_of(self, update: schema.SessionUpdate, line: bytes) -> bool:
+        """:meth:`try_send` of an update whose v2 line is already encoded (state updates).
+
+        The hot path of ``running`` and ``requires_action``: no struct is built
+        and nothing is encoded. v1 has no form of them: recorded, nothing sent.
+        """
+        # admit_now() written out: this runs twice per permission round trip.
+        if self.dirty_terminals or self.held:
+            return False
+        work = current_work.get()
+        if work is not None and work.finished:
+            self.drop_finished()
+            return True  # dropped, as send() drops it
+        if not self.v1 and not self.try_send_line(line):
+            return False
+        self.record(update)
+        return True
+
+    def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
+        """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
+        # admit_now() written out: this runs for every streamed text chunk.
+        if self.dirty_terminals or self.held or self.v1:
+            return False
+        work = current_work.get()
+        if work is not None and work.finished:
+            self.drop_finished()
+            return True  # dropped, as send() drops it
+        if not self.try_send_line(line_prefix + _encode(text) + TEXT_CHUNK_END):
+            return False
+        self.record_text_chunk(tool_call_id, text)
+        return True
+
+    async def send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> None:
+        """:meth:`send` of a one-text-item ``tool_call_content_chunk`` (the streaming path).
+
+        ``line_prefix`` is the encoded line up to the text (the framing's
+        :meth:`~acpio._session.framing.SessionFraming.text_chunk_prefix`); the same
+        checks and history record as :meth:`send`, without building the update.
+        """
+        if self.v1:
+            await self.send_v1_text_chunk(tool_call_id, text)
+            return
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if admitted:
+            self.record_text_chunk(tool_call_id, text)
+            await self.send_line(line_prefix + _encode(text) + TEXT_CHUNK_END)
+
+    def admit_now(self) -> bool | None:
+        """Whether an update may be sent, if that is known without waiting.
+
+        None while terminal bytes are buffered or a replay holds updates back
+        (then :meth:`admit` decides); False for an update of foreground work
+        already reported idle, which is dropped; True otherwise.
+        """
+        if self.dirty_terminals or self.held:
+            return None
+        work = current_work.get()
+        return work is None or not work.finished or self.drop_finished()
+
+    async def admit(self) -> bool:
+        """Flush buffered terminal bytes and wait out a replay; then as :meth:`admit_now`."""
+        if self.dirty_terminals:
+            await self.flush_terminals()
+        if self.held and not await self.wait_held():
+            return False
+        work = current_work.get()
+        return work is None or not work.finished or self.drop_finished()
+
+    def drop_finished(self) -> bool:
+        """Drop an update of work already reported idle (logged); always False."""
+        logger.debug("dropping an update of finished work in session %s", self.session_id)
+        return False
+
+    async def send_terminal_bytes(self, terminal_id: str, line_prefix: bytes, data: bytes) -> None:
+        """Send bytes of an agent-side terminal: one ``terminal_output_chunk`` line on v2.
+
+        ``line_prefix`` is the terminal's :func:`~acpio._session.framing.terminal_chunk_prefix`.
+        On v1 the projection shows them in the tool calls that show the terminal.
+        No terminal flush and no history record: the caller records the bytes.
+        """
+        if self.held and not await self.wait_held():
+            return
+        if not self.v1:
+            await self.send_line(terminal_chunk_line(line_prefix, data))
+            return
+        projection = self.framing.projection
+        assert projection is not None
+        updates = projection.terminal_output(terminal_id, data, now=anyio.current_time())
+        for line in self.framing.v1_lines(updates):
+            await self.send_line(line)
+        self.v1_arm()
+
+    async def emit(self, update: schema.SessionUpdate) -> None:
+        """Send an update as is: not recorded, not held back (replay and state snapshots)."""
+        if self.v1:
+            await self.send_v1(update, replay=True)
+        else:
+            await self.send_line(self.prefix + _encode(update) + UPDATE_END)
+
+    # ------------------------------------------------------------- terminals
+
+    def mark_terminal_dirty(self, terminal: Flushable) -> None:
+        """``terminal`` has buffered bytes: they are flushed before the next update."""
+        self.dirty_terminals.append(terminal)
+
+    async def flush_terminals(self) -> None:
+        """Send every terminal's buffered bytes (before a request or an update)."""
+        # A fresh list: a terminal written to during the flush marks itself dirty again.
+        dirty, self.dirty_terminals = self.dirty_terminals, []
+        for terminal in dirty:
+            await terminal.flush()
+
+    # ------------------------------------------------------------- requests
+
+    async def client_request(
+        self, method: str, params: object, decode: Callable[[msgspec.Raw], T]
+    ) -> T:
+        """Send a request to the client (``terminal/*``, ``fs/*``, ...) after pending output.
+
+        Buffered terminal bytes are flushed first, so the request never
+        overtakes output sent before it. ``params`` is sent as given: it must
+        already have the shape of the connection's protocol version.
+
+        :raises RequestError: for an error answer; :raises ConnectionClosed:
+            when the connection ends first.
+        """
+        if self.dirty_terminals:
+            await self.flush_terminals()
+        return await self.connection.request(method, params, decode)
+
+    def permission_params(self, params: schema.RequestPermissionRequest) -> object:
+        """The ``session/request_permission`` params in the connection's version."""
+        projection = self.framing.projection
+        return params if projection is None else projection.permission_request(params)
+
+    # ---------------------------------------------------------------- holding
+
+    async def wait_held(self) -> bool:
+        """Wait while a replay is being sent; False when the update must be dropped."""
+        while not self.released:
+            gate = self.replay_gate
+            if gate is None:
+                return True
+            await gate.wait()
+        return False
+
+    def update_held(self) -> None:
+        """Recompute :attr:`held` after a change of the gate or of :attr:`released`."""
+        self.held = self.released or self.replay_gate is not None
+
+    def release(self) -> None:
+        """The session closed: nothing more goes out."""
+        self.released = True
+        self.update_held()
+
+    async def replay(
+        self,
+        updates: Iterable[schema.SessionUpdate] | None,
+        snapshot: Callable[[], schema.SessionUpdate],
+    ) -> None:
+        """Send ``updates`` (a history replay, if any), then ``snapshot()``, holding live ones.
+
+        Live updates wait while the replay is sent, so the client never sees
+        one of them overtaken by the older snapshot of the same thing.
+        """
+        while self.replay_gate is not None:
+            await self.replay_gate.wait()
+        gate = self.replay_gate = anyio.Event()
+        self.update_held()
+        try:
+            if updates is not None:
+                # A v1 client rebuilds its view from the replay (session/load).
+                self.framing.reset_projection()
+                for update in list(updates):
+                    await self.emit(update)
+            await self.emit(snapshot())
+        finally:
+            self.replay_gate = None
+            self.update_held()
+            gate.set()
+
+    @property
+    def in_setup(self) -> bool:
+        """True while ``session/new`` or ``session/resume`` is being answered."""
+        return self.setup_lines is not None
+
+    def hold_setup(self) -> None:
+        """Hold every line of this session until :meth:`release_setup` (see the module doc)."""
+        if self.setup_lines is not None:
+            return
+        lines: list[bytes] = []
+        self.setup_lines = lines
+
+        async def hold(line: bytes) -> None:
+            lines.append(line)
+
+        def try_hold(line: bytes) -> bool:
+            lines.append(line)
+            return True
+
+        self.send_line = hold
+        self.try_send_line = try_hold
+
+    def release_setup(self) -> None:
+        """The answer was queued: send what was held, in order, before anything newer."""
+        lines = self.setup_lines
+        if lines is None:
+            return
+        self.setup_lines = None
+        self.send_line = self.connection.line_sender
+        self.try_send_line = self.connection.line_try_sender
+        for index, line in enumerate(lines):
+            if not self.try_send_line(line):
+                gate = anyio.Event()
+                previous = self.replay_gate
+                self.replay_gate = gate
+                self.update_held()
+                self.task_group.start_soon(self.send_held, lines[index:], gate, previous)
+                return
+
+    async def send_held(
+        self, lines: list[bytes], gate: anyio.Event, previous: anyio.Event | None
+    ) -> None:
+        """Send held setup lines that did not fit, then open the gate for later updates."""
+        try:
+            for line in lines:
+                await self.send_line(line)
+        except ConnectionClosed:
+            pass  # the client went away: nobody is left to tell
+        finally:
+            if self.replay_gate is gate:
+                self.replay_gate = previous
+                self.update_held()
+            gate.set()
+
+    # ------------------------------------------------------------- v1 encoding
+
+    async def send_v1_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """:meth:`send_text_chunk` on v1: the projection takes the text as it is."""
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if not admitted:
+            return
+        self.record_text_chunk(tool_call_id, text)
+        projection = self.framing.projection
+        assert projection is not None
+        for line in self.framing.v1_lines(projection.text_chunk(tool_call_id, text)):
+            await self.send_line(line)
+
+    async def send_v1(self, update: schema.SessionUpdate, *, replay: bool = False) -> None:
+        """Send the v1 lines the projection makes of ``update`` (possibly none)."""
+        projection = self.framing.projection
+        assert projection is not None
+        updates = projection.project(update, now=anyio.current_time(), replay=replay)
+        for line in self.framing.v1_lines(updates):
+            await self.send_line(line)
+        self.v1_arm()
+
+    def v1_arm(self) -> None:
+        """Arm the timer of a rate-limited v1 terminal refresh, if one is due."""
+        projection = self.framing.projection
+        if self.v1_timer or self.released or projection is None:
+            return
+        due = projection.due()
+        if due is not None:
+            self.v1_timer = True
+            self.task_group.start_soon(self.v1_refresh_later, due)
+
+    async def v1_refresh_later(self, due: float) -> None:
+        """Send a rate-limited v1 terminal refresh once it is due."""
+        try:
+            await anyio.sleep(max(0.0, due - anyio.current_time()))
+            self.v1_timer = False
+            if self.held and not await self.wait_held():
+                return
+            projection = self.framing.projection
+            assert projection is not None
+            for line in self.framing.v1_lines(projection.flush_due(anyio.current_time())):
+                await self.send_line(line)
+        except Exception:
+            logger.debug("v1 terminal refresh of session %s failed", self.session_id, exc_info=True)
+        finally:
+            self.v1_timer = False
+        self.v1_arm()

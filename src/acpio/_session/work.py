@@ -1,0 +1,61 @@
+"""Foreground work: one accepted prompt and everything it started.
+
+The current work travels in a context variable (:data:`current_work`), so
+handles created while it runs (and tasks it starts) know which turn they
+belong to: once the turn was reported idle, nothing of it may reach the client
+any more.
+
+A work item moves through these steps, each owned by the session's turn
+runner (see :mod:`acpio._session.turn`): accepted (the prompt response is being sent),
+``responded`` (the response was queued), ``announced`` (its ``user_message``
+was sent), ``started`` (``running`` was sent and the handler runs), an
+``outcome`` (the handler returned or failed, or it was abandoned after
+ignoring cancellation), ``finished`` (its one ``idle`` was sent), and
+``ended`` set. A queued prompt discarded by ``session/cancel`` is announced
+but never started; its ``ended`` is set when it is discarded.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from .. import schema
+
+__all__ = ["Work", "current_work"]
+
+
+@dataclass(eq=False)
+class Work:
+    """One accepted prompt and the foreground work that answers it."""
+
+    message_id: str
+    prompt: list[schema.ContentBlock]
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    responded: bool = False
+    announced: bool = False
+    started: bool = False
+    discarded: bool = False
+    cancel_requested: bool = False
+    outcome: tuple[str, schema.Error | None] | None = None
+    finished: bool = False
+    pending_permissions: int = 0
+    #: Set once the work's end was reported (or it was discarded, or dropped).
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    #: v1: the ``session/prompt`` answer ends the turn on the wire; the next
+    #: queued prompt starts only once it was queued (see ``_turn``).
+    awaiting_answer: bool = False
+    #: How each tool call of the work ends with a status unless it is final
+    #: already (shielded, never raising): a cancelled or failed turn closes its calls.
+    tool_call_finishers: list[Callable[[str], Awaitable[None]]] = field(default_factory=lambda: [])
+    #: The flush of each terminal of the work: its bytes go out before the idle.
+    terminal_flushes: list[Callable[[], Awaitable[None]]] = field(default_factory=lambda: [])
+
+
+current_work: contextvars.ContextVar[Work | None] = contextvars.ContextVar(
+    "acpio_current_work", default=None
+)

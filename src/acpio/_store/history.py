@@ -1,0 +1,554 @@
+"""Session history for ``session/resume`` replay, and the store that keeps sessions.
+
+How this works: every update a session sends passes through
+:meth:`InMemoryHistory.record`, which folds it into one record per thing an
+editor displays (a message, a tool call, a terminal, a plan, the latest
+usage and session info) using the protocol's patch rules (``_meta`` included),
+in the order each thing first appeared. Replay emits one complete update per
+record: whole messages instead of chunks, each tool call with its merged
+final state, each terminal as a snapshot of its bytes with its exit status.
+State updates and notices are live events, not history: a resume reports
+the current state itself. Terminal scrollback and streamed tool-call content
+are bounded (see :class:`HistoryLimits`), so a long-running session does not
+keep every byte it ever streamed. Folding runs for every update sent, so it
+dispatches on the exact class and patches records in place.
+
+A persistent store implements :class:`SessionStore` (and a :class:`History`
+per session) and is passed to the agent; nothing else changes. The store's
+methods are coroutines (a server-side store does network round trips there);
+a history's methods are plain calls on the hot path and must not block:
+a durable history keeps folding in memory and hands writes to a worker (see
+:mod:`acpio._store.sqlite_store` and ``docs/session-store.md``).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+import msgspec
+
+from .. import schema
+from .._limits import HistoryLimits
+
+__all__ = [
+    "History",
+    "InMemoryHistory",
+    "InMemorySessionStore",
+    "SessionRecord",
+    "SessionStore",
+    "record_text_chunk_as_update",
+]
+
+
+class History(Protocol):
+    """What a session records of itself so that ``session/resume`` can replay it.
+
+    Implement it (with a :class:`SessionStore`) to keep sessions elsewhere than
+    in memory: ``record`` is called for every update the session sends (keep it
+    cheap), ``record_terminal_output`` for every terminal chunk's raw bytes, and
+    ``replay`` must give updates that rebuild what an editor displayed.
+    """
+
+    def record(self, update: schema.SessionUpdate) -> None:
+        """Fold one sent update into the history."""
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """Fold a ``tool_call_content_chunk`` of one text item, given just its text.
+
+        The streaming path (:meth:`acpio.ToolCallHandle.append_text`) calls it
+        instead of :meth:`record`, so it must record the same as ``record`` of
+        that chunk would (``record_text_chunk_as_update`` does exactly that).
+        """
+
+    def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
+        """Append raw terminal bytes (sent as ``terminal_output_chunk``)."""
+
+    def replay(self) -> Iterator[schema.SessionUpdate]:
+        """The updates that rebuild what an editor showed, oldest first."""
+        ...
+
+
+def record_text_chunk_as_update(history: History, tool_call_id: str, text: str) -> None:
+    """:meth:`History.record_text_chunk` through :meth:`History.record` of the whole chunk."""
+    history.record(
+        schema.ToolCallContentChunk(
+            tool_call_id=tool_call_id,
+            content=schema.Content(content=schema.TextContent(text=text)),
+        )
+    )
+
+
+_UNSET: Final = msgspec.UNSET
+_Meta = dict[str, object] | None | msgspec.UnsetType
+_MessageUpdate = schema.UserMessage | schema.AgentMessage | schema.AgentThought
+
+
+def _patch_meta(stored: _Meta, patch: _Meta) -> _Meta:
+    """ACP's ``_meta`` patch: omitted keeps, ``null`` clears, an object patches by top-level key."""
+    if patch is _UNSET:
+        return stored
+    if patch is None:
+        return _UNSET
+    merged = dict(stored) if isinstance(stored, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged or _UNSET
+
+
+def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
+    """A recorded tool call content item as sent (a str is a text item)."""
+    if isinstance(recorded, str):
+        return schema.Content(content=schema.TextContent(text=recorded))
+    return recorded
+
+
+@dataclass(eq=False)
+class _Message:
+    cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
+    message_id: str
+    content: list[schema.ContentBlock] = field(default_factory=lambda: [])
+    meta: _Meta = _UNSET
+
+
+@dataclass(eq=False)
+class ToolCallRecord:
+    state: schema.ToolCallUpdate
+    # A plain str is a text item recorded by record_text_chunk, built on replay.
+    content: deque[schema.ToolCallContent | str]
+    has_content: bool = False
+
+
+class _Output:
+    """A terminal's newest recorded bytes, kept as the chunks they came in (never copied).
+
+    Whole chunks older than the newest ``limit`` bytes are dropped, so at most
+    ``limit`` bytes plus one chunk are held.
+    """
+
+    __slots__ = ("chunks", "limit", "size")
+
+    def __init__(self, limit: int) -> None:
+        self.chunks: deque[bytes] = deque()
+        self.size = 0
+        self.limit = limit
+
+    def append(self, data: bytes) -> None:
+        chunks = self.chunks
+        chunks.append(data)
+        self.size += len(data)
+        while len(chunks) > 1 and self.size - len(chunks[0]) >= self.limit:
+            self.size -= len(chunks.popleft())
+
+    def replace(self, data: bytes) -> None:
+        self.clear()
+        if data:
+            self.append(data)
+
+    def clear(self) -> None:
+        self.chunks.clear()
+        self.size = 0
+
+    def newest(self) -> bytes:
+        """The newest ``limit`` bytes."""
+        data = b"".join(self.chunks)
+        return data[len(data) - self.limit :] if len(data) > self.limit else data
+
+
+@dataclass(eq=False)
+class TerminalRecord:
+    state: schema.TerminalUpdate
+    output: _Output
+
+
+# Patch fields copied as they come (content, output and _meta have rules of their own).
+_TOOL_CALL_FIELDS: Final = tuple(
+    name
+    for name in schema.ToolCallUpdate.__struct_fields__
+    if name not in ("session_update", "tool_call_id", "content", "meta")
+)
+_TERMINAL_FIELDS: Final = tuple(
+    name
+    for name in schema.TerminalUpdate.__struct_fields__
+    if name not in ("session_update", "terminal_id", "output", "meta")
+)
+_MESSAGE_CLASSES: Final[
+    dict[type, type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]]
+] = {
+    schema.UserMessage: schema.UserMessage,
+    schema.AgentMessage: schema.AgentMessage,
+    schema.AgentThought: schema.AgentThought,
+    schema.UserMessageChunk: schema.UserMessage,
+    schema.AgentMessageChunk: schema.AgentMessage,
+    schema.AgentThoughtChunk: schema.AgentThought,
+}
+# Live state, never history: a resume reports the current state itself, and
+# notices are fire-and-forget events, not part of the conversation.
+_SKIPPED: Final = (
+    schema.RunningStateUpdate,
+    schema.IdleStateUpdate,
+    schema.RequiresActionStateUpdate,
+    schema.UnknownStateUpdate,
+    schema.Notice,
+)
+
+
+class InMemoryHistory:
+    """The default :class:`History`: compact records kept in memory.
+
+    Each record is what an editor displays: a message (chunks merged), a
+    tool call (patches merged, content replaced or appended), a terminal
+    (its bytes and final state), a plan (the latest one per ``planId``), the
+    latest usage, session info, commands and config options, and any other
+    update as sent. Replaying the records rebuilds the same display. At most
+    ``limits.records`` records are kept; beyond that the oldest is dropped.
+    """
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if (
+            cls.record is not InMemoryHistory.record
+            and cls.record_text_chunk is InMemoryHistory.record_text_chunk
+        ):
+            # It changes record() but not the text-chunk shortcut: chunks go through record().
+            cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
+
+    def __init__(self, limits: HistoryLimits | None = None) -> None:
+        self.limits = limits or HistoryLimits()
+        self._records: dict[tuple[str, str], object] = {}
+        self._sequence = 0
+        # Dispatch on the exact class: this runs for every update a session sends.
+        self._fold: dict[type, Callable[[Any], None]] = {
+            schema.ToolCallContentChunk: self._fold_content_chunk,
+            schema.ToolCallUpdate: self._merge_tool_call,
+            schema.TerminalUpdate: self._merge_terminal,
+            schema.TerminalOutputChunk: self._fold_terminal_chunk,
+            schema.PlanUpdate: self._fold_plan,
+            schema.UserMessageChunk: self._fold_chunk,
+            schema.AgentMessageChunk: self._fold_chunk,
+            schema.AgentThoughtChunk: self._fold_chunk,
+            schema.UserMessage: self._fold_message,
+            schema.AgentMessage: self._fold_message,
+            schema.AgentThought: self._fold_message,
+            schema.UsageUpdate: self._fold_usage,
+            schema.SessionInfoUpdate: self._fold_session_info,
+            schema.AvailableCommandsUpdate: self._fold_latest,
+            schema.ConfigOptionUpdate: self._fold_latest,
+        }
+        for skipped in _SKIPPED:
+            self._fold[skipped] = self._fold_skip
+
+    def _add(self, key: tuple[str, str], value: object) -> None:
+        """Keep a new record (the key is not in use), dropping the oldest at the limit."""
+        if len(self._records) >= self.limits.records:
+            del self._records[next(iter(self._records))]
+        self._records[key] = value
+
+    def record(self, update: schema.SessionUpdate) -> None:
+        """Fold one update into the records (see the class docstring)."""
+        fold = self._fold.get(type(update))
+        if fold is None:
+            if isinstance(update, _SKIPPED):
+                return
+            self._other(update)
+            return
+        fold(update)
+
+    def _other(self, update: object) -> None:
+        self._sequence += 1
+        self._add(("other", str(self._sequence)), update)
+
+    def _fold_skip(self, update: object) -> None:
+        pass
+
+    def _fold_content_chunk(self, update: schema.ToolCallContentChunk) -> None:
+        call = self._records.get(("call", update.tool_call_id))
+        if isinstance(call, ToolCallRecord):
+            call.content.append(update.content)
+            call.has_content = True
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """Record a ``tool_call_content_chunk`` of one text item, given just its text.
+
+        The same as :meth:`record` of that chunk, without building it: the
+        streaming path of :meth:`acpio.ToolCallHandle.append_text`.
+        """
+        call = self._records.get(("call", tool_call_id))
+        if isinstance(call, ToolCallRecord):
+            call.content.append(text)
+            call.has_content = True
+
+    def _message(self, update: schema.ContentChunk | _MessageUpdate) -> _Message:
+        cls = _MESSAGE_CLASSES[type(update)]
+        key = (cls.__name__, update.message_id)
+        message = self._records.get(key)
+        if message is None:
+            message = _Message(cls, update.message_id)
+            self._add(key, message)
+        return message  # type: ignore[return-value]
+
+    def _fold_chunk(self, update: schema.ContentChunk) -> None:
+        self._message(update).content.append(update.content)
+
+    def _fold_message(self, update: _MessageUpdate) -> None:
+        message = self._message(update)
+        content = update.content
+        if content is not _UNSET:
+            message.content = list(content) if content is not None else []
+        if update.meta is not _UNSET:
+            message.meta = _patch_meta(message.meta, update.meta)
+
+    def _fold_plan(self, update: schema.PlanUpdate) -> None:
+        plan = update.plan
+        plan_id = (
+            plan.plan_id
+            if isinstance(plan, schema.PlanItems)
+            else plan.raw.get("planId")
+            # What the type says; a hand-built update may hold anything.
+            if isinstance(plan, schema.UnknownPlanUpdateContent)  # pyright: ignore[reportUnnecessaryIsInstance]
+            else None
+        )
+        if not isinstance(plan_id, str):
+            self._other(update)
+            return
+        key = ("plan", plan_id)
+        if key in self._records:
+            self._records[key] = update  # a plan replaces the last one, in its place
+        else:
+            self._add(key, update)
+
+    def _fold_usage(self, update: schema.UsageUpdate) -> None:
+        current = self._records.get(("usage", ""))
+        if not isinstance(current, schema.UsageUpdate):
+            self._add(("usage", ""), msgspec.structs.replace(update))
+            return
+        current.used = update.used
+        current.size = update.size
+        if update.cost is not _UNSET:
+            current.cost = update.cost
+        current.meta = _patch_meta(current.meta, update.meta)
+
+    def _fold_session_info(self, update: schema.SessionInfoUpdate) -> None:
+        current = self._records.get(("info", ""))
+        if not isinstance(current, schema.SessionInfoUpdate):
+            current = schema.SessionInfoUpdate()
+            self._add(("info", ""), current)
+        if update.title is not _UNSET:
+            current.title = update.title
+        if update.updated_at is not _UNSET:
+            current.updated_at = update.updated_at
+        current.meta = _patch_meta(current.meta, update.meta)
+
+    def _fold_latest(self, update: schema.SessionUpdate) -> None:
+        # Commands and config options: each update replaces the whole list.
+        key = ("latest", type(update).__name__)
+        if key in self._records:
+            self._records[key] = update
+        else:
+            self._add(key, update)
+
+    def _merge_tool_call(self, patch: schema.ToolCallUpdate) -> None:
+        key = ("call", patch.tool_call_id)
+        call = self._records.get(key)
+        if call is None:
+            call = ToolCallRecord(
+                schema.ToolCallUpdate(tool_call_id=patch.tool_call_id),
+                deque(maxlen=self.limits.tool_call_items),
+            )
+            self._add(key, call)
+        assert isinstance(call, ToolCallRecord)
+        state = call.state
+        for name in _TOOL_CALL_FIELDS:
+            value = getattr(patch, name)
+            if value is not _UNSET:
+                setattr(state, name, value)
+        if patch.content is not _UNSET:
+            call.content.clear()
+            call.content.extend(patch.content or ())
+            call.has_content = True
+        if patch.meta is not _UNSET:
+            state.meta = _patch_meta(state.meta, patch.meta)
+
+    def _merge_terminal(self, patch: schema.TerminalUpdate) -> None:
+        current = self._terminal(patch.terminal_id)
+        state = current.state
+        for name in _TERMINAL_FIELDS:
+            value = getattr(patch, name)
+            if value is not _UNSET:
+                setattr(state, name, value)
+        if isinstance(patch.output, schema.TerminalOutput):
+            try:
+                current.output.replace(base64.b64decode(patch.output.data, validate=True))
+            except ValueError:
+                current.output.clear()  # what a client keeps of an invalid snapshot
+        elif patch.output is None:
+            current.output.clear()
+        if patch.meta is not _UNSET:
+            state.meta = _patch_meta(state.meta, patch.meta)
+
+    def _terminal(self, terminal_id: str) -> TerminalRecord:
+        key = ("terminal", terminal_id)
+        current = self._records.get(key)
+        if current is None:
+            current = TerminalRecord(
+                schema.TerminalUpdate(terminal_id=terminal_id), _Output(self.limits.terminal_bytes)
+            )
+            self._add(key, current)
+        assert isinstance(current, TerminalRecord)
+        return current
+
+    def _fold_terminal_chunk(self, update: schema.TerminalOutputChunk) -> None:
+        # Terminal handles record their bytes directly; this is a chunk sent by hand.
+        try:
+            data = base64.b64decode(update.data, validate=True)
+        except ValueError:
+            return  # a client drops a chunk it cannot decode
+        self.record_terminal_output(update.terminal_id, data)
+
+    def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
+        """Append streamed terminal bytes, keeping the newest ``terminal_bytes``.
+
+        ``data`` is kept as given, not copied: it must not change afterwards.
+        """
+        self._terminal(terminal_id).output.append(data)
+
+    def replay(self) -> Iterator[schema.SessionUpdate]:
+        """One complete update per record, in first-seen order (copies: records keep changing)."""
+        replace = msgspec.structs.replace
+        for value in list(self._records.values()):
+            if isinstance(value, _Message):
+                yield value.cls(
+                    message_id=value.message_id, content=list(value.content), meta=value.meta
+                )
+            elif isinstance(value, TerminalRecord):
+                yield replace(
+                    value.state,
+                    output=schema.TerminalOutput(
+                        data=base64.b64encode(value.output.newest()).decode()
+                    ),
+                )
+            elif isinstance(value, ToolCallRecord):
+                if value.has_content:
+                    yield replace(value.state, content=[_item(x) for x in value.content])
+                else:
+                    yield replace(value.state)
+            elif isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
+                yield replace(value)
+            else:
+                yield value  # type: ignore[misc]
+
+
+@dataclass
+class SessionRecord:
+    """What a store keeps of one session besides its history."""
+
+    session_id: str
+    cwd: str
+    additional_directories: list[str]
+    history: History
+    title: str | None = None
+    active: bool = False
+    """True while a connection serves the session (stores never evict active ones)."""
+    updated_at: str = field(
+        default_factory=lambda: datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    )
+
+    def touch(self) -> None:
+        """Mark the session as updated now."""
+        self.updated_at = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+class SessionStore(Protocol):
+    """Where sessions live between ``session/new`` and ``session/resume``.
+
+    Every method is awaited on the event loop: a store that does I/O does it
+    off the loop (a thread, an async driver). The agent calls :meth:`create`
+    for ``session/new``, :meth:`get` for ``session/resume`` (and ``session/load``),
+    :meth:`list` for ``session/list``, :meth:`delete` for ``session/delete``
+    and :meth:`release` once a connection stops serving a session (closed,
+    deleted, or the agent shutting down). A store shared by several agent
+    processes refuses, in :meth:`get`, a session another live process serves.
+    """
+
+    async def create(
+        self, session_id: str, cwd: str, additional_directories: list[str]
+    ) -> SessionRecord:
+        """Create and keep a new session record, served by this process."""
+        ...
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        """The record of a session with its history, to be served here; ``None`` if unknown.
+
+        :raises RequestError: when the session cannot be served here (for
+            example another live process serves it).
+        """
+        ...
+
+    async def list(self) -> list[SessionRecord]:
+        """Every session, most recently updated first (their histories need not be loaded)."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Forget a session and its history; False if it was unknown."""
+        ...
+
+    async def release(self, record: SessionRecord) -> None:
+        """The session is no longer served here: keep what it recorded; others may serve it."""
+        ...
+
+
+class InMemorySessionStore:
+    """The default :class:`SessionStore` of :func:`acpio.serve`: sessions live as long
+    as the agent process.
+
+    At most ``max_records`` sessions are kept: beyond that, the least recently
+    updated sessions that no connection serves (closed ones) are forgotten, so
+    an agent that opens and closes sessions all day keeps bounded memory.
+    """
+
+    def __init__(self, limits: HistoryLimits | None = None, *, max_records: int = 1000) -> None:
+        self._records: dict[str, SessionRecord] = {}
+        self._limits = limits
+        self.max_records = max_records
+
+    async def create(
+        self, session_id: str, cwd: str, additional_directories: list[str]
+    ) -> SessionRecord:
+        """Create and keep a new session record with an in-memory history."""
+        record = SessionRecord(
+            session_id, cwd, list(additional_directories), InMemoryHistory(self._limits)
+        )
+        self._records[session_id] = record
+        if len(self._records) > self.max_records:
+            self._evict()
+        return record
+
+    def _evict(self) -> None:
+        inactive = sorted(
+            (r for r in self._records.values() if not r.active), key=lambda r: r.updated_at
+        )
+        for record in inactive[: len(self._records) - self.max_records]:
+            del self._records[record.session_id]
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        """The record of a session, or ``None``."""
+        return self._records.get(session_id)
+
+    async def list(self) -> list[SessionRecord]:
+        """Every session, most recently updated first."""
+        return sorted(self._records.values(), key=lambda r: r.updated_at, reverse=True)
+
+    async def delete(self, session_id: str) -> bool:
+        """Forget a session; False if it was unknown."""
+        return self._records.pop(session_id, None) is not None
+
+    async def release(self, record: SessionRecord) -> None:
+        """The session is no longer served: it may be evicted beyond ``max_records``."""
+        record.active = False

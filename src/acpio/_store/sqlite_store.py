@@ -1,0 +1,684 @@
+"""A durable :class:`~acpio.store.SessionStore` on SQLite: sessions survive the agent process.
+
+How this works: a served session's history is an :class:`InMemoryHistory`
+(the same folding, the same bounds) that also appends each recorded item
+(the update object; a text chunk; for terminal output, a mark naming the
+terminal) to its own :class:`collections.deque`: one C call on the hot
+path, no encoding, no lock (the loop only appends, the writer only pops).
+A writer thread owns a connection and drains every session's deque in one
+transaction per flush: every ``flush_interval`` seconds, at once at every
+turn end (the ``idle`` state update passes through ``record``), on session
+close (``release``) and on shutdown. Each flush writes one msgpack row per
+session (``events``); a terminal that got output is written once per row,
+as its newest bytes (what replay shows), so streaming 64 MiB writes at most
+1 MiB per flush and holds nothing extra in memory. Now and then (once the
+rows outgrow 4 MiB and twice the last snapshot, and on close) the
+session's folded history is captured as ``replay()`` and written as its
+zlib-compressed ``snapshot``, replacing its rows. Loading a session folds
+the snapshot and then the rows into a fresh history: folding a replay
+rebuilds the same records, so a resume in a new process replays exactly
+what a resume in the old one would have.
+
+Durability: WAL journal and one transaction per flush, so a crash (even
+SIGKILL) leaves the file consistent and loses at most what was recorded
+after the last flush: at most ``flush_interval`` seconds of updates (plus
+the commit in progress). A turn's end wakes the writer at once, and a
+closed session is committed before the close is answered (``release``
+waits for it). ``synchronous=NORMAL``: a power cut may also lose
+the last commits, never consistency.
+
+Several processes: each row names the process that serves the session
+(pid and process start time). :meth:`SqliteSessionStore.get` takes a
+session over only when that process is gone; otherwise it is refused with
+``-32603`` (the session exists, so not ``-32002``; the request is valid, so
+not ``-32602``; ACP keeps ``-32000..-32099`` for its own codes). Writers
+wait on each other up to ``busy_timeout``; claims, loads and deletes run in
+worker threads, never on the event loop. ``session/list`` reads on the loop
+(a WAL reader never waits for writers; at most 100 ms of busy timeout, then
+it reads from a thread), so it is answered at once, as in memory.
+
+Bounds: retention keeps the ``max_sessions`` most recently updated sessions
+and none older than ``max_age`` (sessions a live process serves are kept),
+at open and every 100 new sessions; freed pages are returned to the file
+system (incremental vacuum) once a quarter of the file is free. The file's
+``PRAGMA user_version`` is its schema version; older files are migrated
+forward, newer or unreadable ones raise :class:`SessionStoreError`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+import sqlite3
+import threading
+import zlib
+from collections import deque
+from pathlib import Path
+from typing import Final
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from .._errors import RequestError, SessionStoreError
+from .._limits import HistoryLimits
+from .history import SessionRecord
+from .store_paths import current_owner, owner_alive
+from .stored_history import (
+    OPS,
+    Barrier,
+    Create,
+    Meta,
+    Release,
+    Snapshot,
+    StoredHistory,
+    StoredRecord,
+    Unloaded,
+    dirs_decode,
+    json_encode,
+    pack,
+)
+
+__all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
+
+_List = list  # the store has a method named list
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION: Final = 1
+COMPACT_BYTES: Final = 4 * 1024 * 1024
+"""A session's rows are folded into a snapshot once they exceed this and twice the
+snapshot (amortized: each byte recorded is snapshotted a bounded number of times)."""
+RETAIN_EVERY: Final = 100
+
+_V1: Final = """
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    cwd TEXT NOT NULL,
+    additional_directories TEXT NOT NULL DEFAULT '[]',
+    title TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    owner_pid INTEGER,
+    owner_start TEXT
+);
+CREATE INDEX sessions_by_update ON sessions (updated_at);
+CREATE TABLE snapshots (session_id TEXT PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE events (
+    session_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+"""
+# Forward migrations: MIGRATIONS[n] turns a version n-1 file into version n.
+MIGRATIONS: Final[dict[int, str]] = {1: _V1}
+
+
+class SqliteSessionStore:
+    """The default store of :func:`acpio.run`: sessions in a SQLite file.
+
+    Keeps each session's id, working directory, additional directories,
+    title, timestamps and folded history (the records and bounds of
+    :class:`~acpio.store.InMemoryHistory`, ``limits``), so ``session/list`` and
+    ``session/resume`` work after a restart and across agent processes
+    sharing the file. Recording never waits: a writer thread flushes every
+    ``flush_interval`` seconds, at each turn end, on close and on
+    :meth:`close` (see the module docstring for the crash-loss bound).
+    Retention: at most ``max_sessions`` sessions, none older than
+    ``max_age``.
+
+    :raises SessionStoreError: when the file cannot be opened or created, is
+        not a session store, or was written by a newer acpio.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        limits: HistoryLimits | None = None,
+        max_sessions: int = 1000,
+        max_age: datetime.timedelta = datetime.timedelta(days=30),
+        flush_interval: float = 1.0,
+        busy_timeout: float = 5.0,
+    ) -> None:
+        self.path = Path(path)
+        self.limits = limits or HistoryLimits()
+        self.max_sessions = max_sessions
+        self.max_age = max_age
+        self.flush_interval = flush_interval
+        self.busy_timeout = busy_timeout
+        self._queue: deque[object] = deque()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._served: dict[str, StoredRecord] = {}
+        self._histories: set[StoredHistory] = set()  # with items for the writer
+        self._lock = threading.Lock()  # the request connection is used by one thread at a time
+        self._creates = 0
+        self._failed = False
+        self._conn = self._open()
+        self._reader = self._connect(timeout=0.1)  # session/list, on the event loop
+        self._writer = threading.Thread(
+            target=self._write_loop, name=f"acpio-store:{self.path.name}", daemon=True
+        )
+        self._writer.start()
+
+    # ---------------------------------------------------------------- opening
+
+    def _connect(self, timeout: float | None = None) -> sqlite3.Connection:
+        timeout = self.busy_timeout if timeout is None else timeout
+        conn = sqlite3.connect(
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            conn = self._connect()
+        except (OSError, sqlite3.Error) as exc:
+            raise SessionStoreError(f"cannot open the session store {self.path}: {exc}") from exc
+        try:
+            self._migrate(conn)
+            self._retain(conn)
+        except BaseException as exc:
+            conn.close()
+            if isinstance(exc, SessionStoreError):
+                raise
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise SessionStoreError(
+                    f"cannot read the session store {self.path}: {exc}"
+                ) from exc
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise SessionStoreError(
+                f"the session store {self.path} has schema version {version}, newer than "
+                f"this acpio's {SCHEMA_VERSION}; it was written by a newer acpio and is left "
+                "untouched"
+            )
+        if version == 0:
+            # Only takes effect on a new file (no tables), before the journal mode is set.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+        conn.execute("PRAGMA journal_mode = WAL")
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            self._migrate_in(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _migrate_in(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]  # another process?
+        if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise SessionStoreError(f"{self.path} is an SQLite file but not an acpio session store")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            for statement in MIGRATIONS[target].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {target}")
+
+    def _retain(self, conn: sqlite3.Connection) -> None:
+        """Delete sessions beyond ``max_sessions`` or older than ``max_age`` (not live ones)."""
+        cutoff = (datetime.datetime.now(datetime.UTC) - self.max_age).isoformat(timespec="seconds")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            rows = conn.execute(
+                "SELECT id, updated_at, owner_pid, owner_start FROM sessions "
+                "ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
+            doomed = [
+                (session_id,)
+                for index, (session_id, updated_at, pid, start) in enumerate(rows)
+                if (index >= self.max_sessions or updated_at < cutoff)
+                and not owner_alive(pid, start)
+            ]
+            conn.executemany("DELETE FROM sessions WHERE id = ?", doomed)
+            conn.execute("DELETE FROM snapshots WHERE session_id NOT IN (SELECT id FROM sessions)")
+            conn.execute("DELETE FROM events WHERE session_id NOT IN (SELECT id FROM sessions)")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        _compact(conn)
+
+    # --------------------------------------------------------- the store API
+
+    async def create(
+        self, session_id: str, cwd: str, additional_directories: _List[str]
+    ) -> SessionRecord:
+        """Create a session served by this process (written at the next flush)."""
+        record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
+        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        record.history = history
+        self._queue.append(
+            Create(
+                session_id,
+                cwd,
+                json_encode(record.additional_directories).decode(),
+                record.updated_at,
+                current_owner(),
+            )
+        )
+        history.attach()
+        self._served[session_id] = record
+        self._wake.set()
+        return record
+
+    async def get(self, session_id: str) -> SessionRecord | None:
+        """The session with its history, now served by this process; ``None`` if unknown.
+
+        :raises RequestError: ``-32603`` when another live agent process serves it.
+        """
+        record = self._served.get(session_id)
+        if record is not None:
+            return record
+        loaded = await anyio.to_thread.run_sync(self._load, session_id)
+        record = self._served.get(session_id)  # another connection won the race
+        if record is not None or loaded is None:
+            return record
+        if isinstance(loaded, int):
+            raise RequestError.internal_error(
+                f"Session {session_id} is open in another agent process (pid {loaded}); "
+                "close it there first",
+                {"sessionId": session_id, "pid": loaded},
+            )
+        assert isinstance(loaded.history, StoredHistory)
+        loaded.history.attach()
+        self._served[session_id] = loaded
+        return loaded
+
+    async def list(self) -> _List[SessionRecord]:
+        """Every session in the file, most recently updated first (including other
+        processes' sessions; their histories are not loaded)."""
+        try:
+            # On the loop, without waiting for the writer: a WAL reader never waits for
+            # writers, and what this process changed is either served (listed from
+            # memory) or committed (release and delete wait for it). Answered at once,
+            # like the in-memory store, even when the client hangs up right after.
+            rows = self._list_rows(self._reader)
+        except sqlite3.OperationalError:
+            rows = await anyio.to_thread.run_sync(self._list_rows_locked)
+        records: _List[SessionRecord] = []
+        for session_id, cwd, directories, title, updated_at in rows:
+            served = self._served.get(session_id)
+            if served is not None:
+                records.append(served)
+            else:
+                records.append(
+                    SessionRecord(
+                        session_id,
+                        cwd,
+                        dirs_decode(directories),
+                        Unloaded(),
+                        title=title,
+                        updated_at=updated_at,
+                    )
+                )
+        records.sort(key=lambda r: r.updated_at, reverse=True)
+        return records
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session and its history; False if unknown.
+
+        :raises RequestError: ``-32603`` when another live agent process serves it.
+        """
+        record = self._served.pop(session_id, None)
+        if record is not None and isinstance(record.history, StoredHistory):
+            record.history.detach()
+            record.history.dropped = True
+        result = await anyio.to_thread.run_sync(self._delete_row, session_id)
+        if not isinstance(result, bool):  # the pid of the process that holds it
+            raise RequestError.internal_error(
+                f"Session {session_id} is open in another agent process (pid {result}); "
+                "close it there first",
+                {"sessionId": session_id, "pid": result},
+            )
+        return result or record is not None
+
+    async def release(self, record: SessionRecord) -> None:
+        """Write what the session recorded (a snapshot) and give it up; returns once committed."""
+        if self._served.get(record.session_id) is not record:
+            return
+        del self._served[record.session_id]
+        history = record.history
+        if isinstance(history, StoredHistory) and isinstance(record, StoredRecord):
+            history.snapshot()
+            history.put_op(record.meta())
+            history.put_op(Release(record.session_id))
+            history.detach()
+        await anyio.to_thread.run_sync(self._sync)
+
+    async def flush(self) -> None:
+        """Write everything recorded so far; returns once committed."""
+        await anyio.to_thread.run_sync(self._sync)
+
+    def close(self) -> None:
+        """Write everything recorded, give up this process's sessions and close the file.
+
+        Blocks until the writer is done (call it when serving is over).
+        """
+        if self._stopping:
+            return
+        for record in list(self._served.values()):
+            if isinstance(record.history, StoredHistory):
+                record.history.snapshot()
+                record.history.put_op(record.meta())
+                record.history.put_op(Release(record.session_id))
+                record.history.detach()
+        self._served.clear()
+        self._stopping = True
+        self._wake.set()
+        self._writer.join(self.busy_timeout * 2 + self.flush_interval)
+        with self._lock:
+            # Another process may be reading: then the next checkpoint will do.
+            self._reader.close()
+            with contextlib.suppress(sqlite3.Error):
+                _compact(self._conn)
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+
+    def __enter__(self) -> SqliteSessionStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # ---------------------------------------------- off-loop (worker threads)
+
+    def _sync(self) -> None:
+        barrier = Barrier(threading.Event())
+        self._queue.append(barrier)
+        self._wake.set()
+        if not barrier.done.wait(self.busy_timeout * 2 + self.flush_interval):
+            logger.warning("the session store %s did not flush in time", self.path)
+
+    def _busy_owner(self, pid: int | None, start: str | None) -> int | None:
+        if pid is None or (pid, start or "") == current_owner():
+            return None
+        return pid if owner_alive(pid, start) else None
+
+    def _load(self, session_id: str) -> StoredRecord | int | None:
+        """Take a session over (if its owner is gone) and fold its history; its owner's
+        pid when a live process serves it."""
+        self._sync()  # what this process recorded and released is in the file
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT cwd, additional_directories, title, updated_at, owner_pid, "
+                    "owner_start FROM sessions WHERE id = ?",
+                    (session_id,),
+                ).fetchone()
+                if row is None:
+                    conn.execute("COMMIT")
+                    return None
+                busy = self._busy_owner(row[4], row[5])
+                if busy is not None:
+                    conn.execute("COMMIT")
+                    return busy
+                pid, start = current_owner()
+                conn.execute(
+                    "UPDATE sessions SET owner_pid = ?, owner_start = ? WHERE id = ?",
+                    (pid, start, session_id),
+                )
+                snapshot = conn.execute(
+                    "SELECT data FROM snapshots WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                events = conn.execute(
+                    "SELECT seq, data FROM events WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        record = StoredRecord(
+            session_id,
+            row[0],
+            dirs_decode(row[1]),
+            Unloaded(),
+            title=row[2],
+            updated_at=row[3],
+        )
+        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        record.history = history
+        try:
+            key = [""]
+            if snapshot is not None:
+                history.snapshot_bytes = history.fold_blob(snapshot[0], key)
+            for seq, data in events:
+                history.log_bytes += history.fold_blob(data, key)
+                history.seq = seq
+        except (zlib.error, msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+            logger.exception("session %s in %s cannot be read", session_id, self.path)
+            raise RequestError.internal_error(
+                f"Session {session_id}'s stored history cannot be read ({exc})",
+                {"sessionId": session_id},
+            ) from None
+        return record
+
+    def _list_rows(self, conn: sqlite3.Connection) -> _List[tuple[str, str, str, str | None, str]]:
+        return conn.execute(
+            "SELECT id, cwd, additional_directories, title, updated_at FROM sessions "
+            "ORDER BY updated_at DESC, rowid DESC"
+        ).fetchall()
+
+    def _list_rows_locked(self) -> _List[tuple[str, str, str, str | None, str]]:
+        self._sync()
+        with self._lock:
+            return self._list_rows(self._conn)
+
+    def _delete_row(self, session_id: str) -> bool | int:
+        self._sync()
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT owner_pid, owner_start FROM sessions WHERE id = ?", (session_id,)
+                ).fetchone()
+                if row is not None:
+                    busy = self._busy_owner(row[0], row[1])
+                    if busy is not None:
+                        conn.execute("COMMIT")
+                        return busy
+                for table, column in (("sessions", "id"), ("snapshots", "session_id")):
+                    conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
+                conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return row is not None
+
+    # ------------------------------------------------------------ the writer
+
+    def _write_loop(self) -> None:
+        try:
+            conn = self._connect()
+        except sqlite3.Error:
+            logger.exception("the session store %s cannot be written", self.path)
+            self._failed = True
+            conn = None
+        while True:
+            self._wake.wait(self.flush_interval)
+            self._wake.clear()
+            stopping = self._stopping
+            if conn is not None:
+                self._flush(conn)
+            else:
+                self._drop_all()
+            if stopping and not self._queue and not any(h.pending for h in self._histories):
+                break
+        if conn is not None:
+            conn.close()
+
+    def _drop_all(self) -> None:
+        for history in list(self._histories):
+            history.pending.clear()
+            self._histories.discard(history)
+        while self._queue:
+            item = self._queue.popleft()
+            if isinstance(item, Barrier):
+                item.done.set()
+
+    def _flush(self, conn: sqlite3.Connection) -> None:
+        queue = self._queue
+        # Taken before the histories are drained: a barrier covers what was recorded before it.
+        items = [queue.popleft() for _ in range(len(queue))]
+        drained: list[tuple[StoredHistory, list[object], int]] = []
+        for history in list(self._histories):
+            pending = history.pending
+            count = len(pending)  # before the counts: an op or mark counted there is in these
+            ops = history.ops
+            marks = history.marks
+            history.scan_marks = marks != history.marks_done
+            if count:
+                drained.append((history, [pending.popleft() for _ in range(count)], ops))
+                history.marks_seen = marks
+        if not items and not drained:
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._write(conn, items, drained)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                # Another process held the lock past the busy timeout: try again later.
+                logger.warning("session store %s busy; retrying: %s", self.path, exc)
+                queue.extendleft(reversed(items))
+                for history, batch, _ in drained:
+                    history.pending.extendleft(reversed(batch))
+                return
+            self._write_failed(exc)
+        except (sqlite3.Error, OSError, msgspec.EncodeError) as exc:
+            self._write_failed(exc)
+        for history, _, ops in drained:
+            # Only once written: a batch put back (busy) is scanned again.
+            history.ops_done = ops
+            history.marks_done = history.marks_seen
+        for item in items:
+            if isinstance(item, Barrier):
+                item.done.set()
+        if self._creates >= RETAIN_EVERY:
+            self._creates = 0
+            try:
+                self._retain(conn)
+            except sqlite3.Error as exc:
+                logger.warning("session store %s retention failed: %s", self.path, exc)
+
+    def _write_failed(self, exc: BaseException) -> None:
+        if not self._failed:
+            logger.error(
+                "cannot write the session store %s (%s); sessions stay in memory only",
+                self.path,
+                exc,
+            )
+        self._failed = True
+
+    def _write(
+        self,
+        conn: sqlite3.Connection,
+        items: _List[object],
+        drained: _List[tuple[StoredHistory, _List[object], int]],
+    ) -> None:
+        for item in items:
+            if isinstance(item, Create):
+                self._creates += 1
+                conn.execute(
+                    "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+                    (
+                        item.session_id,
+                        item.cwd,
+                        item.directories,
+                        item.updated_at,
+                        item.updated_at,
+                        *item.owner,
+                    ),
+                )
+        for history, batch, ops in drained:
+            if history.dropped:
+                self._histories.discard(history)
+                continue
+            if ops == history.ops_done:
+                self._write_events(conn, history, batch)  # nothing but recorded items
+                continue
+            run: _List[object] = []
+            for item in batch:
+                kind = type(item)
+                if kind not in OPS:
+                    run.append(item)
+                elif kind is Snapshot:
+                    run = []  # the snapshot covers everything recorded before it
+                    self._write_snapshot(conn, item)  # type: ignore[arg-type]
+                else:
+                    self._write_events(conn, history, run)
+                    run = []
+                    self._write_op(conn, history, item)
+            self._write_events(conn, history, run)
+
+    def _write_snapshot(self, conn: sqlite3.Connection, snapshot: Snapshot) -> None:
+        blob = pack(snapshot.updates)
+        conn.execute(
+            "INSERT OR REPLACE INTO snapshots VALUES (?, ?)",
+            (snapshot.session_id, zlib.compress(blob, 1)),
+        )
+        conn.execute("DELETE FROM events WHERE session_id = ?", (snapshot.session_id,))
+        snapshot.history.snapshot_bytes = len(blob)
+
+    def _write_op(self, conn: sqlite3.Connection, history: StoredHistory, item: object) -> None:
+        if isinstance(item, Meta):
+            conn.execute(
+                "UPDATE sessions SET additional_directories = ?, title = ?, updated_at = ? "
+                "WHERE id = ?",
+                (item.directories, item.title, item.updated_at, item.session_id),
+            )
+        elif isinstance(item, Release):
+            conn.execute(
+                "UPDATE sessions SET owner_pid = NULL, owner_start = NULL "
+                "WHERE id = ? AND owner_pid = ?",
+                (item.session_id, current_owner()[0]),
+            )
+            self._histories.discard(history)
+
+    def _write_events(
+        self, conn: sqlite3.Connection, history: StoredHistory, events: _List[object]
+    ) -> None:
+        if not events:
+            return
+        if history.scan_marks:
+            events = history.terminal_output_events(events)
+        blob = pack(events)
+        history.seq += 1
+        # Not compressed: rows are short-lived (folded into the next snapshot), and
+        # compressing every streamed chunk costs more CPU than the rest of the store.
+        conn.execute(
+            "INSERT OR REPLACE INTO events VALUES (?, ?, ?)",
+            (history.session_id, history.seq, blob),
+        )
+        history.log_bytes += len(blob)
+        if history.log_bytes > max(COMPACT_BYTES, 2 * history.snapshot_bytes):
+            history.compact_due = True
+
+
+def _compact(conn: sqlite3.Connection) -> None:
+    """Give free pages back to the file system once a quarter of the file is free."""
+    free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    if free and free * 4 >= pages:
+        conn.executescript("PRAGMA incremental_vacuum;")  # execute() frees one page only

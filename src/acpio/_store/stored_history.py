@@ -1,0 +1,291 @@
+"""The history half of the SQLite session store: what the event loop queues, and the rows.
+
+How this works: :class:`StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
+(the same folding, the same bounds) that also queues what it records for the
+store's writer thread (see :mod:`acpio._store.sqlite_store`): the update object, a
+text chunk (after ``[id]`` when the tool call changed), or for terminal output a
+mark naming the terminal. :func:`_terminal_output` turns a batch's marks into
+the terminal's newest bytes as the row is written; :func:`_fold_blob` folds a
+stored row or snapshot back into a history when a session is loaded.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Final, cast
+
+import msgspec
+
+from .. import schema
+from .._limits import HistoryLimits
+from ..schema._base import enc_hook
+from .history import InMemoryHistory, SessionRecord, TerminalRecord, ToolCallRecord
+
+__all__: list[str] = []
+
+json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
+# Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
+# map, as on the wire), [id] (the tool call the text chunks after it belong to), a
+# str (a text chunk of that tool call), or [terminalId, bytes]: that terminal's
+# output (what replay shows of it) as it was when the row was written.
+pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
+_unpack = msgspec.msgpack.Decoder(list[object]).decode
+dirs_decode = msgspec.json.Decoder(list[str]).decode
+
+
+def _discard(item: object) -> None:
+    pass
+
+
+class Unloaded:
+    """The history of a listed session that this process does not serve (never read)."""
+
+    def record(self, update: schema.SessionUpdate) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+    def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+    def replay(self) -> Iterator[schema.SessionUpdate]:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
+
+class StoredHistory(InMemoryHistory):
+    """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
+
+    ``pending`` holds, in order, what was recorded (the update object; a
+    text chunk's str, after ``[id]`` when the tool call changed; for terminal
+    output only the terminal's :class:`_OutputMark`) and the writer
+    operations of this session; the loop only appends, the writer only pops.
+    No tuple per chunk (objects tracked by the garbage collector that stay
+    queued until the flush cost more than the append), and no terminal bytes:
+    holding a fast stream until the flush costs page faults and memory; the
+    writer takes what replay shows of the terminal (its newest bytes) when it
+    writes the row.
+    """
+
+    def __init__(
+        self,
+        limits: HistoryLimits,
+        record: StoredRecord,
+        *,
+        histories: set[StoredHistory],
+        wake: threading.Event,
+    ) -> None:
+        super().__init__(limits)
+        self.session_id = record.session_id
+        # The store's histories with items for its writer, and the writer's wake-up.
+        self._histories = histories
+        self._wake = wake
+        self._owner = record
+        self.pending: deque[object] = deque()
+        self._key: str | None = None  # the id the chunks queued last belong to
+        self._put: Callable[[object], None] = _discard  # attached once loaded
+        self.ops = 0  # operations queued in pending (the writer skips the scan without)
+        self.ops_done = 0  # ... of which the writer has seen (writer thread)
+        self.seq = 0  # the last row written (writer thread)
+        self.log_bytes = 0  # bytes in rows since the snapshot (writer thread)
+        self.snapshot_bytes = 0
+        self.compact_due = False  # set by the writer; acted on at the next record
+        self.marks = 0  # output marks queued in pending (the writer skips the scan without)
+        self.marks_done = 0  # ... of which the writer has seen (writer thread)
+        self.scan_marks = False  # the batch being written may hold marks (writer thread)
+        self.marks_seen = 0  # the count when that batch was taken (writer thread)
+        self._marks: dict[str, _OutputMark] = {}
+        self.dropped = False
+        self._fold[schema.IdleStateUpdate] = self._turn_ended
+
+    def attach(self) -> None:
+        self._put = self.pending.append
+        self._histories.add(self)
+
+    def detach(self) -> None:
+        self._put = _discard
+
+    def put_op(self, op: object) -> None:
+        if self._put is not _discard:
+            self.ops += 1  # before the append: the writer reads the length first
+            self.pending.append(op)
+
+    def record(self, update: schema.SessionUpdate) -> None:
+        """Fold one update (see :class:`InMemoryHistory`) and queue it for the writer."""
+        self._put(update)
+        fold = self._fold.get(type(update))
+        if fold is None:
+            InMemoryHistory.record(self, update)
+        else:
+            fold(update)
+        if self.compact_due:
+            self.snapshot()
+
+    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
+        """:meth:`InMemoryHistory.record_text_chunk`, queued for the writer."""
+        if tool_call_id is not self._key:
+            self._key = tool_call_id
+            self._put([tool_call_id])
+        self._put(text)
+        # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
+        call = self._records.get(("call", tool_call_id))
+        if isinstance(call, ToolCallRecord):
+            call.content.append(text)
+            call.has_content = True
+
+    def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
+        """:meth:`InMemoryHistory.record_terminal_output`; the writer is told which
+        terminal changed (it writes the terminal's newest bytes, not this chunk)."""
+        self._terminal(terminal_id).output.append(data)
+        mark = self._marks.get(terminal_id)
+        if mark is None:
+            mark = self._marks[terminal_id] = _OutputMark(terminal_id)
+        self.marks += 1  # before the append: the writer reads the length first
+        self._put(mark)
+        if self.compact_due:
+            self.snapshot()
+
+    def _turn_ended(self, update: schema.SessionUpdate) -> None:
+        if self._put is _discard:
+            return
+        self.put_op(self._owner.meta())
+        self._wake.set()
+
+    def snapshot(self) -> None:
+        """Queue the folded history as this session's snapshot (it replaces the rows)."""
+        self.compact_due = False
+        self.log_bytes = 0
+        self._key = None  # the rows after the snapshot name their ids again
+        self.put_op(Snapshot(self.session_id, self, list(self.replay())))
+
+    def terminal_output_events(self, events: list[object]) -> list[object]:
+        """``events`` with each terminal's output marks replaced by one ``[id, bytes]`` at the
+        place of its last mark: the terminal's newest bytes now (what replay would show).
+
+        Read from the loop's records on this thread: the chunks are immutable and taking
+        them is one C call. They may already include bytes recorded after this row, which
+        the next row carries again; folding the rows in order ends with the same output.
+        """
+        last: dict[str, int] = {}
+        for index, item in enumerate(events):
+            if type(item) is _OutputMark:
+                last[item.terminal_id] = index
+        if not last:
+            return events
+        out: list[object] = []
+        for index, item in enumerate(events):
+            if type(item) is not _OutputMark:
+                out.append(item)
+            elif last[item.terminal_id] == index:
+                terminal = self._records.get(("terminal", item.terminal_id))
+                if isinstance(terminal, TerminalRecord):
+                    out.append([item.terminal_id, terminal.output.newest()])
+        return out
+
+    def fold_blob(self, data: bytes, key: list[str]) -> int:
+        """Fold one stored row (or snapshot) into a history being loaded; its size.
+
+        ``key`` holds the id the row's first items belong to, and is left holding
+        the id of its last ones (rows are folded in order).
+        """
+        # A zlib stream starts with 0x78, a msgpack array never does.
+        raw = zlib.decompress(data) if data[:1] == b"\x78" else data
+        for item in _unpack(raw):
+            if isinstance(item, str):
+                InMemoryHistory.record_text_chunk(self, key[0], item)
+            elif isinstance(item, dict):
+                fields = cast("dict[str, object]", item)
+                InMemoryHistory.record(self, schema.convert(fields, schema.SessionUpdate))
+            elif isinstance(item, list):
+                pair = cast("list[object]", item)
+                if not pair or not isinstance(pair[0], str):
+                    continue
+                if len(pair) == 1:
+                    key[0] = pair[0]
+                elif isinstance(pair[1], bytes):
+                    self._terminal(pair[0]).output.replace(pair[1])
+        return len(raw)
+
+
+class StoredRecord(SessionRecord):
+    """A session record whose changes reach the file at the next flush."""
+
+    def touch(self) -> None:
+        """Mark the session as updated now (written at the next flush)."""
+        super().touch()
+        if isinstance(self.history, StoredHistory):
+            self.history.put_op(self.meta())
+
+    def meta(self) -> Meta:
+        return Meta(
+            self.session_id,
+            json_encode(self.additional_directories).decode(),
+            self.title,
+            self.updated_at,
+        )
+
+
+# Writer operations besides recorded items. Plain classes: dataclasses cost import time.
+class Create:
+    __slots__ = ("cwd", "directories", "owner", "session_id", "updated_at")
+
+    def __init__(
+        self, session_id: str, cwd: str, directories: str, updated_at: str, owner: tuple[int, str]
+    ) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.directories = directories
+        self.updated_at = updated_at
+        self.owner = owner
+
+
+class Meta:
+    __slots__ = ("directories", "session_id", "title", "updated_at")
+
+    def __init__(
+        self, session_id: str, directories: str, title: str | None, updated_at: str
+    ) -> None:
+        self.session_id = session_id
+        self.directories = directories
+        self.title = title
+        self.updated_at = updated_at
+
+
+class Snapshot:
+    __slots__ = ("history", "session_id", "updates")
+
+    def __init__(
+        self, session_id: str, history: StoredHistory, updates: list[schema.SessionUpdate]
+    ) -> None:
+        self.session_id = session_id
+        self.history = history
+        self.updates = updates
+
+
+class Release:
+    __slots__ = ("session_id",)
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+
+
+class Barrier:
+    __slots__ = ("done",)
+
+    def __init__(self, done: threading.Event) -> None:
+        self.done = done
+
+
+OPS: Final = frozenset({Snapshot, Meta, Release})
+
+
+class _OutputMark:
+    """Queued for terminal output: the terminal whose newest bytes the row must hold."""
+
+    __slots__ = ("terminal_id",)
+
+    def __init__(self, terminal_id: str) -> None:
+        self.terminal_id = terminal_id
