@@ -15,4 +15,5 @@ python3 -m venv .venv
 .venv/bin/python -m ruff check src tests examples benchmarks scripts
 .venv/bin/python -m ruff format --check src tests examples benchmarks scripts
 .venv/bin/python -m mypy
+.venv/bin/pyright --pythonpath .venv/bin/python
 .venv/bin/python -m pytest "$@"

@@ -63,6 +63,7 @@ from typing import Final, Protocol, TypeAlias, TypeVar, final
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+from msgspec import UNSET, UnsetType
 
 from .. import schema
 from .._errors import EditRefused, FileChanged
@@ -93,9 +94,9 @@ class EditedCall(Protocol):
     async def update(
         self,
         *,
-        title: str | None = ...,
-        content: Sequence[schema.ToolCallContent] | None = ...,
-        locations: Sequence[str] | None = ...,
+        title: str | UnsetType | None = UNSET,
+        content: Sequence[schema.ToolCallContent] | UnsetType | None = UNSET,
+        locations: Sequence[str] | UnsetType | None = UNSET,
     ) -> None:
         """Show the edit: its title, its diff as the content, its path(s) as locations."""
         ...
@@ -197,7 +198,7 @@ class FileEdit:
         self.new: Final = new
         self.diff: Final = diff
         self.title: Final = title or _title(operation, self.path, self.old_path)
-        self.applied = False
+        self.applied: bool = False
 
     def __repr__(self) -> str:
         return f"<FileEdit {self.operation} {self.path!r} applied={self.applied}>"

@@ -176,10 +176,10 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self._handles: Final = handles
         self.session: Final = session
         self.id: Final = tool_call_id
-        self.title = title
-        self.status = status
+        self.title: str = title
+        self.status: str = status
         self.cancellable: Final = cancellable
-        self.cancel_requested = False
+        self.cancel_requested: bool = False
         # append_text's line up to the text: a tool_call_content_chunk of one text item.
         self._text_chunk_prefix = parts.updates.framing.text_chunk_prefix(tool_call_id)
         self._first = schema.ToolCallUpdate(

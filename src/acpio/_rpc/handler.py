@@ -68,9 +68,13 @@ class MessageHandler(Protocol):
 
     async def on_request(
         self, method: str, params: msgspec.Raw | None, context: RequestContext
-    ) -> object: ...
+    ) -> object:
+        """Serve one request: return its result or raise :class:`RequestError`."""
+        ...
 
-    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None: ...
+    async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        """Handle one notification, inline and in arrival order (never answered)."""
+        ...
 
 
 def run_after_response(context: RequestContext) -> None:

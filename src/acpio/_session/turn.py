@@ -97,13 +97,15 @@ class Turns:
         self.queue: deque[Work] = deque()  # waiting behind the current work
         self.work: Work | None = None
         #: The connection's count of received messages at the last ``session/cancel``.
-        self.cancelled_through = 0
-        self.runner_active = False
+        self.cancelled_through: int = 0
+        self.runner_active: bool = False
         self.wake: anyio.Event | None = None
         self.idle_event: anyio.Event | None = None
-        self.state = IDLE  # the state the session is in (its update may be on its way)
-        self.reported_state = IDLE  # the last state update queued for the client
-        self.pending_permissions = 0
+        self.state: SessionState = (
+            IDLE  # the state the session is in (its update may be on its way)
+        )
+        self.reported_state: SessionState = IDLE  # the last state update queued for the client
+        self.pending_permissions: int = 0
         self.closed = False
         # The two state updates a turn reports mid-way, each with its encoded line:
         # they carry no fields, so they are built once per session.

@@ -67,17 +67,21 @@ class ClientConnection(Protocol):
     @property
     def line_try_sender(self) -> Callable[[bytes], bool]: ...
 
-    async def request(
-        self, method: str, params: object, decode: Callable[[msgspec.Raw], T]
-    ) -> T: ...
+    async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
+        """Send a request to the client; its result is decoded once, with ``decode``."""
+        ...
 
-    async def notify(self, method: str, params: object) -> None: ...
+    async def notify(self, method: str, params: object) -> None:
+        """Send a notification to the client, in order with every other line."""
+        ...
 
 
 class Flushable(Protocol):
     """A terminal with buffered bytes: :meth:`flush` sends them."""
 
-    async def flush(self) -> None: ...
+    async def flush(self) -> None:
+        """Send the buffered bytes now, before whatever is sent next."""
+        ...
 
 
 def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
@@ -114,19 +118,19 @@ class UpdatePath:
         self.task_group: Final = task_group
         self.prefix: Final = framing.prefix
         self.v1: Final = framing.projection is not None
-        self.send_line = connection.line_sender
-        self.try_send_line = connection.line_try_sender
-        self.record = history.record
-        self.record_text_chunk = _text_chunk_recorder(history)
+        self.send_line: Callable[[bytes], Awaitable[None]] = connection.line_sender
+        self.try_send_line: Callable[[bytes], bool] = connection.line_try_sender
+        self.record: Callable[[schema.SessionUpdate], None] = history.record
+        self.record_text_chunk: Callable[[str, str], None] = _text_chunk_recorder(history)
         #: Terminals with buffered bytes; replaced by a fresh list on each flush.
         self.dirty_terminals: list[Flushable] = []
         #: True once the session was closed: nothing more goes out.
-        self.released = False
+        self.released: bool = False
         self.replay_gate: anyio.Event | None = None
         # One flag on the hot path for the two rare reasons to hold an update back.
-        self.held = False
+        self.held: bool = False
         self.setup_lines: list[bytes] | None = None
-        self.v1_timer = False
+        self.v1_timer: bool = False
 
     # ------------------------------------------------------------- updates
 

@@ -221,7 +221,7 @@ class InMemoryHistory:
             cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
 
     def __init__(self, limits: HistoryLimits | None = None) -> None:
-        self.limits = limits or HistoryLimits()
+        self.limits: HistoryLimits = limits or HistoryLimits()
         self._records: dict[tuple[str, str], object] = {}
         self._sequence = 0
         # Dispatch on the exact class: this runs for every update a session sends.

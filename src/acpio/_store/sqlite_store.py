@@ -143,8 +143,8 @@ class SqliteSessionStore:
         flush_interval: float = 1.0,
         busy_timeout: float = 5.0,
     ) -> None:
-        self.path = Path(path)
-        self.limits = limits or HistoryLimits()
+        self.path: Path = Path(path)
+        self.limits: HistoryLimits = limits or HistoryLimits()
         self.max_sessions = max_sessions
         self.max_age = max_age
         self.flush_interval = flush_interval
