@@ -21,8 +21,8 @@ limits at the top level (``acpio.AgentLimits(history=...)`` sets them for the
 store acpio creates). ``docs/session-store.md`` shows how to write a store.
 """
 
-from ._agent.serve import default_session_store as default_session_store
 from ._errors import SessionStoreError as SessionStoreError
+from ._store.default_store import default_session_store as default_session_store
 from ._store.history import History as History
 from ._store.history import InMemoryHistory as InMemoryHistory
 from ._store.history import InMemorySessionStore as InMemorySessionStore

@@ -24,18 +24,17 @@ from typing import Final
 import anyio
 
 from .. import schema
-from .._errors import SessionStoreError
 from .._handles.terminal import kill_all_processes
-from .._limits import AgentLimits, HistoryLimits
+from .._limits import AgentLimits
 from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, stdio_streams
+from .._store.default_store import default_session_store
 from .._store.history import InMemorySessionStore, SessionStore
 from .._store.sqlite_store import SqliteSessionStore
-from .._store.store_paths import default_store_path
 from .agent import Agent
 from .agent_server import AgentServer
 
-__all__ = ["default_session_store", "run", "serve"]
+__all__ = ["run", "serve"]
 
 logger = logging.getLogger("acpio._agent.agent")  # the name it logged under before the split
 
@@ -145,33 +144,6 @@ def run(
     finally:
         if owned and isinstance(store, SqliteSessionStore):
             store.close()
-
-
-def default_session_store(agent_name: str, *, limits: HistoryLimits | None = None) -> SessionStore:
-    """The store :func:`run` uses when given none: sessions that outlive the process.
-
-    A :class:`~acpio.store.SqliteSessionStore` at ``ACPIO_SESSION_STORE`` (a file,
-    or ``memory`` for an :class:`~acpio.store.InMemorySessionStore`), else at
-    ``<state dir>/<agent_name>/sessions.sqlite3``: the state directory is
-    ``ACPIO_STATE_DIR``, else ``$XDG_STATE_HOME`` (``~/.local/state``) on
-    Linux, ``~/Library/Application Support`` on macOS, ``%LOCALAPPDATA%`` on
-    Windows. A file that cannot be used (unreadable, not a store, written by
-    a newer acpio) is reported on stderr and sessions stay in memory: the
-    agent always starts. Its histories keep ``limits`` (the defaults if ``None``).
-    """
-    path = default_store_path(agent_name)
-    if path is None:
-        return InMemorySessionStore(limits)
-    try:
-        return SqliteSessionStore(path, limits=limits)
-    except SessionStoreError as exc:
-        # Straight to stderr, whatever the log level: the user loses sessions otherwise.
-        print(
-            f"acpio warning: {exc}; sessions are kept in memory only (they end with this process)",
-            file=sys.stderr,
-            flush=True,
-        )
-        return InMemorySessionStore(limits)
 
 
 async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:
