@@ -191,7 +191,7 @@ _MESSAGE_CLASSES: Final[
 }
 # Live state, never history: a resume reports the current state itself, and
 # notices are fire-and-forget events, not part of the conversation.
-_SKIPPED: Final = (
+NOT_RECORDED: Final = (
     schema.RunningStateUpdate,
     schema.IdleStateUpdate,
     schema.RequiresActionStateUpdate,
@@ -242,7 +242,7 @@ class InMemoryHistory:
             schema.AvailableCommandsUpdate: self._fold_latest,
             schema.ConfigOptionUpdate: self._fold_latest,
         }
-        for skipped in _SKIPPED:
+        for skipped in NOT_RECORDED:
             self._fold[skipped] = self._fold_skip
 
     def _add(self, key: tuple[str, str], value: object) -> None:
@@ -255,7 +255,7 @@ class InMemoryHistory:
         """Fold one update into the records (see the class docstring)."""
         fold = self._fold.get(type(update))
         if fold is None:
-            if isinstance(update, _SKIPPED):
+            if isinstance(update, NOT_RECORDED):
                 return
             self._other(update)
             return

@@ -22,7 +22,13 @@ import msgspec
 from .. import schema
 from .._limits import HistoryLimits
 from ..schema._base import enc_hook
-from .history import InMemoryHistory, SessionRecord, TerminalRecord, ToolCallRecord
+from .history import (
+    NOT_RECORDED,
+    InMemoryHistory,
+    SessionRecord,
+    TerminalRecord,
+    ToolCallRecord,
+)
 
 __all__: list[str] = []
 
@@ -34,6 +40,7 @@ json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
 dirs_decode = msgspec.json.Decoder(list[str]).decode
+_NOT_WRITTEN: Final = frozenset(NOT_RECORDED)
 
 
 def _discard(item: object) -> None:
@@ -114,9 +121,16 @@ class StoredHistory(InMemoryHistory):
             self.pending.append(op)
 
     def record(self, update: schema.SessionUpdate) -> None:
-        """Fold one update (see :class:`InMemoryHistory`) and queue it for the writer."""
-        self._put(update)
-        fold = self._fold.get(type(update))
+        """Fold one update (see :class:`InMemoryHistory`) and queue it for the writer.
+
+        Live state and notices (:data:`~acpio._store.history.NOT_RECORDED`) are
+        never part of the history, so they are not written either; the end of a
+        turn (``idle``) still queues the session's metadata and wakes the writer.
+        """
+        kind = type(update)
+        if kind not in _NOT_WRITTEN:
+            self._put(update)
+        fold = self._fold.get(kind)
         if fold is None:
             InMemoryHistory.record(self, update)
         else:
