@@ -1,19 +1,11 @@
-"""The Agent base class and its limits (:mod:`acpio._agent.serve` serves an agent).
+"""The Agent base class: what an agent author subclasses (served by :mod:`acpio._agent.serve`).
 
-How this works: :func:`~acpio.serve` wires an :class:`Agent` to a
-:class:`~acpio._rpc.connection.Connection` whose message handler is the
-agent's server (:mod:`acpio._agent.agent_server`: decoding params, sessions, the
-ACP methods), so an agent author only writes :meth:`Agent.prompt`.
-Foreground work runs in a task group that outlives individual requests;
-when the client goes away every session is cancelled, processes are killed,
-and :func:`serve` returns. :func:`run` does the same over stdin and stdout
-and also stops on SIGTERM or SIGINT, exiting even when work ignores
-cancellation.
-
-Protocol versions: ``initialize`` negotiates the version; the sessions of
-the connection are created with it, and :class:`~acpio.Session` is the
-single place where updates are encoded for the wire. Agent code never sees
-the version.
+An agent overrides :meth:`Agent.prompt` and, optionally, the hooks (new,
+resumed and closed sessions, slash commands, config options). The agent's
+server (:mod:`acpio._agent.agent_server`) calls them; ``initialize``
+negotiates the protocol version, and each session's update path
+(:mod:`acpio._session.updates`) encodes updates for it, so agent code never
+sees the version.
 """
 
 from __future__ import annotations

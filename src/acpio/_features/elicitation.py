@@ -5,7 +5,7 @@ session (and optionally one of its tool calls) and waits for the answer. Only
 a mode the client advertised in ``initialize`` is used; otherwise
 :class:`ElicitationUnsupported` is raised before anything is sent. While the
 request is pending the session reports ``requires_action`` (the same
-bookkeeping as permission requests: :meth:`_PromptLifecycle._permission_started`),
+bookkeeping as permission requests: :meth:`~acpio._session.turn.Turns.permission_started`),
 then ``running`` again.
 
 Cancellation: when the turn (or the ``async with session.tool_call(...)``

@@ -101,10 +101,10 @@ class Turns:
         self.runner_active: bool = False
         self.wake: anyio.Event | None = None
         self.idle_event: anyio.Event | None = None
-        self.state: SessionState = (
-            IDLE  # the state the session is in (its update may be on its way)
-        )
-        self.reported_state: SessionState = IDLE  # the last state update queued for the client
+        # The state the session is in (its update may be on its way), and the
+        # last state whose update was queued for the client.
+        self.state: SessionState = IDLE
+        self.reported_state: SessionState = IDLE
         self.pending_permissions: int = 0
         self.closed = False
         # The two state updates a turn reports mid-way, each with its encoded line:
@@ -459,11 +459,9 @@ class Turns:
 
         A repeated idle carries no stop reason: it is not a new end of work.
         """
-        if self.reported_state is RUNNING:
-            return schema.RunningStateUpdate()
-        if self.reported_state is REQUIRES_ACTION:
-            return schema.RequiresActionStateUpdate()
-        return schema.IdleStateUpdate()
+        if self.reported_state is IDLE:
+            return schema.IdleStateUpdate()
+        return self.state_updates[self.reported_state][0]
 
 
 async def _finalize_handles(work: Work, stop_reason: str) -> None:
