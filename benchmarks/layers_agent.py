@@ -3,8 +3,9 @@
 An analysis tool, not a peer: it reaches into acpio's internals. With
 ``ACPIO_BENCH_LAYERS`` set to
 
-- ``connection``: each permission request is a bare ``Connection.request``
-  (the request line, the pending request, the response's decode and dispatch);
+- ``connection``: each permission request is a bare ``Connection.request_prepared``
+  of params encoded once (the request line, the pending request, the
+  response's decode and dispatch);
 - ``states``: the same between the session's own ``requires_action`` and
   ``running`` state updates;
 - ``full`` (or unset): the bench agent unchanged
@@ -51,11 +52,13 @@ class LayersAgent(BenchAgent):
         )
         connection = session._updates.connection  # the session's update path holds it
         turns = session._turns  # the turn state machine reports the states
+        # Encoded once, as ToolCallHandle.request_permission sends a request asked again.
+        tail = connection.prepare_request("session/request_permission", params)
         for _ in range(int(words[1])):
             if LAYERS == "states":
                 await turns.permission_started()
-            await connection.request(
-                "session/request_permission", params, decode_permission_response
+            await connection.request_prepared(
+                "session/request_permission", tail, decode_permission_response
             )
             if LAYERS == "states":
                 await turns.permission_finished()

@@ -80,9 +80,9 @@ async def _written_in_order(ours: StreamPair, theirs: StreamPair) -> None:
 
             group.start_soon(read)
             for line in lines:
-                await outgoing.put(line)  # waits while 64 bytes are queued
-                if line.endswith(b"7}\n"):
-                    channel.request_queued()  # as a request would: may write at once
+                # Every tenth line as a request is sent: queued and possibly written at once.
+                if not (line.endswith(b"7}\n") and channel.send_request(line)):
+                    await outgoing.put(line)  # waits while 64 bytes are queued
             outgoing.close()
     assert received == [line[:-1] for line in lines]
 

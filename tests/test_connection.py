@@ -212,6 +212,31 @@ async def test_both_directions_between_two_connections(make_pair: PairMaker) -> 
             assert left_handler.notifications == [("note", {"raw": True})]
 
 
+async def test_a_prepared_request_goes_out_with_a_fresh_id_each_time(make_pair: PairMaker) -> None:
+    left, right = make_pair()
+    seen: list[bytes] = []
+    with anyio.fail_after(5):
+        async with (
+            Connection(left, Handler()) as a,
+            Connection(right, Handler(), on_raw_message=lambda way, m: seen.append(m)),
+        ):
+            tail = a.prepare_request("echo", {"n": 1})
+            for _ in range(3):
+                assert await a.request_prepared("echo", tail, msgspec.json.decode) == {"n": 1}
+            bare = a.prepare_request("echo", None)
+            assert await a.request_prepared("echo", bare, msgspec.json.decode) is None
+            await a.aclose()
+            with pytest.raises(ConnectionClosed):
+                await a.request_prepared("echo", tail, msgspec.json.decode)
+    requests = [msgspec.json.decode(m) for m in seen if b'"method"' in m]
+    assert requests == [
+        {"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"n": 1}},
+        {"jsonrpc": "2.0", "id": 2, "method": "echo", "params": {"n": 1}},
+        {"jsonrpc": "2.0", "id": 3, "method": "echo", "params": {"n": 1}},
+        {"jsonrpc": "2.0", "id": 4, "method": "echo"},
+    ]
+
+
 # --------------------------------------------------------------- error handling
 
 

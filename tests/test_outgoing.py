@@ -42,6 +42,29 @@ async def test_try_put_never_overtakes_a_waiting_sender() -> None:
     assert await buffer.take() == b"waits\n"
 
 
+async def test_take_with_takes_the_queue_and_the_line_or_nothing() -> None:
+    buffer = OutgoingBuffer(limit=10)
+    calls: list[int] = []
+    buffer.on_data = lambda: calls.append(buffer.buffered)
+    assert buffer.take_with(b"alone\n") == b"alone\n"  # written at once: nothing to wake
+    assert buffer.try_put(b"a\n")
+    assert buffer.take_with(b"b\n") == b"a\nb\n"  # everything queued first, in order
+    assert buffer.buffered == 0
+    assert calls == [2]  # only for the try_put into the empty buffer
+    assert buffer.try_put(b"123456\n")
+    assert buffer.take_with(b"abcde\n") is None  # it would have to wait: nothing queued
+    assert buffer.take_nowait() == b"123456\n"
+    async with anyio.create_task_group() as group:
+        await buffer.put(b"12345678\n")
+        group.start_soon(buffer.put, b"waits\n")
+        await anyio.wait_all_tasks_blocked()
+        assert buffer.take_with(b"x\n") is None  # never ahead of a waiting sender
+        assert await buffer.take() == b"12345678\n"
+    assert await buffer.take() == b"waits\n"
+    buffer.close()
+    assert buffer.take_with(b"late\n") is None
+
+
 async def test_only_a_put_into_an_empty_buffer_calls_on_data() -> None:
     buffer = OutgoingBuffer(limit=1000)
     calls: list[int] = []

@@ -30,6 +30,7 @@ from acpio.permission import (
     interpret_outcome,
     option,
 )
+from acpio.store import InMemoryHistory, InMemorySessionStore, SessionRecord
 from acpio.testing import MockClient, PermissionPolicy, PermissionRequest
 
 pytestmark = pytest.mark.anyio
@@ -609,3 +610,108 @@ async def test_once_answers_and_requests_without_a_key_are_not_remembered() -> N
         "allow_always",
         "reject_once",
     ]
+
+
+# ------------------------------------------------------------------ asking again
+
+
+async def test_a_request_asked_again_follows_every_change_of_what_it_asks() -> None:
+    # The same prompt in a loop is sent from its encoded form: each request must
+    # still be exactly what the general path makes of that call's arguments.
+    go = option("go", "Go", "allow_once")
+    tagged = schema.PermissionOption(
+        option_id="tagged", name="Tagged", kind="allow_once", meta={"n": 1}
+    )
+    outcomes: list[Outcome] = []
+
+    async def body(session: acpio.Session) -> None:
+        async with session.tool_call("Run tests", tool_call_id="c") as call:
+            for options in ([ALLOW_ONCE, REJECT_ONCE], [ALLOW_ONCE, REJECT_ONCE], ALLOW_OR_REJECT):
+                outcomes.append(await call.request_permission(options))
+            outcomes.append(await call.request_permission([go]))
+            go.name = "Go now"  # the same object, changed: the next request shows it
+            outcomes.append(await call.request_permission([go]))
+            outcomes.append(await call.request_permission([go], title="Sure?"))
+            outcomes.append(await call.request_permission([go], title="Sure?", description="d"))
+            await call.update(title="Run all tests")
+            outcomes.append(await call.request_permission([go]))
+            tagged.meta = {"n": True}  # equal to {"n": 1} in Python, not on the wire
+            outcomes.append(await call.request_permission([tagged]))
+            outcomes.append(await call.request_permission([tagged]))
+
+    def answer(request: PermissionRequest) -> Mapping[str, object]:
+        return {"outcome": "selected", "optionId": "allow_once"}
+
+    async with MockClient(Scripted(body), policy=answer) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+        sent = [(r.request_id, r.params) for r in client.permission_requests]
+
+    def params(title: str, options: list[JsonObject], **extra: object) -> JsonObject:
+        return {
+            "sessionId": session.id,
+            "title": title,
+            **extra,
+            "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c"}},
+            "options": options,
+        }
+
+    allow_reject = [
+        {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    ]
+    go_now = [{"optionId": "go", "name": "Go now", "kind": "allow_once"}]
+    assert [p for _, p in sent] == [
+        params("Run tests", allow_reject),
+        params("Run tests", allow_reject),
+        params("Run tests", allow_reject),
+        params("Run tests", [{"optionId": "go", "name": "Go", "kind": "allow_once"}]),
+        params("Run tests", go_now),
+        params("Sure?", go_now),
+        params("Sure?", go_now, description="d"),
+        params("Run all tests", go_now),
+        params(
+            "Run all tests",
+            [{**go_now[0], "optionId": "tagged", "name": "Tagged", "_meta": {"n": True}}],
+        ),
+        params(
+            "Run all tests",
+            [{**go_now[0], "optionId": "tagged", "name": "Tagged", "_meta": {"n": True}}],
+        ),
+    ]
+    ids = [request_id for request_id, _ in sent]
+    assert len(set(ids)) == len(ids)
+    # Each answer is read against the options of its own request.
+    assert [o.allowed for o in outcomes] == [True, True, True] + [False] * 7
+    assert [o.kind for o in outcomes[3:]] == ["unknown"] * 7
+
+
+async def test_state_updates_are_live_state_not_history() -> None:
+    recorded: list[str] = []
+
+    class Recording(InMemoryHistory):
+        def record(self, update: schema.SessionUpdate) -> None:
+            recorded.append(type(update).__name__)
+            super().record(update)
+
+    class Store(InMemorySessionStore):
+        async def create(
+            self, session_id: str, cwd: str, additional_directories: list[str]
+        ) -> SessionRecord:
+            record = await super().create(session_id, cwd, additional_directories)
+            record.history = Recording()
+            return record
+
+    async def body(session: acpio.Session) -> None:
+        async with session.tool_call("t") as call:
+            await call.request_permission()
+
+    async with MockClient(Scripted(body), policy=PermissionPolicy.allow(), store=Store()) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+        sent_states = states(client)
+
+    assert sent_states == ["running", "requires_action", "running", "idle"]
+    assert "RunningStateUpdate" not in recorded
+    assert "RequiresActionStateUpdate" not in recorded
+    assert "IdleStateUpdate" in recorded

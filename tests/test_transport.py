@@ -11,6 +11,7 @@ import itertools
 import os
 import sys
 import textwrap
+import tracemalloc
 
 import anyio
 import anyio.abc
@@ -295,6 +296,36 @@ async def test_pipe_large_message_larger_than_the_pipe_buffer() -> None:
     finally:
         await receive.aclose()
         os.close(read_fd)
+
+
+@pytest.mark.anyio
+async def test_pipe_reads_allocate_only_what_arrived() -> None:
+    # A read of DEFAULT_READ_SIZE must not allocate DEFAULT_READ_SIZE bytes per
+    # call: for sizes above the C allocator's mmap threshold that is an mmap,
+    # an mremap, a munmap and page faults per message, however short.
+    read_fd, write_fd = os.pipe()
+    receive = _FdReceiveStream(read_fd)
+    message = b'{"jsonrpc":"2.0","id":1,"result":{"outcome":{"outcome":"selected"}}}\n'
+    try:
+        with anyio.fail_after(10):
+            os.write(write_fd, message)
+            assert await receive.receive(DEFAULT_READ_SIZE) == message  # the buffer is made
+            tracemalloc.start()
+            try:
+                for _ in range(50):
+                    os.write(write_fd, message)
+                    assert await receive.receive(DEFAULT_READ_SIZE) == message
+                _, peak = tracemalloc.get_traced_memory()
+            finally:
+                tracemalloc.stop()
+        assert peak < DEFAULT_READ_SIZE // 8, f"{peak} bytes at peak for 50 short reads"
+        os.write(write_fd, b"x" * 100)
+        assert await receive.receive(10) == b"x" * 10  # a smaller max_bytes is kept to
+        assert await receive.receive(DEFAULT_READ_SIZE) == b"x" * 90
+    finally:
+        await receive.aclose()
+        os.close(read_fd)
+        os.close(write_fd)
 
 
 @pytest.mark.anyio

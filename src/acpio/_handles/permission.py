@@ -32,12 +32,15 @@ __all__ = [
     "ALLOW_ONCE",
     "ALLOW_OR_REJECT",
     "ALL_OPTIONS",
+    "PERMISSION_METHOD",
     "REJECT_ALWAYS",
     "REJECT_ONCE",
     "CancelledAnswer",
     "Outcome",
     "PermissionAnswer",
+    "PreparedPermission",
     "SelectedAnswer",
+    "copy_options",
     "decode_permission_response",
     "interpret_outcome",
     "option",
@@ -232,6 +235,54 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
             return _answered("selected", offered.option_id, offered.kind, raw)
     # No option_id either: code comparing ids must not match one that was never offered.
     return _answered("unknown", None, None, raw)
+
+
+# ------------------------------------------------------------- asking again
+
+PERMISSION_METHOD: Final = "session/request_permission"
+
+_decode_options = msgspec.json.Decoder(list[schema.PermissionOption]).decode
+
+
+def copy_options(
+    options: Sequence[schema.PermissionOption],
+) -> list[schema.PermissionOption] | None:
+    """Independent copies of ``options`` for a :class:`PreparedPermission`; None if one has
+    ``_meta`` (equal ``_meta`` values may encode differently, ``1`` and ``true``) or
+    does not encode as an option."""
+    try:
+        copies = _decode_options(schema.encode(options))
+    except (msgspec.EncodeError, msgspec.DecodeError, TypeError):
+        return None
+    if copies != list(options) or any(copy.meta is not msgspec.UNSET for copy in copies):
+        return None
+    return copies
+
+
+class PreparedPermission:
+    """A tool call's permission request, encoded once, for when the same is asked again.
+
+    A request with an equal ``title``, ``description`` and ``options`` is the
+    same request (the session and the subject are the call's own), so it is
+    sent as ``tail`` (``Connection.prepare_request``) with a fresh id, with
+    nothing validated, built or encoded again. ``options`` are copies
+    (:func:`copy_options`): changing the objects that were offered can never
+    make a later, different request match.
+    """
+
+    __slots__ = ("description", "options", "tail", "title")
+
+    def __init__(
+        self,
+        title: str,
+        description: str | None,
+        options: list[schema.PermissionOption],
+        tail: bytes,
+    ) -> None:
+        self.title: Final = title
+        self.description: Final = description
+        self.options: Final = options
+        self.tail: Final = tail
 
 
 # ------------------------------------------------------------- decoding answers

@@ -43,7 +43,10 @@ from .edits import DEFAULT_MAX_EDIT_BYTES, FileEdit, propose_edit
 from .permission import (
     ALLOW_OR_REJECT,
     CANCELLED,
+    PERMISSION_METHOD,
     Outcome,
+    PreparedPermission,
+    copy_options,
     decode_permission_response,
     interpret_outcome,
     remembered_outcome,
@@ -204,6 +207,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self._scope: anyio.CancelScope | None = None
         self._waits: set[anyio.CancelScope] = set()
         self._subject: schema.ToolCallPermissionSubject | None = None
+        self._prepared: PreparedPermission | None = None
 
     # ------------------------------------------------------------ announcing
 
@@ -505,14 +509,73 @@ class ToolCallHandle(metaclass=LibraryCreated):
             a kind neither known nor ``_``-prefixed) or a relative ``cwd``,
             before anything is sent.
         """
-        validate_options(options)
         session = self.session
+        prepared = self._prepared
+        asked_again = (
+            prepared is not None
+            and command is None
+            and prepared.title == (title if title is not None else self.title)
+            and prepared.description == description
+            and prepared.options == (options if isinstance(options, list) else list(options))
+        )
+        if not asked_again:
+            validate_options(options)
         if remember is not None:
             kind = session.remembered_permissions.get(remember)
             if kind is not None:
                 local = remembered_outcome(kind, options)
                 if local is not None:
                     return local
+        offered: Sequence[schema.PermissionOption]
+        request: schema.RequestPermissionRequest | bytes
+        if prepared is not None and asked_again:
+            offered, request = prepared.options, prepared.tail
+        else:
+            params = self._permission_params(
+                options,
+                title=title,
+                description=description,
+                command=command,
+                cwd=cwd,
+                terminal_id=terminal_id,
+            )
+            offered, request = params.options, params
+            if command is None and not self._updates.v1:
+                # v2 params depend on nothing but these: the next equal request is sent as is.
+                copies = copy_options(params.options)
+                if copies is not None:
+                    request = self._updates.connection.prepare_request(PERMISSION_METHOD, params)
+                    self._prepared = PreparedPermission(params.title, description, copies, request)
+        if not self._announced:
+            await self.announce()
+        updates = self._updates
+        if updates.dirty_terminals:
+            # The request is not a session update: flush terminal bytes by hand.
+            await updates.flush_terminals()
+        if not self.cancellable:
+            outcome = await request_permission(self._parts, offered, request)
+        else:
+            outcome = await self._cancellable_permission(offered, request)
+        if (
+            remember is not None
+            and outcome.kind == "selected"
+            and outcome.option_kind in REMEMBERED_KINDS
+        ):
+            session.remembered_permissions[remember] = outcome.option_kind
+        return outcome
+
+    def _permission_params(
+        self,
+        options: Sequence[schema.PermissionOption],
+        *,
+        title: str | None,
+        description: str | None,
+        command: str | None,
+        cwd: str | None,
+        terminal_id: str | None,
+    ) -> schema.RequestPermissionRequest:
+        """The ``session/request_permission`` params of :meth:`request_permission`."""
+        session = self.session
         subject: schema.RequestPermissionSubject
         if command is not None:
             subject = schema.CommandPermissionSubject(
@@ -529,39 +592,26 @@ class ToolCallHandle(metaclass=LibraryCreated):
                     tool_call=schema.ToolCallUpdateFields(tool_call_id=self.id)
                 )
             subject = cached
-        params = schema.RequestPermissionRequest(
+        return schema.RequestPermissionRequest(
             session_id=session.id,
             title=title if title is not None else self.title,
             description=_UNSET if description is None else description,
             subject=subject,
             options=list(options),
         )
-        if not self._announced:
-            await self.announce()
-        updates = self._updates
-        if updates.dirty_terminals:
-            # The request is not a session update: flush terminal bytes by hand.
-            await updates.flush_terminals()
-        if not self.cancellable:
-            outcome = await request_permission(self._parts, params)
-        else:
-            outcome = await self._cancellable_permission(params)
-        if (
-            remember is not None
-            and outcome.kind == "selected"
-            and outcome.option_kind in REMEMBERED_KINDS
-        ):
-            session.remembered_permissions[remember] = outcome.option_kind
-        return outcome
 
-    async def _cancellable_permission(self, params: schema.RequestPermissionRequest) -> Outcome:
+    async def _cancellable_permission(
+        self,
+        offered: Sequence[schema.PermissionOption],
+        request: schema.RequestPermissionRequest | bytes,
+    ) -> Outcome:
         # Its own scope, so tool_call/cancel abandons the wait even outside ``async with``.
         outcome = CANCELLED
         wait = anyio.CancelScope()
         self._waits.add(wait)
         try:
             with wait:
-                outcome = await request_permission(self._parts, params)
+                outcome = await request_permission(self._parts, offered, request)
         finally:
             self._waits.discard(wait)
         if wait.cancel_called:
@@ -666,10 +716,14 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
 
 async def request_permission(
-    parts: SessionParts, params: schema.RequestPermissionRequest
+    parts: SessionParts,
+    offered: Sequence[schema.PermissionOption],
+    request: schema.RequestPermissionRequest | bytes,
 ) -> Outcome:
-    """Send ``session/request_permission`` and interpret the answer.
+    """Send ``session/request_permission`` and interpret the answer against ``offered``.
 
+    ``request`` is the params, or (v2) the request prepared from params that
+    offer exactly ``offered`` (:class:`~acpio._handles.permission.PreparedPermission`).
     Cancellation of the waiting task (the turn was cancelled) propagates: the
     connection withdraws the request with ``$/cancel_request`` and ignores a
     late answer. An answer that arrives once the work was cancelled is
@@ -685,9 +739,13 @@ async def request_permission(
         await turns.set_state(REQUIRES_ACTION)
     try:
         try:
-            response = await connection.request(
-                "session/request_permission",
-                updates.permission_params(params),
+            response = await connection.request_prepared(
+                PERMISSION_METHOD,
+                request
+                if isinstance(request, bytes)
+                else connection.prepare_request(
+                    PERMISSION_METHOD, updates.permission_params(request)
+                ),
                 decode_permission_response,
             )
         except ConnectionClosed:
@@ -699,12 +757,13 @@ async def request_permission(
         if not turns.permission_finished_now():
             with anyio.CancelScope(shield=True):
                 await turns.set_state(RUNNING)
-    if turns.work_cancel_requested():
+    work = current_work.get()
+    if work is not None and work.cancel_requested:
         # The answer raced session/cancel: the work is cancelled, let that reach it.
         await anyio.lowlevel.checkpoint_if_cancelled()
     if response is None:
         return Outcome("unknown", raw=None)
-    return interpret_outcome(response.outcome, params.options)
+    return interpret_outcome(response.outcome, offered)
 
 
 async def _client_gone(parts: SessionParts) -> Outcome:

@@ -11,10 +11,10 @@ outgoing buffer, and from then on reads, writes and waits only through it:
 - ``waiter_factory()`` gives what makes the slot a sent request waits on for its answer
   (the result's raw JSON, or the exception to raise), and ``waiter_set()``
   is told each time the receiving half set one;
-- ``request_queued()`` is called right after a request was queued, and
-  ``set_response_hook()`` offers a way to handle responses straight from a
-  read, for backends that can do either sooner than the reader and writer
-  tasks (no-ops elsewhere).
+- ``send_request(line)`` queues a request line (and may write it at once),
+  and ``set_response_hook()`` offers a way to handle responses straight from
+  a read, for backends that can do either sooner than the reader and writer
+  tasks (a plain queue and a no-op elsewhere).
 
 There are two implementations, chosen once per connection: the asyncio
 channel of the file-descriptor backend (:mod:`acpio._rpc.fd`), whenever the
@@ -80,7 +80,10 @@ class LineChannel(Protocol):
 
     def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None: ...
 
-    def request_queued(self) -> None: ...
+    def send_request(self, line: bytes) -> bool:
+        """Queue a request line after everything queued before it, if that needs no
+        waiting; False (nothing queued) when the outgoing buffer has no room."""
+        ...
 
     async def write_all(self) -> None: ...
 
@@ -136,8 +139,9 @@ class AnyioChannel:
     def set_response_hook(self, hook: Callable[[LineReader, bytes], bytes] | None) -> None:
         """Nothing to do: the reader task handles every line."""
 
-    def request_queued(self) -> None:
-        """Nothing to do: the writer task, woken by the buffer, writes the request."""
+    def send_request(self, line: bytes) -> bool:
+        """Queue the request line: the writer task, woken by the buffer, writes it."""
+        return self._outgoing.try_put(line)
 
     async def write_all(self) -> None:
         """Write what the outgoing buffer holds, in order, until it is closed and drained."""

@@ -71,7 +71,7 @@ from .wire import (
     is_decoder_recursion,
     notification_prefix,
     request_error_in,
-    request_method_part,
+    request_tail,
     short,
 )
 
@@ -169,7 +169,7 @@ class Connection(Receiver):
         self._channel = channel
         self._new_waiter = channel.waiter_factory()
         self._waiter_set = channel.waiter_set
-        self._request_queued = channel.request_queued
+        self._send_request = channel.send_request
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -318,24 +318,44 @@ class Connection(Receiver):
         malformed one), :class:`RemoteProtocolError` when ``decode`` rejects
         the result, and :class:`ConnectionClosed` when the connection ends
         first. ``on_sent`` is called with the request id once it is queued.
+        ``params=None`` omits params.
+        """
+        if not self._open:
+            raise ConnectionClosed("the connection is closed")
+        return await self.request_prepared(
+            method, self.prepare_request(method, params), decode, on_sent=on_sent
+        )
+
+    def prepare_request(self, method: str, params: object) -> bytes:
+        """The encoded part of a request line after its id, for :meth:`request_prepared`.
+
+        A caller that sends the same request again and again (the same
+        permission prompt) encodes it once and sends it with a fresh id each time.
+        """
+        return request_tail(method, None if params is None else self._encode(params))
+
+    async def request_prepared(
+        self,
+        method: str,
+        tail: bytes,
+        decode: Callable[[msgspec.Raw], T],
+        *,
+        on_sent: Callable[[int], None] | None = None,
+    ) -> T:
+        """:meth:`request` of a request prepared with :meth:`prepare_request` (for ``method``).
+
+        The same guarantees: withdrawn with ``$/cancel_request`` if the caller
+        is cancelled, and the same errors.
         """
         if not self._open:
             raise ConnectionClosed("the connection is closed")
         request_id = self._next_id = self._next_id + 1
-        if params is not None:
-            line = b'{"jsonrpc":"2.0","id":%d%b%b}\n' % (
-                request_id,
-                request_method_part(method),
-                self._encode(params),
-            )
-        else:
-            line = b'{"jsonrpc":"2.0","id":%d,"method":%b}\n' % (request_id, encode_plain(method))
+        line = b'{"jsonrpc":"2.0","id":%d%b' % (request_id, tail)
         pending = self._new_waiter()
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
-        if self._on_raw is not None or not self._outgoing.try_put(line):
+        if self._on_raw is not None or not self._send_request(line):
             await self._queue_request(request_id, line)
-        self._request_queued()
         try:
             if on_sent is not None:
                 on_sent(request_id)
@@ -358,8 +378,9 @@ class Connection(Receiver):
         try:
             if self._on_raw is not None:
                 self._on_raw("out", line[:-1])
-            if not self._outgoing.try_put(line):
-                await self._outgoing.put(line)
+                if self._send_request(line):
+                    return
+            await self._outgoing.put(line)
         except BaseException:
             self._pending.pop(request_id, None)
             raise

@@ -73,7 +73,10 @@ class FdReceiveStream(ByteReceiveStream):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._use_loop_reader: bool | None = None
         self._registered = False
-        self._read_size = DEFAULT_READ_SIZE
+        self._read_size: int = 0
+        # Reads land in one buffer made once (see _set_read_size).
+        self._view = memoryview(bytearray(0))
+        self._views: tuple[memoryview, ...] = (self._view,)
         self._chunks: collections.deque[bytes] = collections.deque()
         self._buffered = 0
         self._eof = False
@@ -83,9 +86,26 @@ class FdReceiveStream(ByteReceiveStream):
         """Given a read while the reader waits with nothing buffered (loop reader
         only), handles what it can at once and returns the rest for the reader."""
 
+    def _set_read_size(self, size: int) -> None:
+        """Read at most ``size`` bytes per read (and :data:`DEFAULT_READ_SIZE`) from now on.
+
+        ``os.read(fd, n)`` allocates ``n`` bytes up front and shrinks the
+        result to what arrived: for a size above the C allocator's mmap
+        threshold (128 KiB by default in glibc) that can be an ``mmap``, an
+        ``mremap``, a ``munmap`` and page faults per read, however short the
+        message, depending on the heap's layout (the same agent ran 1.5x
+        slower per permission round trip depending on how it was launched).
+        Reading into one buffer made here and copying out what arrived costs
+        the same whatever the size and the allocator.
+        """
+        if size != self._read_size:
+            self._read_size = size
+            self._view = memoryview(bytearray(max(1, min(size, DEFAULT_READ_SIZE))))
+            self._views = (self._view,)
+
     async def receive(self, max_bytes: int = 65536) -> bytes:
         if self._use_loop_reader is None:
-            self._read_size = max(max_bytes, 1)
+            self._set_read_size(max(max_bytes, 1))
             self._use_loop_reader = self._start_loop_reader()
         if self._use_loop_reader:
             return await self._receive_buffered(max_bytes)
@@ -93,8 +113,9 @@ class FdReceiveStream(ByteReceiveStream):
             # Once closed the descriptor is blocking again: reading it could stall the loop.
             if self._closed:
                 raise anyio.ClosedResourceError
+            self._set_read_size(max(max_bytes, 1))
             try:
-                data = os.read(self._fd, max_bytes)
+                data = self._view[: os.readv(self._fd, self._views)].tobytes()
             except BlockingIOError:
                 await anyio.wait_readable(self._fd)
                 continue
@@ -128,7 +149,7 @@ class FdReceiveStream(ByteReceiveStream):
 
     def _on_readable(self) -> None:
         try:
-            data = os.read(self._fd, self._read_size)
+            data = self._view[: os.readv(self._fd, self._views)].tobytes()
         except BlockingIOError:
             return
         except OSError as exc:
@@ -161,7 +182,7 @@ class FdReceiveStream(ByteReceiveStream):
             self._loop.remove_reader(self._fd)
 
     async def _receive_buffered(self, max_bytes: int) -> bytes:
-        self._read_size = max(max_bytes, 1)
+        self._set_read_size(max(max_bytes, 1))
         waited = False
         while not self._chunks:
             if self._closed:
@@ -373,22 +394,28 @@ class AsyncioChannel:
         if isinstance(receive, FdReceiveStream):
             receive.on_data = None if hook is None else functools.partial(hook, self.reader)
 
-    def request_queued(self) -> None:
-        """A request was queued: write it now, one loop turn sooner than the writer would."""
+    def send_request(self, line: bytes) -> bool:
+        """Queue a request and write it now, one loop turn sooner than the writer would.
+
+        Everything queued before it goes out in the same write; only while the
+        writer task holds nothing (one writer at a time), and what the
+        descriptor does not take goes back to the front of the queue.
+        """
         send_nowait = self._send_nowait
         if send_nowait is None or self._writing:
-            return
-        # _write_inline() written out: this runs for every request sent.
+            return self._outgoing.try_put(line)
         outgoing = self._outgoing
-        data = outgoing.take_nowait()
-        if not data:
-            return  # the writer task took it while the request waited for room
+        data = outgoing.take_with(line)
+        if data is None:
+            return False
+        # _write_inline() written out: this runs for every request sent.
         written = send_nowait(data)
         if written < len(data):
             outgoing.unwrite(data[written:])
         elif self._flush_handle is not None:
             self._flush_handle.cancel()
             self._flush_handle = None
+        return True
 
     async def write_all(self) -> None:
         """Write what the outgoing buffer holds, in order, until it is closed and drained."""

@@ -157,7 +157,19 @@ class Receiver:
                 except Exception:
                     break  # the reader task taps this line again and meets the error as usual
             self.received += 1
-            self._handle_response(envelope)
+            # _handle_response() written out for a result that is awaited: each answer runs it.
+            request_id = envelope.id
+            pending = self._pending.pop(request_id, None) if type(request_id) is int else None
+            if (
+                pending is not None
+                and envelope.error is msgspec.UNSET
+                and envelope.result is not msgspec.UNSET
+                and not pending.done()
+            ):
+                pending.set_result(envelope.result)
+                self._waiter_set()
+            else:
+                self._settle(pending, envelope)
             start = end
         return data[start:] if start else data
 
@@ -417,6 +429,11 @@ class Receiver:
         request_id = envelope.id
         # ``type() is int`` so that ``true`` never matches request 1.
         pending = self._pending.pop(request_id, None) if type(request_id) is int else None
+        self._settle(pending, envelope)
+
+    def _settle(self, pending: Waiter | None, envelope: Envelope) -> None:
+        """Set ``pending`` (popped for ``envelope.id``; None: unknown) to the response's answer."""
+        request_id = envelope.id
         if pending is None:
             if request_id is None and envelope.error is not msgspec.UNSET:
                 logger.warning("the peer reported an error: %r", envelope.error)

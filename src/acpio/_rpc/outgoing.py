@@ -90,6 +90,27 @@ class OutgoingBuffer:
             self._data_arrived()
         return True
 
+    def take_with(self, line: bytes) -> bytes | None:
+        """:meth:`try_put` of ``line`` and :meth:`take_nowait` at once, for an inline write.
+
+        Everything queued so far followed by ``line``, as one block; None (and
+        nothing queued) when ``line`` would have to wait. The caller writes the
+        block itself and gives back what it could not write with :meth:`unwrite`.
+        """
+        if self._closed or self._blocked or (self._size and self._size + len(line) > self._limit):
+            return None
+        chunks = self._chunks
+        if not chunks:
+            return line
+        chunks.append(line)
+        data = b"".join(chunks)
+        chunks.clear()
+        self._size = 0
+        if self._space is not None:
+            self._space.set()
+            self._space = None
+        return data
+
     def put_nowait(self, line: bytes) -> bool:
         """Queue a small control message even if the buffer is full; False once closed."""
         if self._closed:

@@ -44,6 +44,7 @@ __all__ = [
     "parse_error",
     "request_error_in",
     "request_method_part",
+    "request_tail",
     "short",
     "valid_id_or_none",
 ]
@@ -110,6 +111,17 @@ def request_method_part(method: str) -> bytes:
         if len(_method_parts) < _MAX_CACHED_METHODS:
             _method_parts[method] = part
     return part
+
+
+def request_tail(method: str, encoded_params: bytes | None) -> bytes:
+    """What follows a request's id on its line: the method, the params and ``}\\n``.
+
+    A request line is ``{"jsonrpc":"2.0","id":<id>`` + this; ``None`` omits
+    params (JSON-RPC forbids ``"params": null``).
+    """
+    if encoded_params is None:
+        return b',"method":' + encode_plain(method) + b"}\n"
+    return request_method_part(method) + encoded_params + b"}\n"
 
 
 def is_valid_id(value: object) -> bool:

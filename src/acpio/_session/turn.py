@@ -117,6 +117,9 @@ class Turns:
             )
         }
 
+        self.requires_action_line: Final = self.state_updates[REQUIRES_ACTION][1]
+        self.running_line: Final = self.state_updates[RUNNING][1]
+
     @property
     def busy(self) -> bool:
         """True while foreground work runs or accepted prompts wait to run."""
@@ -405,13 +408,19 @@ class Turns:
         if work is None:
             return True  # not foreground work: the session state does not change
         work.pending_permissions += 1
-        return (
+        if (
             work.pending_permissions != 1
             or work is not self.work
             or work.finished
             or work.cancel_requested
-            or self.set_state_now(REQUIRES_ACTION)
-        )
+            or self.state is REQUIRES_ACTION
+        ):
+            return True
+        # set_state_now() written out: this runs for every permission request.
+        if not self.updates.try_send_state(self.requires_action_line):
+            return False
+        self.state = self.reported_state = REQUIRES_ACTION
+        return True
 
     async def permission_finished(self) -> None:
         """The request was answered (or withdrawn): ``running`` again for the turn."""
@@ -429,27 +438,31 @@ class Turns:
         work.pending_permissions -= 1
         # The task that asked resumes now: that is progress, and the protocol
         # wants running before it shows, even while other requests still wait.
-        return (
-            work is not self.work
-            or work.finished
-            or work.cancel_requested
-            or self.set_state_now(RUNNING)
-        )
+        if work is not self.work or work.finished or work.cancel_requested or self.state is RUNNING:
+            return True
+        # set_state_now() written out: this runs for every permission answer.
+        if not self.updates.try_send_state(self.running_line):
+            return False
+        self.state = self.reported_state = RUNNING
+        return True
 
     async def set_state(self, state: SessionState) -> None:
         """Report ``state`` (``running`` or ``requires_action``) unless it is the current one."""
         if self.set_state_now(state):
             return
         self.state = state
-        await self.updates.send(self.state_updates[state][0])
+        update, line = self.state_updates[state]
+        await self.updates.send_state(update, line)
         self.reported_state = state
 
     def set_state_now(self, state: SessionState) -> bool:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""
         if state is self.state:
             return True
-        update, line = self.state_updates[state]
-        if not self.updates.try_send_line_of(update, line):
+        work = current_work.get()
+        if work is not None and work.finished:
+            return True  # the work was reported idle: its state updates are dropped
+        if not self.updates.try_send_state(self.state_updates[state][1]):
             return False
         self.state = self.reported_state = state
         return True

@@ -5,7 +5,8 @@ which (1) flushes terminal bytes still buffered, so nothing overtakes them,
 (2) drops updates from foreground work that was already reported idle, so a
 cancelled turn never speaks after its ``cancelled`` idle, (3) holds updates
 back while a replay (``session/resume``) or the lines of session setup are
-being sent, (4) records the update in the session's history for replay, and
+being sent, (4) records the update in the session's history for replay (the
+mid-turn states ``running`` and ``requires_action`` excepted: live state), and
 (5) queues the encoded notification on the connection's single ordered
 writer. Sending is the one place where an update becomes wire bytes, in the
 encoding of the session's :class:`~acpio._session.framing.SessionFraming` (chosen per
@@ -69,6 +70,16 @@ class ClientConnection(Protocol):
 
     async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
         """Send a request to the client; its result is decoded once, with ``decode``."""
+        ...
+
+    def prepare_request(self, method: str, params: object) -> bytes:
+        """A request encoded once, sent (each time with a fresh id) by ``request_prepared``."""
+        ...
+
+    async def request_prepared(
+        self, method: str, tail: bytes, decode: Callable[[msgspec.Raw], T]
+    ) -> T:
+        """``request`` of a request encoded by ``prepare_request``."""
         ...
 
     async def notify(self, method: str, params: object) -> None:
@@ -163,23 +174,30 @@ class UpdatePath:
             self.record(update)
         return admitted is not None
 
-    def try_send_line_of(self, update: schema.SessionUpdate, line: bytes) -> bool:
-        """:meth:`try_send` of an update whose v2 line is already encoded (state updates).
+    async def send_state(self, update: schema.SessionUpdate, line: bytes) -> None:
+        """Send a mid-turn state update (``running``, ``requires_action``) encoded as ``line``.
 
-        The hot path of ``running`` and ``requires_action``: no struct is built
-        and nothing is encoded. v1 has no form of them: recorded, nothing sent.
+        Admitted as :meth:`send` admits, but not recorded: live state is never
+        history (a resume reports the current state itself). v1 has no form
+        of them: nothing is sent.
         """
-        # admit_now() written out: this runs twice per permission round trip.
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if admitted and not self.v1:
+            await self.send_line(line)
+
+    def try_send_state(self, line: bytes) -> bool:
+        """:meth:`send_state` for the caller's own foreground work, when it needs no waiting.
+
+        The hot path of the two state updates around every permission request:
+        the caller has checked that its work is not finished, so only what
+        holds updates back is checked here. False when nothing was sent and
+        :meth:`send_state` is needed.
+        """
         if self.dirty_terminals or self.held:
             return False
-        work = current_work.get()
-        if work is not None and work.finished:
-            self.drop_finished()
-            return True  # dropped, as send() drops it
-        if not self.v1 and not self.try_send_line(line):
-            return False
-        self.record(update)
-        return True
+        return self.v1 or self.try_send_line(line)
 
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""

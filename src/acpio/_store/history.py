@@ -50,7 +50,9 @@ class History(Protocol):
 
     Implement it (with a :class:`SessionStore`) to keep sessions elsewhere than
     in memory: ``record`` is called for every update the session sends (keep it
-    cheap), ``record_terminal_output`` for every terminal chunk's raw bytes, and
+    cheap) except the mid-turn state reports ``running`` and ``requires_action``
+    (live state, never replayed; ``idle`` is recorded: it ends a turn),
+    ``record_terminal_output`` for every terminal chunk's raw bytes, and
     ``replay`` must give updates that rebuild what an editor displayed.
     """
 
