@@ -102,13 +102,11 @@ class OutgoingBuffer:
         chunks = self._chunks
         if not chunks:
             return line
+        # No sender waits for space (none is blocked): there is no one to wake.
         chunks.append(line)
         data = b"".join(chunks)
         chunks.clear()
         self._size = 0
-        if self._space is not None:
-            self._space.set()
-            self._space = None
         return data
 
     def put_nowait(self, line: bytes) -> bool:
