@@ -511,14 +511,14 @@ class ToolCallHandle(metaclass=LibraryCreated):
         """
         session = self.session
         prepared = self._prepared
-        asked_again = (
-            prepared is not None
-            and command is None
+        if prepared is not None and not (
+            command is None
             and prepared.title == (title if title is not None else self.title)
             and prepared.description == description
             and prepared.options == (options if isinstance(options, list) else list(options))
-        )
-        if not asked_again:
+        ):
+            prepared = None  # not the request asked last time
+        if prepared is None:
             validate_options(options)
         if remember is not None:
             kind = session.remembered_permissions.get(remember)
@@ -528,7 +528,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
                     return local
         offered: Sequence[schema.PermissionOption]
         request: schema.RequestPermissionRequest | bytes
-        if prepared is not None and asked_again:
+        if prepared is not None:
             offered, request = prepared.options, prepared.tail
         else:
             params = self._permission_params(

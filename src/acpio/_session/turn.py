@@ -451,8 +451,7 @@ class Turns:
         if self.set_state_now(state):
             return
         self.state = state
-        update, line = self.state_updates[state]
-        await self.updates.send_state(update, line)
+        await self.updates.send_state(self.state_updates[state][1])
         self.reported_state = state
 
     def set_state_now(self, state: SessionState) -> bool:

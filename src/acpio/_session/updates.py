@@ -25,7 +25,7 @@ lines in order. If the writer has no room for them all, the rest is sent by a
 task while later updates wait behind it (the replay gate), so the order is
 kept either way.
 
-The try-variants (:meth:`UpdatePath.try_send`, :meth:`UpdatePath.try_send_text_chunk`)
+The try-variants (:meth:`UpdatePath.try_send_state`, :meth:`UpdatePath.try_send_text_chunk`)
 send without an ``await`` when nothing has to be waited for; they are the hot
 paths of state updates and streamed text.
 """
@@ -157,25 +157,8 @@ class UpdatePath:
             else:
                 await self.send_line(self.prefix + _encode(update) + UPDATE_END)
 
-    def try_send(self, update: schema.SessionUpdate) -> bool:
-        """:meth:`send` when it would not wait (no terminal bytes buffered, no replay,
-        room in the buffer); False when nothing was sent and :meth:`send` is needed."""
-        admitted = self.admit_now()
-        if admitted:
-            if self.v1:
-                if not isinstance(
-                    update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate
-                ):
-                    return False  # other updates may make lines: the waiting path sends them
-                self.record(update)
-                return True  # no v1 form: nothing to send
-            if not self.try_send_line(self.prefix + _encode(update) + UPDATE_END):
-                return False
-            self.record(update)
-        return admitted is not None
-
-    async def send_state(self, update: schema.SessionUpdate, line: bytes) -> None:
-        """Send a mid-turn state update (``running``, ``requires_action``) encoded as ``line``.
+    async def send_state(self, line: bytes) -> None:
+        """Send a mid-turn state update (``running``, ``requires_action``), encoded as ``line``.
 
         Admitted as :meth:`send` admits, but not recorded: live state is never
         history (a resume reports the current state itself). v1 has no form
