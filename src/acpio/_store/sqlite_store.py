@@ -164,6 +164,7 @@ class SqliteSessionStore:
         #: True when the file can be read but not written: its sessions are listed and
         #: resumed, nothing is written (new sessions and new updates stay in memory).
         self.read_only = False
+        self._immutable = False  # read-only, and SQLite may not even create its -shm
         self._conn = self._open()
         self._reader = self._connect(timeout=0.1)  # session/list, on the event loop
         self._writer = threading.Thread(
@@ -178,6 +179,8 @@ class SqliteSessionStore:
         timeout = self.busy_timeout if timeout is None else timeout
         if self.read_only:
             uri = "file:" + urllib.parse.quote(os.fspath(self.path.absolute())) + "?mode=ro"
+            if self._immutable:
+                uri += "&immutable=1"
             conn = sqlite3.connect(
                 uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
             )
@@ -202,7 +205,12 @@ class SqliteSessionStore:
                 if "readonly" not in str(exc) and "read-only" not in str(exc):
                     raise
         self.read_only = True
-        conn = self._open_as()
+        try:
+            conn = self._open_as()
+        except SessionStoreError:
+            # A WAL file whose directory is read-only too: SQLite cannot make its -shm.
+            self._immutable = True
+            conn = self._open_as()
         print(
             f"acpio warning: the session store {self.path} cannot be written; its sessions "
             "are listed and can be resumed, but new sessions and updates are kept in memory "
