@@ -25,17 +25,24 @@ after the last flush: at most ``flush_interval`` seconds of updates (plus
 the commit in progress). A turn's end wakes the writer at once, and a
 closed session is committed before the close is answered (``release``
 waits for it). ``synchronous=NORMAL``: a power cut may also lose
-the last commits, never consistency.
+the last commits, never consistency. Nothing accepted is dropped on the
+way: a value msgpack cannot hold is stored as JSON (see
+:func:`~acpio._store.stored_history.pack`), and the writer outlives any
+failure: a write the file refuses stays queued and is retried, is reported
+on stderr, and the next store call raises :class:`SessionStoreError`.
+The file and its ``-wal`` and ``-shm`` are private to the user (0600); a
+file that can be read but not written is served read-only (``read_only``).
 
 Several processes: each row names the process that serves the session
 (pid and process start time). :meth:`SqliteSessionStore.get` takes a
-session over only when that process is gone; otherwise it is refused with
+session over only when that process is gone (a zombie is gone); otherwise it is refused with
 ``-32603`` (the session exists, so not ``-32002``; the request is valid, so
 not ``-32602``; ACP keeps ``-32000..-32099`` for its own codes). Writers
 wait on each other up to ``busy_timeout``; claims, loads and deletes run in
 worker threads, never on the event loop. ``session/list`` reads on the loop
 (a WAL reader never waits for writers; at most 100 ms of busy timeout, then
-it reads from a thread), so it is answered at once, as in memory.
+it reads from a thread), so it is answered at once, as in memory; the
+sessions this process serves are listed even before the writer committed them.
 
 Bounds: retention keeps the ``max_sessions`` most recently updated sessions
 and none older than ``max_age`` (sessions a live process serves are kept),
