@@ -333,6 +333,9 @@ class SqliteSessionStore:
         record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
         history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
         record.history = history
+        self._served[session_id] = record
+        if self.read_only:
+            return record  # kept in memory only
         self._queue.append(
             Create(
                 session_id,
@@ -342,9 +345,7 @@ class SqliteSessionStore:
                 current_owner(),
             )
         )
-        if not self.read_only:
-            history.attach()
-        self._served[session_id] = record
+        history.attach()
         self._wake.set()
         return record
 
