@@ -4,7 +4,9 @@
 kind of history: messages, a thought, tool calls with streamed and whole
 content, terminals, plans, usage, session info), ``pid`` (answers its pid),
 ``count <tag> <n>`` (n messages), ``stream`` (streams message chunks until
-cancelled or killed).
+cancelled or killed), ``chunks <n> <poisoned>`` (n message chunks, the one at
+index ``poisoned`` with a ``_meta`` integer msgpack cannot hold), ``hang`` (a
+tool call in progress, then waits until cancelled or killed).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import os
 import sys
 
 import anyio
+from msgspec import UNSET
 
 import acpio
 from acpio import schema
@@ -73,6 +76,16 @@ class StoreAgent(acpio.Agent):
         elif command[0] == "count":
             for index in range(int(command[2])):
                 await session.message(f"{command[1]}-{index}")
+        elif command[0] == "chunks":
+            for index in range(int(command[1])):
+                meta = {"n": 10**30} if index == int(command[2]) else UNSET
+                text = schema.TextContent(text=f"<{index}>", meta=meta)
+                await session.send(schema.AgentMessageChunk(message_id="chunks", content=text))
+        elif command[0] == "hang":
+            call = await session.tool_call("Long job", kind="execute", tool_call_id="long")
+            await call.update(status="in_progress")
+            await call.append_text("working")
+            await anyio.sleep_forever()
         elif command[0] == "stream":
             stream = session.message_stream("streamed")
             index = 0

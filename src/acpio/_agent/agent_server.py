@@ -40,7 +40,7 @@ from .._protocol.ids import new_id
 from .._protocol.paths import is_absolute
 from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
-from .._store.history import SessionRecord, SessionStore
+from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
 from .v1_server import V1Methods
@@ -57,6 +57,7 @@ SUPPORTED_PROTOCOL_VERSIONS: Final = (1, 2)
 V2_PROTOCOL_VERSIONS: Final = (2,)
 MAX_PROTOCOL_VERSION: Final = 65535  # ProtocolVersion is a uint16
 LIST_PAGE_SIZE: Final = 100
+MAX_CURSOR_DIGITS: Final = 9  # a cursor is an offset this agent gave out
 T = TypeVar("T")
 
 
@@ -375,9 +376,15 @@ class AgentServer:
             records = [r for r in records if _same_path(r.cwd, cwd)]
         start = 0
         if isinstance(request.cursor, str):
-            if not request.cursor.isdigit():
-                raise RequestError.invalid_params(f"unknown cursor {request.cursor!r}")
-            start = int(request.cursor)
+            cursor = request.cursor
+            # ASCII digits only: str.isdigit() also takes "²", which int() refuses.
+            if not (cursor.isascii() and cursor.isdigit() and len(cursor) <= MAX_CURSOR_DIGITS):
+                shown = cursor if len(cursor) <= 40 else cursor[:40] + "..."
+                raise RequestError.invalid_params(
+                    f"unknown cursor {shown!r}; pass the nextCursor of an earlier "
+                    "session/list answer, or none for the first page"
+                )
+            start = int(cursor)
         page = records[start : start + LIST_PAGE_SIZE]
         more = start + LIST_PAGE_SIZE < len(records)
         return schema.ListSessionsResponse(
@@ -437,6 +444,10 @@ class AgentServer:
             record = again
         core = self.cores[session.id] if session is not None else None
         if session is None or core is None:
+            if not record.active:
+                # No handle of this session lives: a tool call still open in its history
+                # (its process was killed mid-turn) can never end, so it is ended here.
+                end_open_tool_calls(record.history)
             core = self._make_session(record, mcp_servers)
             session = core.session
             await self._restore_agent_state(core, record)
@@ -641,7 +652,10 @@ class AgentServer:
         # What the sessions recorded is kept (a durable store flushes it now).
         with anyio.move_on_after(self.limits.shutdown_grace):
             for session in sessions:
-                await self._forget(session)
+                try:
+                    await self._forget(session)
+                except Exception:  # the store failed: the other sessions are kept still
+                    logger.exception("the store could not keep session %s", session.id)
 
 
 def prompt_handler(agent: Agent) -> PromptHandler:

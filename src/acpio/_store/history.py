@@ -41,6 +41,7 @@ __all__ = [
     "InMemorySessionStore",
     "SessionRecord",
     "SessionStore",
+    "end_open_tool_calls",
     "record_text_chunk_as_update",
 ]
 
@@ -83,6 +84,37 @@ def record_text_chunk_as_update(history: History, tool_call_id: str, text: str) 
             content=schema.Content(content=schema.TextContent(text=text)),
         )
     )
+
+
+_OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "paused"})
+STOPPED_NOTE: Final = "The agent stopped before this tool call ended."
+
+
+def end_open_tool_calls(history: History, note: str = STOPPED_NOTE) -> list[str]:
+    """End, in ``history``, every tool call still open (no status, ``pending``,
+    ``in_progress`` or ``paused``): a text item ``note`` is appended and the status
+    becomes ``failed``. Returns their ids.
+
+    Used when a session is taken up from its store: the process that ran those
+    calls is gone (killed in the middle of a turn), so they can never end, and a
+    reopened session must not show them running forever. Recorded through
+    :meth:`History.record`, so a durable history keeps the ending too.
+    """
+    ended = [
+        update.tool_call_id
+        for update in history.replay()
+        if isinstance(update, schema.ToolCallUpdate)
+        and (update.status in (msgspec.UNSET, None) or update.status in _OPEN_STATUSES)
+    ]
+    for tool_call_id in ended:
+        history.record(
+            schema.ToolCallContentChunk(
+                tool_call_id=tool_call_id,
+                content=schema.Content(content=schema.TextContent(text=note)),
+            )
+        )
+        history.record(schema.ToolCallUpdate(tool_call_id=tool_call_id, status="failed"))
+    return ended
 
 
 _UNSET: Final = msgspec.UNSET

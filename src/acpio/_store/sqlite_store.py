@@ -30,17 +30,24 @@ after the last flush: at most ``flush_interval`` seconds of updates (plus
 the commit in progress). A turn's end wakes the writer at once, and a
 closed session is committed before the close is answered (``release``
 waits for it). ``synchronous=NORMAL``: a power cut may also lose
-the last commits, never consistency.
+the last commits, never consistency. Nothing accepted is dropped on the
+way: a value msgpack cannot hold is stored as JSON (see
+:func:`~acpio._store.stored_history.pack`), and the writer outlives any
+failure: a write the file refuses stays queued and is retried, is reported
+on stderr, and the next store call raises :class:`SessionStoreError`.
+The file and its ``-wal`` and ``-shm`` are private to the user (0600); a
+file that can be read but not written is served read-only (``read_only``).
 
 Several processes: each row names the process that serves the session
 (pid and process start time). :meth:`SqliteSessionStore.get` takes a
-session over only when that process is gone; otherwise it is refused with
+session over only when that process is gone (a zombie is gone); otherwise it is refused with
 ``-32603`` (the session exists, so not ``-32002``; the request is valid, so
 not ``-32602``; ACP keeps ``-32000..-32099`` for its own codes). Writers
 wait on each other up to ``busy_timeout``; claims, loads and deletes run in
 worker threads, never on the event loop. ``session/list`` reads on the loop
 (a WAL reader never waits for writers; at most 100 ms of busy timeout, then
-it reads from a thread), so it is answered at once, as in memory.
+it reads from a thread), so it is answered at once, as in memory; the
+sessions this process serves are listed even before the writer committed them.
 
 Bounds: retention keeps the ``max_sessions`` most recently updated sessions
 and none older than ``max_age`` (sessions a live process serves are kept),
@@ -55,12 +62,15 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
+import os
 import sqlite3
+import sys
 import threading
+import urllib.parse
 import zlib
 from collections import deque
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import anyio
 import anyio.to_thread
@@ -173,21 +183,35 @@ class SqliteSessionStore:
         self._histories: set[StoredHistory] = set()  # with items for the writer
         self._lock = threading.Lock()  # the request connection is used by one thread at a time
         self._creates = 0
-        self._failed = False
+        self._error: BaseException | None = None  # the writer's last failure, not yet raised
+        self._reported = False  # the current failure was reported on stderr
+        #: True when the file can be read but not written: its sessions are listed and
+        #: resumed, nothing is written (new sessions and new updates stay in memory).
+        self.read_only = False
+        self._immutable = False  # read-only, and SQLite may not even create its -shm
         self._conn = self._open()
         self._reader = self._connect(timeout=0.1)  # session/list, on the event loop
         self._writer = threading.Thread(
             target=self._write_loop, name=f"acpio-store:{self.path.name}", daemon=True
         )
-        self._writer.start()
+        if not self.read_only:
+            self._writer.start()
 
     # ---------------------------------------------------------------- opening
 
     def _connect(self, timeout: float | None = None) -> sqlite3.Connection:
         timeout = self.busy_timeout if timeout is None else timeout
-        conn = sqlite3.connect(
-            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-        )
+        if self.read_only:
+            uri = "file:" + urllib.parse.quote(os.fspath(self.path.absolute())) + "?mode=ro"
+            if self._immutable:
+                uri += "&immutable=1"
+            conn = sqlite3.connect(
+                uri, timeout=timeout, isolation_level=None, check_same_thread=False, uri=True
+            )
+        else:
+            conn = sqlite3.connect(
+                self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
         conn.execute("PRAGMA synchronous = NORMAL")
         return conn
@@ -195,12 +219,42 @@ class SqliteSessionStore:
     def _open(self) -> sqlite3.Connection:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            writable = _make_private(self.path)
+        except OSError as exc:
+            raise SessionStoreError(f"cannot open the session store {self.path}: {exc}") from exc
+        if writable:
+            try:
+                return self._open_as()
+            except SessionStoreError as exc:
+                if "readonly" not in str(exc) and "read-only" not in str(exc):
+                    raise
+        self.read_only = True
+        try:
+            conn = self._open_as()
+        except SessionStoreError:
+            # A WAL file whose directory is read-only too: SQLite cannot make its -shm.
+            self._immutable = True
+            conn = self._open_as()
+        print(
+            f"acpio warning: the session store {self.path} cannot be written; its sessions "
+            "are listed and can be resumed, but new sessions and updates are kept in memory "
+            "only (they end with this process)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return conn
+
+    def _open_as(self) -> sqlite3.Connection:
+        try:
             conn = self._connect()
         except (OSError, sqlite3.Error) as exc:
             raise SessionStoreError(f"cannot open the session store {self.path}: {exc}") from exc
         try:
-            self._migrate(conn)
-            self._retain(conn)
+            if self.read_only:
+                self._check_readable(conn)
+            else:
+                self._migrate(conn)
+                self._retain(conn)
         except BaseException as exc:
             conn.close()
             if isinstance(exc, SessionStoreError):
@@ -211,6 +265,21 @@ class SqliteSessionStore:
                 ) from exc
             raise
         return conn
+
+    def _check_readable(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise SessionStoreError(
+                f"the session store {self.path} has schema version {version}, newer than "
+                f"this acpio's {SCHEMA_VERSION}; it was written by a newer acpio and is left "
+                "untouched"
+            )
+        if version == 0:
+            if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise SessionStoreError(
+                    f"{self.path} is an SQLite file but not an acpio session store"
+                )
+            raise SessionStoreError(f"the session store {self.path} is empty and read-only")
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -276,10 +345,17 @@ class SqliteSessionStore:
     async def create(
         self, session_id: str, cwd: str, additional_directories: _List[str]
     ) -> SessionRecord:
-        """Create a session served by this process (written at the next flush)."""
+        """Create a session served by this process (written at the next flush).
+
+        :raises SessionStoreError: when the writer failed since the last store call.
+        """
+        self._check()
         record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
         history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
         record.history = history
+        self._served[session_id] = record
+        if self.read_only:
+            return record  # kept in memory only
         self._queue.append(
             Create(
                 session_id,
@@ -290,7 +366,6 @@ class SqliteSessionStore:
             )
         )
         history.attach()
-        self._served[session_id] = record
         self._wake.set()
         return record
 
@@ -298,7 +373,9 @@ class SqliteSessionStore:
         """The session with its history, now served by this process; ``None`` if unknown.
 
         :raises RequestError: ``-32603`` when another live agent process serves it.
+        :raises SessionStoreError: when the writer failed since the last store call.
         """
+        self._check()
         record = self._served.get(session_id)
         if record is not None:
             return record
@@ -313,13 +390,19 @@ class SqliteSessionStore:
                 {"sessionId": session_id, "pid": loaded},
             )
         assert isinstance(loaded.history, StoredHistory)
-        loaded.history.attach()
+        if not self.read_only:
+            loaded.history.attach()
         self._served[session_id] = loaded
         return loaded
 
     async def list(self) -> _List[SessionRecord]:
-        """Every session in the file, most recently updated first (including other
-        processes' sessions; their histories are not loaded)."""
+        """Every session in the file and every session this process serves, most
+        recently updated first (including other processes' sessions; their histories
+        are not loaded).
+
+        :raises SessionStoreError: when the writer failed since the last store call.
+        """
+        self._check()
         try:
             # On the loop, without waiting for the writer: a WAL reader never waits for
             # writers, and what this process changed is either served (listed from
@@ -329,8 +412,10 @@ class SqliteSessionStore:
         except sqlite3.OperationalError:
             rows = await anyio.to_thread.run_sync(self._list_rows_locked)
         records: _List[SessionRecord] = []
+        # Served here but maybe not committed yet (the writer commits a new session later).
+        unseen = dict(self._served)
         for session_id, cwd, directories, title, updated_at in rows:
-            served = self._served.get(session_id)
+            served = unseen.pop(session_id, None)
             if served is not None:
                 records.append(served)
             else:
@@ -344,18 +429,30 @@ class SqliteSessionStore:
                         updated_at=updated_at,
                     )
                 )
+        records.extend(unseen.values())
         records.sort(key=lambda r: r.updated_at, reverse=True)
         return records
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session and its history; False if unknown.
 
-        :raises RequestError: ``-32603`` when another live agent process serves it.
+        :raises RequestError: ``-32603`` when another live agent process serves it, or
+            when the store is read-only and the session is in the file.
+        :raises SessionStoreError: when the writer failed since the last store call.
         """
+        self._check()
         record = self._served.pop(session_id, None)
         if record is not None and isinstance(record.history, StoredHistory):
             record.history.detach()
             record.history.dropped = True
+        if self.read_only:
+            if not await anyio.to_thread.run_sync(self._has_row, session_id):
+                return record is not None
+            raise RequestError.internal_error(
+                f"Session {session_id} cannot be deleted: the session store {self.path} "
+                "is read-only",
+                {"sessionId": session_id},
+            )
         result = await anyio.to_thread.run_sync(self._delete_row, session_id)
         if not isinstance(result, bool):  # the pid of the process that holds it
             raise RequestError.internal_error(
@@ -366,8 +463,14 @@ class SqliteSessionStore:
         return result or record is not None
 
     async def release(self, record: SessionRecord) -> None:
-        """Write what the session recorded (a snapshot) and give it up; returns once committed."""
-        if self._served.get(record.session_id) is not record:
+        """Write what the session recorded (a snapshot) and give it up; returns once committed.
+
+        A read-only store keeps the session in memory (nothing can be written).
+
+        :raises SessionStoreError: when the writer failed (this session's data stays
+            queued and is retried).
+        """
+        if self._served.get(record.session_id) is not record or self.read_only:
             return
         del self._served[record.session_id]
         history = record.history
@@ -377,6 +480,7 @@ class SqliteSessionStore:
             history.put_op(Release(record.session_id))
             history.detach()
         await anyio.to_thread.run_sync(self._sync)
+        self._check()
 
     async def save_state(self, record: SessionRecord) -> None:
         """Queue the session's durable state (agent state, its version, config values).
@@ -386,10 +490,11 @@ class SqliteSessionStore:
         change wakes it at once), replacing the one kept before.
         """
         if (
-            not isinstance(record, StoredRecord)
+            self.read_only
+            or not isinstance(record, StoredRecord)
             or self._served.get(record.session_id) is not record
         ):
-            return
+            return  # read-only: the state lives in the record (memory) only
         history = record.history
         if not isinstance(history, StoredHistory):
             return
@@ -403,8 +508,12 @@ class SqliteSessionStore:
             self._wake.set()  # a picker change outside a turn: no turn end will flush it
 
     async def flush(self) -> None:
-        """Write everything recorded so far; returns once committed."""
+        """Write everything recorded so far; returns once committed.
+
+        :raises SessionStoreError: when the writer failed (what failed stays queued).
+        """
         await anyio.to_thread.run_sync(self._sync)
+        self._check()
 
     def close(self) -> None:
         """Write everything recorded, give up this process's sessions and close the file.
@@ -422,11 +531,14 @@ class SqliteSessionStore:
         self._served.clear()
         self._stopping = True
         self._wake.set()
-        self._writer.join(self.busy_timeout * 2 + self.flush_interval)
+        if self._writer.is_alive():
+            self._writer.join(self.busy_timeout * 2 + self.flush_interval)
         with self._lock:
             # Another process may be reading: then the next checkpoint will do.
             self._reader.close()
             with contextlib.suppress(sqlite3.Error):
+                if self.read_only:
+                    raise sqlite3.Error("nothing to compact")
                 _compact(self._conn)
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.close()
@@ -440,11 +552,25 @@ class SqliteSessionStore:
     # ---------------------------------------------- off-loop (worker threads)
 
     def _sync(self) -> None:
+        if not self._writer.is_alive():
+            return  # read-only (no writer), or closed
         barrier = Barrier(threading.Event())
         self._queue.append(barrier)
         self._wake.set()
         if not barrier.done.wait(self.busy_timeout * 2 + self.flush_interval):
             logger.warning("the session store %s did not flush in time", self.path)
+
+    def _state_row(self, conn: sqlite3.Connection, session_id: str) -> tuple[Any, ...] | None:
+        try:
+            row: tuple[Any, ...] | None = conn.execute(
+                "SELECT state, version, config_values FROM agent_states WHERE session_id = ?",
+                (session_id,),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            if not self.read_only:
+                raise
+            return None  # a read-only file of schema 1 (not migrated): it has no states
+        return row
 
     def _busy_owner(self, pid: int | None, start: str | None) -> int | None:
         if pid is None or (pid, start or "") == current_owner():
@@ -457,7 +583,7 @@ class SqliteSessionStore:
         self._sync()  # what this process recorded and released is in the file
         with self._lock:
             conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("BEGIN" if self.read_only else "BEGIN IMMEDIATE")
             try:
                 row = conn.execute(
                     "SELECT cwd, additional_directories, title, updated_at, owner_pid, "
@@ -471,11 +597,12 @@ class SqliteSessionStore:
                 if busy is not None:
                     conn.execute("COMMIT")
                     return busy
-                pid, start = current_owner()
-                conn.execute(
-                    "UPDATE sessions SET owner_pid = ?, owner_start = ? WHERE id = ?",
-                    (pid, start, session_id),
-                )
+                if not self.read_only:  # else served here without a claim
+                    pid, start = current_owner()
+                    conn.execute(
+                        "UPDATE sessions SET owner_pid = ?, owner_start = ? WHERE id = ?",
+                        (pid, start, session_id),
+                    )
                 snapshot = conn.execute(
                     "SELECT data FROM snapshots WHERE session_id = ?", (session_id,)
                 ).fetchone()
@@ -483,10 +610,7 @@ class SqliteSessionStore:
                     "SELECT seq, data FROM events WHERE session_id = ? ORDER BY seq",
                     (session_id,),
                 ).fetchall()
-                state = conn.execute(
-                    "SELECT state, version, config_values FROM agent_states WHERE session_id = ?",
-                    (session_id,),
-                ).fetchone()
+                state = self._state_row(conn, session_id)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -520,6 +644,11 @@ class SqliteSessionStore:
                 {"sessionId": session_id},
             ) from None
         return record
+
+    def _has_row(self, session_id: str) -> bool:
+        with self._lock:
+            row = self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,))
+            return row.fetchone() is not None
 
     def _list_rows(self, conn: sqlite3.Connection) -> _List[tuple[str, str, str, str | None, str]]:
         return conn.execute(
@@ -559,35 +688,39 @@ class SqliteSessionStore:
     # ------------------------------------------------------------ the writer
 
     def _write_loop(self) -> None:
-        try:
-            conn = self._connect()
-        except sqlite3.Error:
-            logger.exception("the session store %s cannot be written", self.path)
-            self._failed = True
-            conn = None
+        conn: sqlite3.Connection | None = None
         while True:
             self._wake.wait(self.flush_interval)
             self._wake.clear()
             stopping = self._stopping
-            if conn is not None:
-                self._flush(conn)
-            else:
-                self._drop_all()
-            if stopping and not self._queue and not any(h.pending for h in self._histories):
+            try:
+                if conn is None:
+                    conn = self._connect()
+                ok = self._flush(conn)
+            except Exception as exc:  # the writer outlives any failure
+                self._fail(exc)
+                self._release_barriers()
+                ok = False
+            # Stopping: done once all is written, or when the file cannot be written.
+            if stopping and (
+                not ok or (not self._queue and not any(h.pending for h in self._histories))
+            ):
                 break
         if conn is not None:
             conn.close()
 
-    def _drop_all(self) -> None:
-        for history in list(self._histories):
-            history.pending.clear()
-            self._histories.discard(history)
-        while self._queue:
-            item = self._queue.popleft()
+    def _release_barriers(self) -> None:
+        """Wake every flush waiting on this writer (what is queued besides stays queued)."""
+        queue = self._queue
+        for _ in range(len(queue)):
+            item = queue.popleft()
             if isinstance(item, Barrier):
                 item.done.set()
+            else:
+                queue.append(item)
 
-    def _flush(self, conn: sqlite3.Connection) -> None:
+    def _flush(self, conn: sqlite3.Connection) -> bool:
+        """Write what is queued in one transaction; False when the write failed."""
         queue = self._queue
         # Taken before the histories are drained: a barrier covers what was recorded before it.
         items = [queue.popleft() for _ in range(len(queue))]
@@ -602,48 +735,87 @@ class SqliteSessionStore:
                 drained.append((history, [pending.popleft() for _ in range(count)], ops))
                 history.marks_seen = marks
         if not items and not drained:
-            return
+            return True
+        written = False
+        failed = False
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 self._write(conn, items, drained)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
                 raise
+            written = True
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 # Another process held the lock past the busy timeout: try again later.
                 logger.warning("session store %s busy; retrying: %s", self.path, exc)
-                queue.extendleft(reversed(items))
-                for history, batch, _ in drained:
-                    history.pending.extendleft(reversed(batch))
-                return
-            self._write_failed(exc)
-        except (sqlite3.Error, OSError, msgspec.EncodeError) as exc:
-            self._write_failed(exc)
-        for history, _, ops in drained:
-            # Only once written: a batch put back (busy) is scanned again.
-            history.ops_done = ops
-            history.marks_done = history.marks_seen
+                self._put_back(items, drained)
+                return True
+            failed = True
+            self._fail(exc)
+            self._put_back([item for item in items if not isinstance(item, Barrier)], drained)
+        except (sqlite3.Error, OSError) as exc:
+            # The file cannot be written now (disk full, I/O error): kept queued, retried.
+            failed = True
+            self._fail(exc)
+            self._put_back([item for item in items if not isinstance(item, Barrier)], drained)
+        except Exception as exc:
+            # Not the file: a failure no retry mends. This batch is lost, and reported.
+            failed = True
+            self._fail(exc)
+            written = True
+        if written:
+            for history, _, ops in drained:
+                # Only once written: a batch put back (busy) is scanned again.
+                history.ops_done = ops
+                history.marks_done = history.marks_seen
+        if not failed:
+            self._reported = False  # a later failure is reported again
         for item in items:
-            if isinstance(item, Barrier):
+            if isinstance(item, Barrier):  # the next store call raises what failed
                 item.done.set()
-        if self._creates >= RETAIN_EVERY:
+        if not failed and self._creates >= RETAIN_EVERY:
             self._creates = 0
             try:
                 self._retain(conn)
             except sqlite3.Error as exc:
                 logger.warning("session store %s retention failed: %s", self.path, exc)
+        return not failed
 
-    def _write_failed(self, exc: BaseException) -> None:
-        if not self._failed:
-            logger.error(
-                "cannot write the session store %s (%s); sessions stay in memory only",
-                self.path,
-                exc,
-            )
-        self._failed = True
+    def _put_back(
+        self, items: _List[object], drained: _List[tuple[StoredHistory, _List[object], int]]
+    ) -> None:
+        self._queue.extendleft(reversed(items))
+        for history, batch, _ in drained:
+            history.pending.extendleft(reversed(batch))
+
+    def _fail(self, exc: BaseException) -> None:
+        """A write failed: on stderr (once until a write succeeds), and raised by the next
+        store call."""
+        self._error = exc
+        if self._reported:
+            return
+        self._reported = True
+        logger.error("cannot write the session store %s", self.path, exc_info=exc)
+        print(
+            f"acpio warning: cannot write the session store {self.path} "
+            f"({type(exc).__name__}: {exc}); what is not written stays queued and is "
+            "retried, and the next session request reports the failure",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    def _check(self) -> None:
+        """Raise the writer's failure not yet reported to a client (once)."""
+        exc = self._error
+        if exc is not None:
+            self._error = None
+            raise SessionStoreError(
+                f"the session store {self.path} could not be written ({type(exc).__name__}: {exc})"
+            ) from exc
 
     def _write(
         self,
@@ -737,6 +909,28 @@ class SqliteSessionStore:
         history.log_bytes += len(blob)
         if history.log_bytes > max(COMPACT_BYTES, 2 * history.snapshot_bytes):
             history.compact_due = True
+
+
+def _make_private(path: Path) -> bool:
+    """Create the store file readable by its owner only (0600 whatever the umask and the
+    directory's mode) and take group and other access away from an existing one and its
+    ``-wal`` and ``-shm`` (SQLite creates those with the file's mode); False when the
+    file exists but cannot be written."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except PermissionError:
+        if path.exists():
+            return False
+        raise
+    os.close(fd)
+    for name in (os.fspath(path), f"{path}-wal", f"{path}-shm"):
+        try:
+            mode = os.stat(name).st_mode
+            if mode & 0o077:
+                os.chmod(name, mode & 0o700)
+        except OSError:
+            continue  # absent, or not ours to change
+    return True
 
 
 def _compact(conn: sqlite3.Connection) -> None:

@@ -6,7 +6,8 @@ How this works: :func:`default_store_path` picks a per-user state directory
 overridable with ``ACPIO_STATE_DIR``, and a file named after the agent in it;
 ``ACPIO_SESSION_STORE`` names the file itself (or ``memory`` for no file).
 A session row names its owner by process id and that process's start time,
-so a process id reused after a crash is not mistaken for the owner.
+so a process id reused after a crash is not mistaken for the owner, and
+an owner that exited but was not reaped yet (a zombie, on Linux) is dead.
 """
 
 from __future__ import annotations
@@ -69,14 +70,19 @@ def default_store_path(agent_name: str) -> Path | None:
     return root / _safe_name(agent_name) / STORE_FILE
 
 
+def _proc_stat(pid: int) -> list[bytes]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (Linux); empty elsewhere."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def process_start(pid: int) -> str:
     """A token of when process ``pid`` started (Linux: its start time in ticks); ``""``
     where the platform does not tell."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            fields = stat.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return ""
+    fields = _proc_stat(pid)
     # Field 22 of stat(5), counted after the command name's closing parenthesis.
     return fields[19].decode() if len(fields) > 19 else ""
 
@@ -114,7 +120,9 @@ def owner_alive(pid: int | None, start: str | None) -> bool:
     """Whether the process recorded as ``pid`` (started at ``start``) still runs.
 
     This process counts as alive only when the start matches: a row left by
-    an earlier process with the same id (after a crash) is not ours.
+    an earlier process with the same id (after a crash) is not ours. A
+    process that exited but was not reaped by its parent yet (state ``Z``
+    or ``X`` in ``/proc/<pid>/stat``) is dead: it serves nothing any more.
     """
     if pid is None:
         return False
@@ -122,9 +130,12 @@ def owner_alive(pid: int | None, start: str | None) -> bool:
         return (start or "") == current_owner()[1]
     if not _pid_alive(pid):
         return False
-    if start:
-        now = process_start(pid)
-        if now and now != start:
+    fields = _proc_stat(pid)
+    if fields and fields[0] in (b"Z", b"X"):
+        return False  # exited, not reaped yet
+    if start and len(fields) > 19:
+        now = fields[19].decode()
+        if now != start:
             return False  # the id was reused by a newer process
     return True
 

@@ -11,10 +11,11 @@ stored row or snapshot back into a history when a session is loaded.
 
 from __future__ import annotations
 
+import logging
 import threading
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final, cast
 
 import msgspec
@@ -34,14 +35,45 @@ __all__: list[str] = []
 
 json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 # Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
-# map, as on the wire), [id] (the tool call the text chunks after it belong to), a
-# str (a text chunk of that tool call), or [terminalId, bytes]: that terminal's
-# output (what replay shows of it) as it was when the row was written.
-pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
+# map, as on the wire, or an ext of code JSON_ITEM holding it as JSON when msgpack
+# cannot hold one of its values), [id] (the tool call the text chunks after it
+# belong to), a str (a text chunk of that tool call), or [terminalId, bytes]: that
+# terminal's output (what replay shows of it) as it was when the row was written.
+_pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
+_json_decode = msgspec.json.Decoder().decode
 dirs_decode = msgspec.json.Decoder(list[str]).decode
 config_decode = msgspec.json.Decoder(dict[str, str | bool]).decode
 _NOT_WRITTEN: Final = frozenset(NOT_RECORDED)
+JSON_ITEM: Final = 1
+"""The msgpack ext code of an item stored as JSON (see :func:`pack`)."""
+_UNPACKABLE: Final = (msgspec.EncodeError, OverflowError, TypeError, ValueError)
+
+logger = logging.getLogger("acpio._store.sqlite_store")
+
+
+def pack(items: Sequence[object]) -> bytes:
+    """A row or snapshot: ``items`` as a msgpack array, losing nothing that JSON can hold.
+
+    msgpack holds integers of 64 bits only, JSON (and so the wire) any: an item
+    msgpack refuses (say ``_meta: {"n": 10**30}`` in a prompt) is stored as an
+    ext of code :data:`JSON_ITEM` holding its JSON. An item neither can encode
+    (never sent on the wire either) is left out and logged; the rest is stored.
+    """
+    try:
+        return _pack(items)
+    except _UNPACKABLE:
+        pass
+    kept: list[object] = []
+    for item in items:
+        try:
+            kept.append(msgspec.Raw(_pack(item)))
+        except _UNPACKABLE:
+            try:
+                kept.append(msgspec.msgpack.Ext(JSON_ITEM, json_encode(item)))
+            except _UNPACKABLE:
+                logger.exception("a recorded %s cannot be stored", type(item).__name__)
+    return _pack(kept)
 
 
 def _discard(item: object) -> None:
@@ -208,7 +240,12 @@ class StoredHistory(InMemoryHistory):
         """
         # A zlib stream starts with 0x78, a msgpack array never does.
         raw = zlib.decompress(data) if data[:1] == b"\x78" else data
-        for item in _unpack(raw):
+        for stored in _unpack(raw):
+            item = (
+                _json_decode(stored.data)
+                if isinstance(stored, msgspec.msgpack.Ext) and stored.code == JSON_ITEM
+                else stored
+            )
             if isinstance(item, str):
                 InMemoryHistory.record_text_chunk(self, key[0], item)
             elif isinstance(item, dict):
