@@ -223,11 +223,10 @@ async def test_a_command_runs_in_the_clients_terminal_and_the_call_shows_it(
     assert terminal.exit_status == acpio.ExitStatus(exit_code=3)
     assert terminal.client_terminal_id == "editor-term-1"
     methods = [method for method, _ in requests]
-    assert methods[0] == "terminal/create" and methods[-2:] == [
-        "terminal/wait_for_exit",
-        "terminal/release",
-    ]
-    assert set(methods[1:-2]) == {"terminal/output"}
+    # The exit is awaited (once) while the output is polled; release comes last.
+    assert methods[0] == "terminal/create" and methods[-1] == "terminal/release"
+    assert methods.count("terminal/wait_for_exit") == 1
+    assert set(methods[1:-1]) == {"terminal/output", "terminal/wait_for_exit"}
     create = requests[0][1]
     assert create == {
         "sessionId": "sess_v1",
@@ -317,13 +316,10 @@ async def test_a_cancelled_turn_kills_and_releases_the_clients_terminal(tmp_path
         updates = editor.updates
 
     assert all([await gone(pid) for pid in pids]) and len(pids) == 1
-    # Killed, its status awaited, the last output collected, and released.
-    assert methods[-4:] == [
-        "terminal/kill",
-        "terminal/wait_for_exit",
-        "terminal/output",
-        "terminal/release",
-    ]
+    # Killed, its status learnt from the wait for its exit (asked once, at the start),
+    # the last output collected, and released.
+    assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
+    assert methods.count("terminal/wait_for_exit") == 1
     assert statuses == [acpio.ExitStatus(signal="SIGKILL")]
     # v1 has no state updates (the prompt answer ends a turn) and no `cancelled` status:
     # the call ends `failed`, with the real status kept in `_meta`.
