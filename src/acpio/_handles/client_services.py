@@ -260,7 +260,9 @@ class ClientCommand(RunningCommand):
         except _CLIENT_FAILURES as exc:
             # A closed connection: the client ends its terminals itself.
             logger.debug("could not stop client terminal %s: %s", self.terminal_id, exc)
-        with anyio.move_on_after(CLEANUP_TIMEOUT):
+        # Within the kill grace, as for a process of the agent's: the turn ends before
+        # its cancel grace runs out even when the client never says how the command ended.
+        with anyio.move_on_after(self._grace):
             return await self._wait_exit()
         return ExitStatus()
 
