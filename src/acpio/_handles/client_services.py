@@ -92,11 +92,11 @@ def _ignore(_: msgspec.Raw) -> None:
     return None
 
 
-Request = Callable[[str, object, Callable[[msgspec.Raw], T]], Awaitable[T]]
+_Request = Callable[[str, object, Callable[[msgspec.Raw], T]], Awaitable[T]]
 
 
 async def _ask(
-    client_request: Request[T],
+    client_request: _Request[T],
     method: str,
     params: object,
     decode: Callable[[msgspec.Raw], T],
@@ -191,9 +191,16 @@ class ClientCommand(RunningCommand):
                     _decode_exit,
                 )
                 self._learn(ExitStatus(_value(status.exit_code), _value(status.signal)))
+        except ConnectionClosed:
+            pass  # every other request of the command fails the same way
         except Exception as exc:
             # Output polling still learns the exit from ``exitStatus`` where the client gives it.
-            logger.debug("terminal/wait_for_exit of %s failed: %s", self.terminal_id, exc)
+            logger.warning(
+                "terminal/wait_for_exit of client terminal %s failed (%s); its end is known "
+                "only if the client puts exitStatus in terminal/output",
+                self.terminal_id,
+                exc,
+            )
         finally:
             done.set()
 

@@ -59,9 +59,9 @@ class LineReader:
     ``receive_lines`` returns every complete line one read made available, so
     a burst of small messages costs one call; a message split over many reads
     is assembled without rescanning what was already searched. Memory stays
-    bounded: a line longer than ``max_line`` is dropped (reported once as
-    an :class:`Oversized` marker) while it streams in, so the buffer never holds more than
-    ``max_line + read_size`` bytes. Blank lines are skipped.
+    bounded: a line longer than ``max_line`` is dropped (reported once, as an
+    :class:`Oversized` marker) while it streams in, so the buffer never holds
+    more than ``max_line + read_size`` bytes. Blank lines are skipped.
     """
 
     def __init__(
