@@ -25,12 +25,13 @@ import anyio.abc
 import anyio.lowlevel
 import msgspec
 import pytest
-from support import gone
+from support import gone, load_example
 
 import acpio
 from acpio import schema
 from acpio._agent.session import create_session
 from acpio._protocol.peer import Peer
+from acpio.testing import MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -78,6 +79,13 @@ class FakeEditor:
         self.updates: list[JsonObject] = []
         self.terminals: dict[str, EditorTerminal] = {}
         self.fail_reads = False
+        self.exit_in_output = True  # some editors never put exitStatus in terminal/output
+        self.never_answer: set[str] = set()  # methods left unanswered (until withdrawn)
+        self.output_padding = 0  # bytes added to each terminal/output answer
+        self.withdrawn: list[object] = []  # ids of requests the agent withdrew ($/cancel_request)
+        self.withdrawal = anyio.Event()  # set at the first
+        self.open: set[str] = set()  # methods of the requests being answered now
+        self.request_ids: list[object] = []  # the id of each of ``requests``
 
     def methods(self) -> list[str]:
         return [method for method, _ in self.requests]
@@ -87,6 +95,19 @@ class FakeEditor:
     ) -> object:
         request = json.loads(bytes(params)) if params is not None else {}
         self.requests.append((method, request))
+        self.request_ids.append(context.id)
+        self.open.add(method)
+        try:
+            return await self._answer(method, request)
+        finally:
+            self.open.discard(method)
+            if context.cancel_scope.cancel_called:
+                self.withdrawn.append(context.id)
+                self.withdrawal.set()
+
+    async def _answer(self, method: str, request: JsonObject) -> object:
+        if method in self.never_answer:
+            await anyio.sleep_forever()
         if method == "terminal/create":
             env = dict(os.environ)
             env.update({item["name"]: item["value"] for item in request.get("env", [])})
@@ -114,8 +135,10 @@ class FakeEditor:
                     "output": terminal.output.decode("utf-8", "replace"),
                     "truncated": terminal.truncated,
                 }
-                if terminal.exit_status is not None:
+                if terminal.exit_status is not None and self.exit_in_output:
                     answer["exitStatus"] = terminal.exit_status
+                if self.output_padding:
+                    answer["_meta"] = {"padding": "x" * self.output_padding}
                 return answer
             if method == "terminal/wait_for_exit":
                 await terminal.exited.wait()
@@ -165,16 +188,29 @@ async def _no_prompt(session: acpio.Session, prompt: list[acpio.ContentBlock]) -
 
 @asynccontextmanager
 async def connected(
-    cwd: Path, peer: Peer = V1_ALL, handler: Handler = _no_prompt
+    cwd: Path,
+    peer: Peer = V1_ALL,
+    handler: Handler = _no_prompt,
+    *,
+    limits: acpio.SessionLimits | None = None,
+    max_message_size: int = acpio.AgentLimits().max_message_size,
+    pending: list[dict[int, object]] | None = None,
 ) -> AsyncIterator[tuple[acpio.Session, FakeEditor]]:
-    """A session on a connection to the fake editor."""
+    """A session on a connection to the fake editor.
+
+    ``pending`` receives the agent side's table of requests awaiting an answer.
+    """
     agent_side, client_side = acpio.rpc.memory_stream_pair()
     async with anyio.create_task_group() as group:
         editor = FakeEditor(group)
         async with (
             acpio.rpc.Connection(client_side, editor, encode=schema.encode),
-            acpio.rpc.Connection(agent_side, NoRequests(), encode=schema.encode) as connection,
+            acpio.rpc.Connection(
+                agent_side, NoRequests(), encode=schema.encode, max_message_size=max_message_size
+            ) as connection,
         ):
+            if pending is not None:
+                pending.append(connection._pending)  # type: ignore[arg-type]
             yield (
                 create_session(
                     "sess_v1",
@@ -184,6 +220,7 @@ async def connected(
                     history=acpio.store.InMemoryHistory(),
                     prompt_handler=handler,
                     peer=peer,
+                    limits=limits,
                 ).session,
                 editor,
             )
@@ -223,11 +260,10 @@ async def test_a_command_runs_in_the_clients_terminal_and_the_call_shows_it(
     assert terminal.exit_status == acpio.ExitStatus(exit_code=3)
     assert terminal.client_terminal_id == "editor-term-1"
     methods = [method for method, _ in requests]
-    assert methods[0] == "terminal/create" and methods[-2:] == [
-        "terminal/wait_for_exit",
-        "terminal/release",
-    ]
-    assert set(methods[1:-2]) == {"terminal/output"}
+    # The exit is awaited (once) while the output is polled; release comes last.
+    assert methods[0] == "terminal/create" and methods[-1] == "terminal/release"
+    assert methods.count("terminal/wait_for_exit") == 1
+    assert set(methods[1:-1]) == {"terminal/output", "terminal/wait_for_exit"}
     create = requests[0][1]
     assert create == {
         "sessionId": "sess_v1",
@@ -317,13 +353,10 @@ async def test_a_cancelled_turn_kills_and_releases_the_clients_terminal(tmp_path
         updates = editor.updates
 
     assert all([await gone(pid) for pid in pids]) and len(pids) == 1
-    # Killed, its status awaited, the last output collected, and released.
-    assert methods[-4:] == [
-        "terminal/kill",
-        "terminal/wait_for_exit",
-        "terminal/output",
-        "terminal/release",
-    ]
+    # Killed, its status learnt from the wait for its exit (asked once, at the start),
+    # the last output collected, and released.
+    assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
+    assert methods.count("terminal/wait_for_exit") == 1
     assert statuses == [acpio.ExitStatus(signal="SIGKILL")]
     # v1 has no state updates (the prompt answer ends a turn) and no `cancelled` status:
     # the call ends `failed`, with the real status kept in `_meta`.
@@ -369,6 +402,162 @@ async def test_a_cancel_at_every_step_releases_every_client_terminal(tmp_path: P
             assert terminal.exited.is_set() or await gone(terminal.process.pid)
         if entered:
             assert exited is not None and exited.exit_status is not None, f"after {steps} steps"
+
+
+async def test_the_exit_comes_from_wait_for_exit_when_output_never_reports_it(
+    tmp_path: Path,
+) -> None:
+    # Issue 21: some clients never put exitStatus in terminal/output answers.
+    pending: list[dict[int, object]] = []
+    async with connected(tmp_path, pending=pending) as (session, editor):
+        editor.exit_in_output = False
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="t")
+            with anyio.fail_after(10):
+                result = await terminal.run_shell("echo one; sleep 0.2; echo two; exit 4")
+        methods = editor.methods()
+        left = dict(pending[0])
+        withdrawn = list(editor.withdrawn)
+        answering = set(editor.open)
+
+    assert (result.exit_code, result.output) == (4, b"one\ntwo\n")
+    assert terminal.exit_status == acpio.ExitStatus(exit_code=4)
+    assert methods.count("terminal/wait_for_exit") == 1 and methods[-1] == "terminal/release"
+    # Nothing is left waiting on either side, and nothing had to be withdrawn.
+    assert left == {} and withdrawn == [] and answering == set()
+
+
+async def test_the_shell_agent_ends_its_turn_with_a_kit_client_that_never_reports_exits(
+    tmp_path: Path,
+) -> None:
+    # Issue 21 end to end: the testing kit's v1 terminals, behaving like such a client.
+    shell_agent = load_example("shell_agent")
+    client = MockClient(
+        shell_agent.ShellAgent(),
+        protocol_version=1,
+        client_terminal=True,
+        policy=PermissionPolicy.allow(),
+        cwd=tmp_path,
+    )
+    async with client:
+        assert client.v1 is not None
+        client.v1.terminals.exit_in_output = False
+        session = await client.new_session()
+        with anyio.fail_after(10):
+            result = await session.prompt("run echo hello; exit 5")
+            again = await session.prompt("run echo again")
+        (terminal_id, _) = client.v1.terminals.terminals
+        terminal = client.v1.terminals.terminals[terminal_id]
+    assert result.stop_reason == "end_turn" and again.stop_reason == "end_turn"
+    (call, _) = session.view.tool_calls.values()
+    assert call.raw_output == {"exitCode": 5, "signal": None}
+    assert terminal.released
+
+
+async def test_a_cancel_withdraws_the_wait_for_exit_when_output_never_reports_it(
+    tmp_path: Path,
+) -> None:
+    pending: list[dict[int, object]] = []
+    statuses: list[acpio.ExitStatus | None] = []
+
+    async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+        terminal = await session.terminal(terminal_id="t")
+        try:
+            async with terminal.start_shell("echo started; exec sleep 1000") as command:
+                async for _ in command.output:
+                    await session.cancel()
+                    await anyio.sleep_forever()
+        finally:
+            statuses.append(terminal.exit_status)
+
+    async with connected(tmp_path, handler=handler, pending=pending) as (session, editor):
+        editor.exit_in_output = False
+        editor.never_answer.add("terminal/wait_for_exit")  # never learns the exit either
+        await run_turn(session)
+        methods = editor.methods()
+        left = dict(pending[0])
+        wait_id = editor.request_ids[methods.index("terminal/wait_for_exit")]
+        with anyio.fail_after(5):
+            await editor.withdrawal.wait()
+        withdrawn = list(editor.withdrawn)
+        terminals = list(editor.terminals.values())
+
+    assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
+    assert statuses == [acpio.ExitStatus()]  # killed; the client never said how it ended
+    # The wait for the exit was withdrawn, not left pending.
+    assert methods.count("terminal/wait_for_exit") == 1 and withdrawn == [wait_id]
+    assert left == {}
+    assert all([await gone(t.process.pid) for t in terminals])
+
+
+async def test_a_client_that_never_answers_output_ends_the_command_with_a_timeout(
+    tmp_path: Path,
+) -> None:
+    pending: list[dict[int, object]] = []
+    limits = acpio.SessionLimits(client_request_timeout=0.5)
+    async with connected(tmp_path, limits=limits, pending=pending) as (session, editor):
+        editor.never_answer.add("terminal/output")
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="t")
+            with anyio.fail_after(20), pytest.raises(acpio.RequestTimeout) as raised:
+                await terminal.run_shell("exec sleep 1000")
+        methods = editor.methods()
+        left = dict(pending[0])
+        terminals = list(editor.terminals.values())
+
+    message = str(raised.value)
+    assert "terminal/output" in message and "0.5 s" in message
+    assert "SessionLimits.client_request_timeout" in message
+    assert isinstance(raised.value, TimeoutError) and isinstance(raised.value, acpio.AcpError)
+    # The command was stopped and released, and its terminal shows the end.
+    assert methods[-1] == "terminal/release" and "terminal/kill" in methods
+    assert terminal.exit_status is not None
+    assert left == {}
+    assert all([await gone(t.process.pid) for t in terminals])
+
+
+@pytest.mark.parametrize("method", ["fs/read_text_file", "fs/write_text_file"])
+async def test_file_requests_the_client_never_answers_time_out(tmp_path: Path, method: str) -> None:
+    pending: list[dict[int, object]] = []
+    limits = acpio.SessionLimits(client_request_timeout=0.2)
+    path = str(tmp_path / "f.txt")
+    async with connected(tmp_path, limits=limits, pending=pending) as (session, editor):
+        editor.never_answer.add(method)
+        with anyio.fail_after(10), pytest.raises(acpio.RequestTimeout, match=method):
+            if method == "fs/read_text_file":
+                await session.read_text_file(path)
+            else:
+                await session.write_text_file(path, "x")
+        left = dict(pending[0])
+        with anyio.fail_after(5):
+            await editor.withdrawal.wait()
+        withdrawn = list(editor.withdrawn)
+    assert left == {} and withdrawn == [1]
+
+
+async def test_an_oversized_output_answer_fails_the_poll_and_ends_the_command(
+    tmp_path: Path,
+) -> None:
+    # Issue 24: the answer is refused by size; the request it answers fails at once.
+    pending: list[dict[int, object]] = []
+    size = 64 * 1024
+    async with connected(tmp_path, max_message_size=size, pending=pending) as (session, editor):
+        editor.output_padding = 2 * size
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="t")
+            with anyio.fail_after(10), pytest.raises(acpio.RequestError) as raised:
+                await terminal.run_shell("exec sleep 1000")
+        methods = editor.methods()
+        left = dict(pending[0])
+        terminals = list(editor.terminals.values())
+
+    error = raised.value
+    assert error.code == -32603
+    assert "terminal/output" in error.message
+    assert f"larger than the limit of {size}" in error.message
+    assert methods[-1] == "terminal/release" and "terminal/kill" in methods
+    assert left == {}
+    assert all([await gone(t.process.pid) for t in terminals])
 
 
 async def test_without_the_terminal_capability_commands_run_in_the_agent(tmp_path: Path) -> None:

@@ -1166,3 +1166,63 @@ async def test_many_responses_in_one_read_each_reach_their_request() -> None:
                     ]
                     await peer.send(b"".join(msgspec.json.encode(a) + b"\n" for a in answers))
     assert results == {n: 2 * n for n in range(200)}
+
+
+# ------------------------------------------------- responses that cannot be used (issue 24)
+
+
+@pytest.mark.parametrize("shape", ["oversized", "oversized error", "truncated", "garbled"])
+async def test_an_unusable_response_fails_the_request_it_answers(shape: str) -> None:
+    # Whatever the peer sent in answer, the request ends: with -32603 naming it and why.
+    async with serving(max_message_size=1024) as (connection, peer, _):
+        outcomes: dict[str, object] = {}
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as group:
+                group.start_soon(ask_into, outcomes, connection, "terminal/output")
+                request_id = (await peer.receive())["id"]
+                start = b'{"jsonrpc":"2.0","id":%d,' % request_id
+                body = {
+                    "oversized": b'"result":{"output":"%s"}}' % (b"x" * 4096),
+                    "oversized error": b'"error":{"code":1,"message":"%s"}}' % (b"x" * 4096),
+                    "truncated": b'"result":{"output":"abc"}',
+                    "garbled": b'"result":{"output":"abc"}}}',
+                }[shape]
+                await peer.send(start + body + b"\n")
+            # The response was not answered: the next line the peer reads answers this.
+            answer = await peer.request("after", "echo", [1])
+    code, message = outcomes["terminal/output"]  # type: ignore[misc]
+    assert code == -32603
+    assert f"response to terminal/output (request {request_id}) was refused" in message
+    expected = "larger than the limit of 1024 bytes" if "oversized" in shape else "malformed"
+    assert expected in message
+    assert answer == {"jsonrpc": "2.0", "id": "after", "result": [1]}
+
+
+async def test_an_oversized_request_is_answered_with_the_id_read_from_its_start() -> None:
+    async with serving(max_message_size=1024) as (_, peer, _handler):
+        with anyio.fail_after(5):
+            await peer.send(
+                b'{"jsonrpc":"2.0","id":"big","method":"echo","params":["%s"]}\n' % (b"x" * 4096)
+            )
+            answer = await peer.receive()
+    assert error_of(answer) == ("big", -32600)
+    assert "larger than the limit of 1024 bytes" in answer["error"]["message"]
+
+
+async def test_an_oversized_response_whose_id_comes_last_is_not_answered() -> None:
+    # The id cannot be read from the start: nothing to fail, and a response is never
+    # answered; the request itself is left to its caller's bound.
+    async with serving(max_message_size=1024) as (connection, peer, _):
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as group:
+                outcomes: dict[str, object] = {}
+                group.start_soon(ask_into, outcomes, connection, "slow")
+                request_id = (await peer.receive())["id"]
+                await peer.send(
+                    b'{"jsonrpc":"2.0","result":"%s","id":%d}\n' % (b"x" * 4096, request_id)
+                )
+                answer = await peer.request("after", "echo", [2])
+                assert outcomes == {}
+                await peer.send({"jsonrpc": "2.0", "id": request_id, "result": "small"})
+    assert answer == {"jsonrpc": "2.0", "id": "after", "result": [2]}
+    assert outcomes == {"slow": "small"}

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from acpio._rpc.scan import PATTERN_LIMIT, too_deep, too_deep_slowly
+from acpio._rpc.scan import PATTERN_LIMIT, leading_members, too_deep, too_deep_slowly
 
 _QUOTE = ord('"')
 _BACKSLASH = ord("\\")
@@ -153,3 +153,29 @@ def _depth(value: object) -> int:
     if isinstance(value, dict):
         return 1 + max((_depth(item) for item in value.values()), default=0)
     return 0
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        # The id read, the result being skipped when the line was cut.
+        (
+            b'{"jsonrpc":"2.0","id":12,"result":{"output":"xx',
+            ({"jsonrpc": b'"2.0"', "id": b"12", "result": None}, "result"),
+        ),
+        # A number running up to the cut may be cut short: left out.
+        (b'{"jsonrpc":"2.0","id":12', ({"jsonrpc": b'"2.0"'}, "id")),
+        (b'{"id":12 ', ({"id": b"12"}, None)),
+        # A string value cut: its key is the one the cut fell into.
+        (b'{"id":3,"result":"abc\\"de', ({"id": b"3"}, "result")),
+        (b'{"id":3,"method":"session/pro', ({"id": b"3"}, "method")),
+        # A key cut: nothing open.
+        (b'{"id":3,"meth', ({"id": b"3"}, None)),
+        (b'[{"id":3', None),
+        (b"garbage", None),
+    ],
+)
+def test_leading_members_of_a_line_cut_off(
+    head: bytes, expected: tuple[dict[str, bytes | None], str | None] | None
+) -> None:
+    assert leading_members(head) == expected

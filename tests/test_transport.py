@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from support import PairMaker
 
 from acpio import RequestError
+from acpio._rpc.lines import HEAD_SIZE, Oversized
 from acpio._rpc.transport import (
     DEFAULT_READ_SIZE,
     OVERSIZED,
@@ -117,6 +118,21 @@ async def test_oversized_tail_of_a_read_is_skipped_up_to_its_newline() -> None:
     )
     # The unterminated oversized tail at the end of input is dropped, reported once.
     assert lines == [b'{"a":1}', OVERSIZED, b'{"b":2}', OVERSIZED]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("chunk", [None, 1000, 7, 4096])
+async def test_an_oversized_line_keeps_its_first_bytes(chunk: int | None) -> None:
+    # Where a message's id usually is: enough to answer it, or to fail what it answers.
+    line = b'{"jsonrpc":"2.0","id":7,"result":"' + b"x" * 20_000 + b'"}'
+    stream = b'{"a":1}\n' + line + b'\n{"b":2}\n'
+    chunks = (
+        [stream] if chunk is None else [stream[i : i + chunk] for i in range(0, len(stream), chunk)]
+    )
+    lines = await _lines_from(chunks, max_line=5000, read_size=len(stream))
+    assert lines == [b'{"a":1}', OVERSIZED, b'{"b":2}']
+    marker = lines[1]
+    assert isinstance(marker, Oversized) and marker.head == line[:HEAD_SIZE]
 
 
 class _Watched(anyio.abc.ByteReceiveStream):

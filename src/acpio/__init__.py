@@ -40,6 +40,7 @@ from ._errors import LocalProtocolError as LocalProtocolError
 from ._errors import RelativePathError as RelativePathError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
+from ._errors import RequestTimeout as RequestTimeout
 from ._features.commands import CommandInvocation as CommandInvocation
 from ._features.commands import command as command
 from ._features.config import SessionConfig as SessionConfig
@@ -95,6 +96,7 @@ __all__ = (
     "RelativePathError",
     "RemoteProtocolError",
     "RequestError",
+    "RequestTimeout",
     "RunningCommand",
     "Session",
     "SessionConfig",

@@ -45,6 +45,7 @@ __all__ = [
     "RelativePathError",
     "RemoteProtocolError",
     "RequestError",
+    "RequestTimeout",
     "SessionStoreError",
     "library_created",
 ]
@@ -139,6 +140,16 @@ class ConnectionClosed(AcpError):
 
     Every outgoing request still waiting for its response fails with this
     error as soon as the peer closes the stream, so nothing waits forever.
+    """
+
+
+class RequestTimeout(AcpError, TimeoutError):
+    """Raised when the peer did not answer a request within its time limit.
+
+    The request was withdrawn (``$/cancel_request``), so its answer, should
+    it still come, is ignored. The message names the method, the request id
+    and the limit. Requests to the client that may legitimately wait (a
+    permission prompt, ``terminal/wait_for_exit``) have no such limit.
     """
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Final
 
+from ._errors import RequestError
+
 __all__ = [
     "DEFAULT_MAX_CONCURRENT_REQUESTS",
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -27,6 +29,7 @@ __all__ = [
     "AgentLimits",
     "HistoryLimits",
     "SessionLimits",
+    "check_count",
 ]
 
 #: Bytes per incoming line (one JSON-RPC message).
@@ -73,12 +76,32 @@ class SessionLimits:
     ``max_agent_state_bytes`` bounds the encoded JSON of the state an agent
     saves (:meth:`acpio.Session.save_agent_state` raises
     :class:`~acpio.AgentStateError` beyond; nothing is saved).
+
+    ``client_request_timeout`` is how many seconds a v1 client may take to
+    answer a request that should come back at once (``terminal/create``,
+    ``terminal/output``, ``fs/read_text_file``, ``fs/write_text_file``):
+    beyond it the request is withdrawn and :class:`~acpio.RequestTimeout`
+    naming it is raised in the agent (a command polled for its output ends
+    with it). What legitimately waits for a person or a process (a
+    permission request, ``terminal/wait_for_exit``) has no limit;
+    ``math.inf`` lifts this one.
+
+    Session setup (``session/new``, ``session/resume``, ``session/load``)
+    accepts at most ``max_mcp_servers`` entries in ``mcpServers``,
+    ``max_additional_directories`` in ``additionalDirectories``, and
+    ``max_mcp_server_items`` in each list of one MCP server (``args``,
+    ``env``, ``headers``); more is answered ``-32602`` naming the field, the
+    count and the limit (:func:`check_count`).
     """
 
     max_queued_prompts: int = 16
     max_pending_permissions: int = 64
     cancel_grace: float = 2.0
     max_agent_state_bytes: int = 16 * 1024 * 1024
+    client_request_timeout: float = 30.0
+    max_mcp_servers: int = 100
+    max_additional_directories: int = 100
+    max_mcp_server_items: int = 1000
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
@@ -86,7 +109,8 @@ class AgentLimits:
     """Limits of one agent connection; each is reached with a clear error, never memory growth.
 
     ``max_message_size`` bytes per incoming line (the line is skipped and
-    answered ``-32600`` with a ``null`` id), ``max_concurrent_requests``
+    answered ``-32600`` with the request's id when the line's start shows
+    one, ``null`` otherwise; a response past it fails the request it answers), ``max_concurrent_requests``
     incoming requests in flight (``-32603`` beyond), ``max_nesting_depth``
     levels of arrays and objects in one message (``-32700`` beyond, answered
     with the request's id), ``max_sessions`` active sessions (``-32603``
@@ -109,3 +133,17 @@ class AgentLimits:
     shutdown_grace: float = 2.0
     session: SessionLimits = dataclasses.field(default_factory=SessionLimits)
     history: HistoryLimits = dataclasses.field(default_factory=HistoryLimits)
+
+
+def check_count(field: str, count: int, limit: int, setting: str) -> None:
+    """Refuse a list of the client's with more than ``limit`` entries.
+
+    :raises RequestError: ``-32602`` naming ``field``, its ``count``, the
+        ``limit`` and the :class:`SessionLimits` ``setting`` that sets it.
+    """
+    if count > limit:
+        raise RequestError.invalid_params(
+            f"`{field}` has {count} entries; the limit is {limit} "
+            f"(SessionLimits.{setting}, set by the agent)",
+            {"field": field, "count": count, "limit": limit},
+        )

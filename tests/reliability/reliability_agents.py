@@ -7,7 +7,8 @@ until cancelled, ``terminal N SIZE`` streams N terminal writes, ``raise``
 fails, ``hang`` waits until cancelled, ``stubborn TENTHS`` ignores
 cancellation that many tenths of a second, ``permission`` asks once and reports the outcome,
 ``permissions K`` asks K times at once in one tool call, ``run COMMAND``
-runs a shell command in a terminal (without asking), ``guarded PATH``
+runs a shell command in a terminal (without asking), ``tryrun COMMAND``
+too, reporting an error from it as a message and going on, ``guarded PATH``
 appends a line to PATH only when allowed (with option ids unique to each
 request). Every call records
 what it sent in :attr:`ScriptAgent.sent`, so tests compare it with what arrived.
@@ -94,6 +95,16 @@ class ScriptAgent(acpio.Agent):
             async with session.tool_call("run", kind="execute") as call:
                 terminal = await call.terminal(command=command)
                 await terminal.run_shell(command, cwd=session.cwd)
+        elif verb == "tryrun":
+            command = acpio.text_of(prompt).strip()[len("tryrun ") :]
+            async with session.tool_call("run", kind="execute") as call:
+                terminal = await call.terminal(command=command)
+                try:
+                    result = await terminal.run_shell(command, cwd=session.cwd)
+                except acpio.AcpError as exc:
+                    await session.message(f"the command failed: {exc}")
+                else:
+                    await session.message(f"exit code {result.exit_code}")
         elif verb == "raise":
             raise RuntimeError("boom from the prompt handler")
         elif verb == "hang":

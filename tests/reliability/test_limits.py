@@ -13,6 +13,7 @@ against its own working directory.
 from __future__ import annotations
 
 import base64
+import copy
 import tracemalloc
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from reliability_agents import ScriptAgent
 from reliability_kit import (
     WAIT,
     Json,
+    WireClient,
     agent_command,
     allow_answer,
     example_command,
@@ -60,6 +62,10 @@ def test_documented_default_limits() -> None:
     assert limits.session.max_queued_prompts == 16
     assert limits.session.max_pending_permissions == 64
     assert limits.session.cancel_grace == 2.0
+    assert limits.session.client_request_timeout == 30.0
+    assert limits.session.max_mcp_servers == 100
+    assert limits.session.max_additional_directories == 100
+    assert limits.session.max_mcp_server_items == 1000
     assert DEFAULT_MAX_NESTING_DEPTH == 256
 
 
@@ -74,10 +80,10 @@ async def test_message_size_limit_is_configurable_and_the_connection_recovers() 
             await client.initialize()
             session_id = await client.new_session("/tmp")
             big = {"sessionId": session_id, "prompt": [{"type": "text", "text": "x" * 80 * KIB}]}
-            await client.send_request("session/prompt", big)
-            # The id is inside what was skipped: the answer has to use null.
+            request_id = await client.send_request("session/prompt", big)
+            # The id is read from the start of what was skipped.
             answer_id, code, text = error_of(await client.receive())
-            assert (answer_id, code) == (None, -32600)
+            assert (answer_id, code) == (request_id, -32600)
             assert str(64 * KIB) in text
             await client.prompt(session_id, "chunks 2 10")
             assert (await client.wait_idle(session_id))["stopReason"] == "end_turn"
@@ -103,6 +109,175 @@ async def test_an_endless_line_keeps_memory_bounded() -> None:
             assert (answer_id, code) == (None, -32600)
             assert peak < 8 * MIB, peak
             assert await client.call("_echo", [1]) == [1]
+
+
+# ------------------------------------------- a v1 client's oversized answer (issue 24)
+
+V1_INIT: Json = {
+    "protocolVersion": 1,
+    "clientCapabilities": {"terminal": True},
+    "clientInfo": {"name": "scripted-v1-client", "version": "1"},
+}
+
+
+async def v1_prompt_serving_terminals(
+    client: WireClient, session_id: str, text: str, output_lines: list[bytes]
+) -> tuple[Json, list[str]]:
+    """Send a v1 prompt and act as the client's terminal until the prompt is answered.
+
+    ``terminal/output`` is answered with the next of ``output_lines`` (``%d``
+    takes the request id), then with empty output; ``terminal/wait_for_exit``
+    is answered once the agent kills the command. Returns the prompt's answer
+    and the methods the agent asked for.
+    """
+    prompt_id = await client.send_request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+    )
+    methods: list[str] = []
+    waiting: list[Json] = []  # terminal/wait_for_exit requests, answered at the kill
+    while True:
+        message = await client.receive()
+        if message.get("id") == prompt_id and "method" not in message:
+            return message, methods
+        method = message.get("method")
+        if not isinstance(method, str) or "id" not in message:
+            continue
+        methods.append(method)
+        request_id = message["id"]
+        if method == "terminal/create":
+            await client.respond(request_id, {"terminalId": "term-1"})
+        elif method == "terminal/output":
+            if output_lines:
+                await client.send(output_lines.pop(0) % request_id)
+            else:
+                await client.respond(request_id, {"output": "", "truncated": False})
+        elif method == "terminal/wait_for_exit":
+            waiting.append(request_id)
+        elif method == "terminal/kill":
+            await client.respond(request_id, {})
+            for waiter in waiting:
+                await client.respond(waiter, {"exitCode": None, "signal": "SIGKILL"})
+            waiting.clear()
+        elif method == "terminal/release":
+            await client.respond(request_id, {})
+
+
+async def test_a_50_mib_terminal_output_answer_fails_the_poll_and_later_prompts_are_answered(
+    anyio_backend: str, tmp_path: Path
+) -> None:
+    # A v1 client answers terminal/output with 50 MiB, past the 32 MiB message limit.
+    big = b'{"jsonrpc":"2.0","id":%%d,"result":{"output":"%s","truncated":false}}\n' % (
+        b"x" * (50 * MIB)
+    )
+    async with spawned(agent_command("script", anyio_backend)) as agent:
+        client = agent.client
+        with anyio.fail_after(4 * WAIT):
+            await client.call("initialize", V1_INIT)
+            new = await client.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+            session_id = new["sessionId"]
+            answer, methods = await v1_prompt_serving_terminals(
+                client, session_id, "tryrun sleep 30", [big]
+            )
+            # The command ended (killed, released) and the turn went on to its end.
+            assert answer["result"] == {"stopReason": "end_turn"}, answer
+            assert methods[0] == "terminal/create" and methods[-1] == "terminal/release"
+            assert "terminal/kill" in methods
+            texts = [
+                u["content"]["text"]
+                for u in client.updates(session_id)
+                if u.get("sessionUpdate") == "agent_message_chunk"
+            ]
+            failure = texts[-1]
+            assert failure.startswith("the command failed:")
+            assert "terminal/output" in failure
+            assert f"larger than the limit of {32 * MIB} bytes" in failure
+            # Later prompts are answered.
+            for _ in range(2):
+                answer, _ = await v1_prompt_serving_terminals(client, session_id, "chunks 2 10", [])
+                assert answer["result"] == {"stopReason": "end_turn"}
+            # Nothing was answered to the oversized response itself.
+            assert not [m for m in client.received if "error" in m and m.get("id") is None]
+
+
+# ----------------------------------------------------------- session setup lists (issue 24)
+
+
+class McpScriptAgent(ScriptAgent):
+    """The script agent, accepting stdio MCP servers."""
+
+    mcp_transports = ("stdio",)
+
+
+def stdio_server(index: int, **extra: Json) -> Json:
+    return {"type": "stdio", "name": f"s{index}", "command": "/bin/true", **extra}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize(
+    ("field", "params", "count", "setting"),
+    [
+        ("mcpServers", {"mcpServers": [stdio_server(i) for i in range(10_000)]}, 10_000, 100),
+        (
+            "additionalDirectories",
+            {"additionalDirectories": [f"/tmp/d{i}" for i in range(101)]},
+            101,
+            100,
+        ),
+        (
+            "mcpServers[1].args",
+            {"mcpServers": [stdio_server(0), stdio_server(1, args=["-v"] * 1001)]},
+            1001,
+            1000,
+        ),
+        (
+            "mcpServers[0].env",
+            {"mcpServers": [stdio_server(0, env=[{"name": "A", "value": "1"}] * 5000)]},
+            5000,
+            1000,
+        ),
+    ],
+)
+async def test_session_setup_lists_beyond_the_limits_are_invalid_params(
+    version: int, field: str, params: Json, count: int, setting: int
+) -> None:
+    params = copy.deepcopy(params)  # shared by the parametrized cases
+    async with served(McpScriptAgent()) as state:
+        client = state.client
+        with anyio.fail_after(WAIT):
+            if version == 1:
+                await client.call("initialize", V1_INIT)
+            else:
+                await client.initialize()
+            if version == 1 and "mcpServers" in params:
+                for server in params["mcpServers"]:
+                    server.pop("type")  # v1 stdio servers have no type, and env is required
+                    server.setdefault("env", [])
+            for method in ("session/new", "session/load" if version == 1 else "session/resume"):
+                request: Json = {"cwd": "/tmp", "mcpServers": [], **params}
+                if method != "session/new":
+                    request["sessionId"] = "sess_none"
+                code, text = await expect_error(client, method, request)
+                assert code == -32602, text
+                assert f"`{field}` has {count} entries; the limit is {setting}" in text
+            # Within the limits the session is made, and serves prompts at once.
+            session = await client.call("session/new", {"cwd": "/tmp", "mcpServers": []})
+            assert session["sessionId"]
+
+
+async def test_session_setup_limits_are_configurable() -> None:
+    limits = acpio.AgentLimits(session=acpio.SessionLimits(max_mcp_servers=2))
+    async with served(McpScriptAgent(), limits=limits) as state:
+        client = state.client
+        with anyio.fail_after(WAIT):
+            await client.initialize()
+            servers = [stdio_server(i) for i in range(3)]
+            code, text = await expect_error(
+                client, "session/new", {"cwd": "/tmp", "mcpServers": servers}
+            )
+            assert code == -32602 and "the limit is 2 (SessionLimits.max_mcp_servers" in text
+            two = await client.call("session/new", {"cwd": "/tmp", "mcpServers": servers[:2]})
+            await client.prompt(two["sessionId"], "chunks 1 5")
+            assert (await client.wait_idle(two["sessionId"]))["stopReason"] == "end_turn"
 
 
 # ---------------------------------------------------------------- nesting depth

@@ -36,6 +36,8 @@ from .._errors import AgentStateError, LocalProtocolError, RequestError
 from .._features.commands import parse_command
 from .._features.config import set_from_client
 from .._features.mcp_transports import check_mcp_servers, mcp_capabilities
+from .._json import get_field
+from .._limits import SessionLimits, check_count
 from .._protocol.ids import new_id
 from .._protocol.paths import is_absolute
 from .._protocol.peer import Peer
@@ -337,6 +339,7 @@ class AgentServer:
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.NewSessionRequest)
+        _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
         mcp_servers = _mcp_servers(request.mcp_servers, self.agent.mcp_transports)
@@ -403,6 +406,7 @@ class AgentServer:
 
     async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
+        _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
         mcp_servers = _mcp_servers(request.mcp_servers, self.agent.mcp_transports)
@@ -680,6 +684,34 @@ def _directories(value: list[str] | UnsetType | None) -> list[str]:
     for path in directories:
         _require_absolute_param(path, "additionalDirectories")
     return directories
+
+
+def _check_setup_lists(
+    directories: list[str] | UnsetType | None,
+    servers: list[schema.McpServer] | UnsetType | None,
+    limits: SessionLimits,
+) -> None:
+    """Refuse session setup lists beyond the session limits (``-32602`` naming the limit)."""
+    directories = _list_or_empty(directories)
+    check_count(
+        "additionalDirectories",
+        len(directories),
+        limits.max_additional_directories,
+        "max_additional_directories",
+    )
+    servers = _list_or_empty(servers)
+    check_count("mcpServers", len(servers), limits.max_mcp_servers, "max_mcp_servers")
+    for index, server in enumerate(servers):
+        raw: object = getattr(server, "raw", None)  # a transport the schema does not know
+        for name in ("args", "env", "headers"):
+            items = getattr(server, name, None) if raw is None else get_field(raw, name)
+            if isinstance(items, list):
+                check_count(
+                    f"mcpServers[{index}].{name}",
+                    len(cast("list[object]", items)),
+                    limits.max_mcp_server_items,
+                    "max_mcp_server_items",
+                )
 
 
 def _mcp_servers(

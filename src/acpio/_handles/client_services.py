@@ -4,11 +4,28 @@ How this works: on a v1 connection whose client advertised ``terminal``,
 :meth:`TerminalHandle.run` runs the command in the client's terminal
 (:class:`ClientCommand`): ``terminal/create``, then ``terminal/output``
 polled (quickly at first, backing off while nothing changes; each answer's
-new bytes are the next output chunk, and its ``exitStatus`` says the command
-ended), ``terminal/wait_for_exit`` for the exit status, ``terminal/kill`` when
-the work is cancelled and ``terminal/release`` always, last. The editor shows
-its own live terminal: the tool call's content gets the v1 ``{type:
-"terminal", terminalId}`` item with the client's id right after the create.
+new bytes are the next output chunk), ``terminal/kill`` when the work is
+cancelled and ``terminal/release`` always, last. The end of the command is
+learnt two ways, whichever comes first: ``terminal/wait_for_exit``, asked
+once right after the create and awaited in a task of the session while the
+output is polled (some clients never put ``exitStatus`` in an output
+answer), or the ``exitStatus`` of an output answer. Once the exit is known,
+one more poll collects the last output and the command ends. The waiting
+task never outlives its command: releasing the terminal withdraws the
+request and waits for the task first. The editor shows its own live
+terminal: the tool call's content gets the v1 ``{type: "terminal",
+terminalId}`` item with the client's id right after the create.
+
+Every request that should come back at once (``terminal/create``,
+``terminal/output``, ``fs/*``) is bounded by
+:attr:`SessionLimits.client_request_timeout <acpio.SessionLimits>`: beyond
+it the request is withdrawn and :class:`~acpio.RequestTimeout` naming it is
+raised (the command is then stopped and released, and the error reaches the
+agent code that waited). ``terminal/wait_for_exit`` waits as long as the
+command runs; ``terminal/kill``, the last poll after a stop and
+``terminal/release`` are given :data:`CLEANUP_TIMEOUT` and then given up. A
+response the connection could not use (past the message size limit,
+malformed) fails its request at once (see :meth:`acpio.rpc.Connection.request`).
 
 The requests are the v1 shapes of :mod:`acpio._protocol.v1_types` (the vendored v1
 schema, ``schema/v1/schema.json``), sent with :meth:`Session._client_request`,
@@ -28,7 +45,13 @@ import anyio
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._errors import ClientCapabilityError, ConnectionClosed, RemoteProtocolError, RequestError
+from .._errors import (
+    ClientCapabilityError,
+    ConnectionClosed,
+    RemoteProtocolError,
+    RequestError,
+    RequestTimeout,
+)
 from .._protocol import v1_types as v1
 from .._protocol.paths import require_absolute
 from .process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
@@ -47,12 +70,12 @@ POLL_SLOWEST: Final = 0.5
 #: Bytes of output the client is asked to keep (``outputByteLimit``), at least. Each
 #: poll returns what the client kept, so this bounds what one poll costs.
 CLIENT_OUTPUT_LIMIT: Final = 1024 * 1024
-#: How long the client may take to create a terminal.
-START_TIMEOUT: Final = 30.0
 #: How long a request made while stopping or releasing may take before it is given up.
 CLEANUP_TIMEOUT: Final = 5.0
 # How much of the last answer must reappear in the next one to find where new output starts.
 _ANCHOR: Final = 4096
+# What a request to the client may fail with once sent (the client's fault or a closed line).
+_CLIENT_FAILURES: Final = (ConnectionClosed, RequestError, RemoteProtocolError, RequestTimeout)
 
 
 _decode_create = v1.decoder(v1.CreateTerminalResponse).decode
@@ -67,6 +90,25 @@ def _value(field: T | None | UnsetType) -> T | None:
 
 def _ignore(_: msgspec.Raw) -> None:
     return None
+
+
+_Request = Callable[[str, object, Callable[[msgspec.Raw], T]], Awaitable[T]]
+
+
+async def _ask(
+    client_request: _Request[T],
+    method: str,
+    params: object,
+    decode: Callable[[msgspec.Raw], T],
+    limit: float,
+) -> T:
+    """A request the client should answer at once, withdrawn after ``limit`` seconds."""
+    with anyio.move_on_after(limit):
+        return await client_request(method, params, decode)
+    raise RequestTimeout(
+        f"the client did not answer {method} within {limit:g} s; the request was withdrawn "
+        "(the limit is SessionLimits.client_request_timeout)"
+    )
 
 
 class ClientCommand(RunningCommand):
@@ -89,19 +131,31 @@ class ClientCommand(RunningCommand):
         self._show_client_terminal = show_client_terminal
         self._session_id = parts.session_id
         self._client_request = parts.updates.client_request
+        self._timeout = parts.turns.limits.client_request_timeout
+        self._task_group = parts.turns.task_group
         self.terminal_id: str | None = None
         self._last = b""  # the output the client returned last time
         self._seen = 0  # bytes of output read so far
-        self._ended = False  # the last answer carried an exit status
+        self._ended = False  # the output after the exit was read: nothing more comes
         self._released = False
         self._delay = POLL_FIRST
+        self._status: ExitStatus | None = None  # how the command ended, once known
+        self._exit_known = anyio.Event()
+        self._watch_scope = anyio.CancelScope()  # the terminal/wait_for_exit task's
+        self._watch_done: anyio.Event | None = None  # set when that task ended
 
     def _ids(self) -> tuple[str, str]:
         assert self.terminal_id is not None
         return self._session_id, self.terminal_id
 
+    def _learn(self, status: ExitStatus) -> None:
+        """The command exited (the first way of learning it wins)."""
+        if self._status is None:
+            self._status = status
+            self._exit_known.set()
+
     async def _start(self) -> None:
-        """``terminal/create``, then show the client's terminal; runs shielded."""
+        """``terminal/create``, watch for the exit, show the client's terminal; runs shielded."""
         params = v1.CreateTerminalRequest(
             session_id=self._session_id,
             command=self._argv[0],
@@ -110,33 +164,65 @@ class ClientCommand(RunningCommand):
             cwd=self._cwd,
             output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * self._limit),
         )
-        try:
-            with anyio.fail_after(START_TIMEOUT):
-                created = await self._client_request("terminal/create", params, _decode_create)
-        except TimeoutError:
-            raise TimeoutError(
-                f"the client did not create a terminal within {START_TIMEOUT:g} s"
-            ) from None
+        created = await _ask(
+            self._client_request, "terminal/create", params, _decode_create, self._timeout
+        )
         self.terminal_id = created.terminal_id
+        try:
+            done = anyio.Event()
+            self._task_group.start_soon(self._watch_exit, done)
+            self._watch_done = done
+        except RuntimeError:  # the session's task group is closing: polling alone tells
+            logger.debug("not watching client terminal %s for its exit", self.terminal_id)
         try:
             await self._show_client_terminal(created.terminal_id)
         except BaseException:
             await self._abort()
             raise
 
+    async def _watch_exit(self, done: anyio.Event) -> None:
+        """``terminal/wait_for_exit``, awaited while the output is polled (see the module doc)."""
+        try:
+            with self._watch_scope:
+                session_id, terminal_id = self._ids()
+                status = await self._client_request(
+                    "terminal/wait_for_exit",
+                    v1.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id),
+                    _decode_exit,
+                )
+                self._learn(ExitStatus(_value(status.exit_code), _value(status.signal)))
+        except ConnectionClosed:
+            pass  # every other request of the command fails the same way
+        except Exception as exc:
+            # Output polling still learns the exit from ``exitStatus`` where the client gives it.
+            logger.warning(
+                "terminal/wait_for_exit of client terminal %s failed (%s); its end is known "
+                "only if the client puts exitStatus in terminal/output",
+                self.terminal_id,
+                exc,
+            )
+        finally:
+            done.set()
+
     async def _poll(self) -> bytes:
         """One ``terminal/output``: the bytes that are new since the last one."""
         session_id, terminal_id = self._ids()
-        answer = await self._client_request(
+        final = self._status is not None  # asked after the exit: the output is complete
+        answer = await _ask(
+            self._client_request,
             "terminal/output",
             v1.TerminalOutputRequest(session_id=session_id, terminal_id=terminal_id),
             _decode_output,
+            self._timeout,
         )
-        exited = _value(answer.exit_status) is not None
-        if exited:
+        status = _value(answer.exit_status)
+        if status is not None:
+            self._learn(ExitStatus(_value(status.exit_code), _value(status.signal)))
+            final = True
+        if final:
             self._ended = True
         text = answer.output
-        if not exited and text.endswith("\ufffd"):
+        if not final and text.endswith("\ufffd"):
             # Perhaps a character the process has not finished writing: count it next time.
             text = text[:-1]
         output = text.encode("utf-8", "replace")
@@ -152,40 +238,39 @@ class ClientCommand(RunningCommand):
         return new
 
     async def _read(self) -> bytes | None:
-        while True:
-            if self._ended:
-                return None
+        while not self._ended:
             new = await self._poll()
             if new:
                 self._delay = POLL_FIRST
                 return new
             if self._ended:
-                return None
-            await anyio.sleep(self._delay)
+                break
+            with anyio.move_on_after(self._delay):
+                await self._exit_known.wait()  # the exit learnt: poll the last output now
             self._delay = min(self._delay * 2, POLL_SLOWEST)
+        return None
 
     async def _wait_exit(self) -> ExitStatus:
-        session_id, terminal_id = self._ids()
-        status = await self._client_request(
-            "terminal/wait_for_exit",
-            v1.WaitForTerminalExitRequest(session_id=session_id, terminal_id=terminal_id),
-            _decode_exit,
-        )
-        return ExitStatus(_value(status.exit_code), _value(status.signal))
+        # After the end of the output the exit is known; a stop waits for the watcher.
+        if self._status is None and self._watch_done is not None:
+            await self._watch_done.wait()
+        return self._status if self._status is not None else ExitStatus()
 
     async def _stop(self) -> ExitStatus:
-        if self.terminal_id is None:
-            return ExitStatus()
+        if self.terminal_id is None or self._status is not None:
+            return self._status or ExitStatus()
         session_id, terminal_id = self._ids()
         kill = v1.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         try:
             with anyio.move_on_after(CLEANUP_TIMEOUT):
                 await self._client_request("terminal/kill", kill, _ignore)
-            with anyio.move_on_after(CLEANUP_TIMEOUT):
-                return await self._wait_exit()
-        except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
+        except _CLIENT_FAILURES as exc:
             # A closed connection: the client ends its terminals itself.
             logger.debug("could not stop client terminal %s: %s", self.terminal_id, exc)
+        # Within the kill grace, as for a process of the agent's: the turn ends before
+        # its cancel grace runs out even when the client never says how the command ended.
+        with anyio.move_on_after(self._grace):
+            return await self._wait_exit()
         return ExitStatus()
 
     async def _after_exit(self) -> None:
@@ -197,13 +282,18 @@ class ClientCommand(RunningCommand):
                 new = await self._poll()
                 if new:
                     self._capture.add(new)
-        except (ConnectionClosed, RequestError, RemoteProtocolError) as exc:
+        except _CLIENT_FAILURES as exc:
             logger.debug("no final output of client terminal %s: %s", self.terminal_id, exc)
 
     async def _release(self) -> None:
         if self.terminal_id is None or self._released:
             return
         self._released = True
+        # Nothing of the command outlives it: the exit watcher's request is withdrawn first.
+        self._watch_scope.cancel()
+        if self._watch_done is not None:
+            with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
+                await self._watch_done.wait()
         session_id, terminal_id = self._ids()
         release = v1.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
         try:
@@ -241,7 +331,13 @@ async def read_text_file(
         line=UNSET if line is None else line,
         limit=UNSET if limit is None else limit,
     )
-    answer = await parts.updates.client_request("fs/read_text_file", params, _decode_read)
+    answer = await _ask(
+        parts.updates.client_request,
+        "fs/read_text_file",
+        params,
+        _decode_read,
+        parts.turns.limits.client_request_timeout,
+    )
     return answer.content
 
 
@@ -250,4 +346,10 @@ async def write_text_file(parts: SessionParts, path: str, content: str) -> None:
     _require(parts, parts.peer.write_text_file, "fs.writeTextFile")
     require_absolute(path, "file path")
     params = v1.WriteTextFileRequest(session_id=parts.session_id, path=path, content=content)
-    await parts.updates.client_request("fs/write_text_file", params, _ignore)
+    await _ask(
+        parts.updates.client_request,
+        "fs/write_text_file",
+        params,
+        _ignore,
+        parts.turns.limits.client_request_timeout,
+    )

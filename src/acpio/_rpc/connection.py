@@ -63,6 +63,7 @@ from .transport import StreamPair
 from .wire import (
     CANCEL_REQUEST,
     DECODE_ERRORS,
+    Refused,
     RequestId,
     batch_line,
     describe,
@@ -314,10 +315,14 @@ class Connection(Receiver):
 
         If the caller is cancelled while waiting, ``$/cancel_request`` is sent
         for it (without waiting for buffer space) and the eventual response is
-        ignored. Raises :class:`RequestError` for an error response (also for a
-        malformed one), :class:`RemoteProtocolError` when ``decode`` rejects
-        the result, and :class:`ConnectionClosed` when the connection ends
-        first. ``on_sent`` is called with the request id once it is queued.
+        ignored. Raises :class:`RequestError` for an error response, and
+        ``-32603`` naming the method and the request id for a response that
+        could not be used (malformed, or past ``max_message_size``: the id is
+        read from the start of the line); :class:`RemoteProtocolError` when
+        ``decode`` rejects the result; and :class:`ConnectionClosed` when the
+        connection ends first. A caller that bounds the wait cancels it (for
+        example with ``anyio.move_on_after``): the request is then withdrawn.
+        ``on_sent`` is called with the request id once it is queued.
         ``params=None`` omits params.
         """
         if not self._open:
@@ -365,6 +370,14 @@ class Connection(Receiver):
                 self._send_cancel(request_id)
             raise
         if isinstance(answer, BaseException):
+            if type(answer) is Refused:
+                raise RequestError(
+                    INTERNAL_ERROR,
+                    short(
+                        f"the peer's response to {method} (request {request_id}) "
+                        f"was refused: {answer}"
+                    ),
+                )
             raise answer
         try:
             return decode(answer)

@@ -28,12 +28,19 @@ import anyio
 import anyio.abc
 import msgspec
 
-from .._errors import INTERNAL_ERROR, ConnectionClosed, RequestError
+from .._errors import ConnectionClosed, RequestError
 from .channel import Waiter
 from .handler import MessageHandler
-from .lines import OVERSIZED, LineReader
+from .lines import LineReader, Oversized
 from .outgoing import OutgoingBuffer
-from .scan import _is_object, _scalar, _too_deep, _top_level_items, _top_level_members
+from .scan import (
+    _is_object,
+    _scalar,
+    _too_deep,
+    _top_level_items,
+    _top_level_members,
+    leading_members,
+)
 from .wire import (
     CANCEL_REQUEST,
     DECODE_ERRORS,
@@ -43,6 +50,7 @@ from .wire import (
     OPEN_BRACKET,
     Answer,
     Envelope,
+    Refused,
     RequestId,
     batch_line,
     decode_batch,
@@ -100,22 +108,11 @@ class Receiver:
             if not lines:
                 break
             for line in lines:
-                if line is OVERSIZED:
-                    logger.warning(
-                        "rejected an incoming message larger than %d bytes",
-                        self._max_message_size,
-                    )
-                    await self._reply(
-                        error_line(
-                            None,
-                            RequestError.invalid_request(
-                                "Message rejected: larger than the limit of "
-                                f"{self._max_message_size} bytes"
-                            ),
-                        )
-                    )
+                if isinstance(line, Oversized):
+                    reply = self._refuse_oversized(line.head)
+                    if reply is not None:
+                        await self._reply(reply)
                     continue
-                assert isinstance(line, bytes)
                 if self._on_raw is not None:
                     self._on_raw("in", line)
                 await self._handle_line(line)
@@ -246,22 +243,63 @@ class Receiver:
             return error_line(None, error)
         members, complete = scanned
         if not complete and not valid_json:
-            return error_line(None, error)  # truncated or garbled: nothing in it counts
+            # Truncated or garbled: only a response to one of our requests, read
+            # from the start, counts (the request fails rather than wait forever).
+            cut = leading_members(line)
+            if cut is not None and self._fail_cut_response(*cut, f"malformed: {error.message}"):
+                return None
+            return error_line(None, error)
         request_id = _scalar(members.get("id"))
         if "method" not in members and ("result" in members or "error" in members):
-            pending = self._pending.pop(request_id, None) if type(request_id) is int else None
-            if pending is not None and not pending.done():
-                pending.set_result(
-                    RequestError(
-                        INTERNAL_ERROR, short(f"malformed response from the peer: {error.message}")
-                    )
-                )
-                self._waiter_set()
+            self._fail_request(request_id, f"malformed: {error.message}")
             return None
         if valid_json and complete and "method" in members and "id" not in members:
             logger.warning("dropped a notification: %s", error.message)
             return None
         return error_line(valid_id_or_none(request_id), error)
+
+    def _refuse_oversized(self, head: bytes) -> bytes | None:
+        """What to do with a line past the size limit, from its first bytes; the reply, if any.
+
+        A response to one of our requests (``id`` and ``result`` or ``error``
+        read from its start) fails that request; a request whose ``id`` can be
+        read is answered with it; anything else is answered with ``id: null``.
+        """
+        limit = self._max_message_size
+        logger.warning("rejected an incoming message larger than %d bytes", limit)
+        error = RequestError.invalid_request(
+            f"Message rejected: larger than the limit of {limit} bytes"
+        )
+        cut = leading_members(head)
+        if cut is None:
+            return error_line(None, error)
+        members, open_key = cut
+        if self._fail_cut_response(members, open_key, f"larger than the limit of {limit} bytes"):
+            return None
+        if "method" in members or open_key == "method":
+            return error_line(valid_id_or_none(_scalar(members.get("id"))), error)
+        return error_line(None, error)
+
+    def _fail_cut_response(
+        self, members: dict[str, bytes | None], open_key: str | None, reason: str
+    ) -> bool:
+        """Fail the request a cut-off response answers; False when it is no response."""
+        if "method" in members or open_key == "method":
+            return False
+        if not ("result" in members or "error" in members or open_key in ("result", "error")):
+            return False
+        self._fail_request(_scalar(members.get("id")), reason)
+        return True
+
+    def _fail_request(self, request_id: object, reason: str) -> None:
+        """The peer's response to ``request_id`` could not be used: that request fails."""
+        # ``type() is int`` so that ``true`` never matches request 1.
+        pending = self._pending.pop(request_id, None) if type(request_id) is int else None
+        if pending is None:
+            logger.debug("ignoring an unusable response to unknown request %r", request_id)
+        elif not pending.done():
+            pending.set_result(Refused(short(reason)))
+            self._waiter_set()
 
     async def _handle_batch(self, line: bytes, *, deep: bool = False) -> None:
         """Unpack a batch; one that is too deep is split without decoding its entries."""
@@ -448,8 +486,6 @@ class Receiver:
         elif envelope.result is not msgspec.UNSET:
             answer = envelope.result
         else:
-            answer = RequestError(
-                INTERNAL_ERROR, "malformed response from the peer: neither result nor error"
-            )
+            answer = Refused("malformed: neither result nor error")
         pending.set_result(answer)
         self._waiter_set()

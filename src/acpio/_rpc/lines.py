@@ -2,8 +2,10 @@
 
 How this works: :class:`LineReader` turns a receiving byte stream into
 complete lines without ever holding more than ``max_line`` plus one read of
-bytes; a line that grows past the limit is reported as :data:`OVERSIZED` and
-skipped up to its newline, so the connection recovers at the next message.
+bytes; a line that grows past the limit is reported as an :class:`Oversized`
+marker holding its first :data:`HEAD_SIZE` bytes (where a message's ``id``
+usually is, so that it can still be answered) and skipped up to its newline,
+so the connection recovers at the next message.
 It does no I/O of its own beyond ``stream.receive``, so every line channel
 (:mod:`acpio._rpc.channel`) frames its input with it.
 """
@@ -15,22 +17,40 @@ from typing import Final
 import anyio
 from anyio.abc import ByteReceiveStream
 
-__all__ = ["DEFAULT_READ_SIZE", "OVERSIZED", "LineReader"]
+__all__ = ["DEFAULT_READ_SIZE", "HEAD_SIZE", "OVERSIZED", "LineReader", "Oversized"]
 
 DEFAULT_READ_SIZE: Final = 256 * 1024
+#: Bytes of an oversized line kept in its marker.
+HEAD_SIZE: Final = 4096
 _CLOSED_ERRORS: Final = (anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
-class _Oversized:
-    """Marker for a line that exceeded the size limit and was skipped."""
+class Oversized:
+    """Marker for a line that exceeded the size limit and was skipped.
 
-    __slots__ = ()
+    ``head`` is the line's first bytes (at most :data:`HEAD_SIZE`): a
+    message's ``id`` usually comes first, so the line can still be answered
+    or matched with the request it answers. Every marker compares equal to
+    every other: what a line held is not what it is.
+    """
+
+    __slots__ = ("head",)
+
+    def __init__(self, head: bytes = b"") -> None:
+        self.head: Final = head
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Oversized)
+
+    def __hash__(self) -> int:
+        return hash(Oversized)
 
     def __repr__(self) -> str:
         return "OVERSIZED"
 
 
-OVERSIZED: Final = _Oversized()
+#: An oversized line whose start is unknown (every :class:`Oversized` equals it).
+OVERSIZED: Final = Oversized()
 
 
 class LineReader:
@@ -39,9 +59,9 @@ class LineReader:
     ``receive_lines`` returns every complete line one read made available, so
     a burst of small messages costs one call; a message split over many reads
     is assembled without rescanning what was already searched. Memory stays
-    bounded: a line longer than ``max_line`` is dropped (reported once as
-    :data:`OVERSIZED`) while it streams in, so the buffer never holds more than
-    ``max_line + read_size`` bytes. Blank lines are skipped.
+    bounded: a line longer than ``max_line`` is dropped (reported once, as an
+    :class:`Oversized` marker) while it streams in, so the buffer never holds
+    more than ``max_line + read_size`` bytes. Blank lines are skipped.
     """
 
     def __init__(
@@ -66,7 +86,7 @@ class LineReader:
         """True when the next byte read starts a new line (nothing partial is held)."""
         return not self._buffer and not self._discarding
 
-    async def receive_lines(self) -> list[bytes | _Oversized]:
+    async def receive_lines(self) -> list[bytes | Oversized]:
         """Wait for at least one complete line (or the end of the stream).
 
         Returns an empty list once the stream has ended and everything was
@@ -88,8 +108,8 @@ class LineReader:
         self._buffer.clear()
         return []
 
-    def _feed(self, data: bytes) -> list[bytes | _Oversized]:
-        lines: list[bytes | _Oversized] = []
+    def _feed(self, data: bytes) -> list[bytes | Oversized]:
+        lines: list[bytes | Oversized] = []
         max_line = self._max_line
         start = 0
         if self._discarding:
@@ -102,14 +122,17 @@ class LineReader:
         if newline < 0:
             buffer += memoryview(data)[start:]
             if len(buffer) > max_line:
+                lines.append(Oversized(bytes(buffer[:HEAD_SIZE])))
                 buffer.clear()
                 self._discarding = True
-                lines.append(OVERSIZED)
             return lines
         if buffer:
             # The buffered start of a line is completed by this read's first line.
             if len(buffer) + newline - start > max_line:
-                lines.append(OVERSIZED)
+                head = bytes(buffer[:HEAD_SIZE])
+                if len(head) < HEAD_SIZE:
+                    head += data[start : min(newline, start + HEAD_SIZE - len(head))]
+                lines.append(Oversized(head))
             else:
                 buffer += memoryview(data)[start:newline]
                 if not buffer.isspace():
@@ -120,11 +143,11 @@ class LineReader:
         tail = pieces.pop()
         for piece in pieces:
             if len(piece) > max_line:
-                lines.append(OVERSIZED)
+                lines.append(Oversized(piece[:HEAD_SIZE]))
             elif piece and not piece.isspace():
                 lines.append(piece)
         if len(tail) > max_line:
-            lines.append(OVERSIZED)
+            lines.append(Oversized(tail[:HEAD_SIZE]))
             self._discarding = True
         else:
             buffer += tail

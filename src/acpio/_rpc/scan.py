@@ -46,6 +46,7 @@ __all__ = [
     "_top_level_members",
     "is_object",
     "decode_scalar",
+    "leading_members",
     "too_deep",
     "too_deep_slowly",
     "top_level_items",
@@ -145,15 +146,40 @@ def top_level_members(line: bytes) -> tuple[dict[str, bytes | None], bool] | Non
     stops after a bounded number of tokens). ``None`` when the line is not
     an object.
     """
+    scanned = _scan_members(line)
+    return None if scanned is None else scanned[:2]
+
+
+def leading_members(head: bytes) -> tuple[dict[str, bytes | None], str | None] | None:
+    """The top-level members read whole from ``head``, the start of a line that was cut off.
+
+    As :func:`top_level_members`, except that a scalar running up to the
+    cut (a number perhaps cut short) is left out, and the key whose value
+    the cut fell into is returned beside the members (``None`` when the cut
+    fell elsewhere). ``None`` when ``head`` does not start an object.
+    """
+    scanned = _scan_members(_UNFINISHED_SCALAR.sub(b"", head))
+    return None if scanned is None else (scanned[0], scanned[2])
+
+
+# A scalar (or the inside of a string) running up to the end of a line that was cut off.
+_UNFINISHED_SCALAR: Final = re.compile(rb'[^\s\[\]{}",:]+\Z')
+
+
+def _scan_members(line: bytes) -> tuple[dict[str, bytes | None], bool, str | None] | None:
+    """:func:`top_level_members`, plus the key whose value the scan stopped in, if any."""
     members: dict[str, bytes | None] = {}
     depth = 0
     key: str | None = None
+    open_key: str | None = None  # the member whose array or object is being skipped
     expect_value = False
     position = 0
     for _ in range(_TOKEN_BUDGET):
         match = _TOKEN.match(line, position)
         if match is None or match.end() == position:
-            return (members, False) if depth else None
+            if not depth:
+                return None
+            return members, False, (key if expect_value else open_key if depth > 1 else None)
         position = match.end()
         string, opening, closing, separator, scalar = match.groups()
         if depth == 0:
@@ -163,13 +189,16 @@ def top_level_members(line: bytes) -> tuple[dict[str, bytes | None], bool] | Non
         elif opening is not None:
             if depth == 1 and expect_value and key is not None:
                 members[key] = None
+                open_key = key
             expect_value = False
             depth += len(opening)
         elif closing is not None:
             depth -= len(closing)
             if depth <= 0:
                 # Anything after the object makes it something else than one message.
-                return members, depth == 0 and not line[position:].strip()
+                return members, depth == 0 and not line[position:].strip(), None
+            if depth == 1:
+                open_key = None
         elif depth == 1:
             if separator is not None:
                 expect_value = separator == b":" and key is not None
@@ -181,7 +210,7 @@ def top_level_members(line: bytes) -> tuple[dict[str, bytes | None], bool] | Non
             elif string is not None:
                 decoded = decode_scalar(string)
                 key = decoded if isinstance(decoded, str) else None
-    return members, False
+    return members, False, None
 
 
 def top_level_items(line: bytes) -> list[bytes] | None:

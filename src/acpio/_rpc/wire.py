@@ -30,6 +30,7 @@ __all__ = [
     "OPEN_BRACE",
     "OPEN_BRACKET",
     "Envelope",
+    "Refused",
     "batch_line",
     "decode_batch",
     "decode_cancel",
@@ -71,6 +72,15 @@ class Envelope(msgspec.Struct):
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     error: object = msgspec.UNSET
+
+
+class Refused(Exception):
+    """The answer of a request whose response could not be used (its message: why).
+
+    The receiving half sets a request's waiter to it (an oversized or
+    malformed response); the request turns it into the :class:`RequestError`
+    it raises, naming the method and the request id.
+    """
 
 
 class _CancelParams(msgspec.Struct, rename="camel"):

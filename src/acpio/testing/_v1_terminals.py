@@ -13,6 +13,9 @@ session view shows the same retained bytes, the command and its exit status,
 so a tool call that embeds ``{"type": "terminal", "terminalId": ...}`` shows
 its live output over v1 as over v2. Release kills a command still running;
 a released id is unknown afterwards. Leaving the client kills every command.
+Some editors never put ``exitStatus`` in a ``terminal/output`` answer (the
+agent then learns the exit from ``terminal/wait_for_exit`` alone): set
+:attr:`ClientTerminals.exit_in_output` to ``False`` to behave like them.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ class ClientTerminals:
         self._sessions = sessions
         self.terminals: dict[str, ClientTerminal] = {}
         """Every terminal the agent created, released ones included, by id."""
+        self.exit_in_output = True
+        """Whether ``terminal/output`` answers carry ``exitStatus`` once the command exited."""
 
     def _get(self, raw: dict[str, object]) -> ClientTerminal:
         terminal_id = raw.get("terminalId")
@@ -109,7 +114,7 @@ class ClientTerminals:
                 "truncated": terminal.truncated,
             }
             status = terminal.exit_status()
-            if status is not None:
+            if status is not None and self.exit_in_output:
                 result["exitStatus"] = status
             return result
         if method == "terminal/wait_for_exit":
