@@ -25,7 +25,7 @@ from typing import Any
 import acp
 from acp import schema
 
-TURN_LIMIT_S = 30.0
+TURN_LIMIT_S = 60.0
 
 
 class _Errors(logging.Handler):
@@ -173,7 +173,7 @@ async def cancel_mid_stream(run: Run) -> None:
         turn = asyncio.ensure_future(run.prompt(conn, session_id, "story"))
         await asyncio.wait_for(client.streaming.wait(), TURN_LIMIT_S)
         await conn.cancel(session_id=session_id)
-        answer = await asyncio.wait_for(turn, 5.0)
+        answer = await asyncio.wait_for(turn, 10.0)
         run.expect(answer.stop_reason == "cancelled", f"stopReason {answer.stop_reason}")
         streamed = len(client.chunks())
         run.expect(streamed < 4000, f"{streamed} chunks: the story ran to its end")

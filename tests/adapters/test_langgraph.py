@@ -20,9 +20,12 @@ from typing import Annotated, Any, TypedDict
 
 import anyio
 import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import interrupt
@@ -43,7 +46,7 @@ from acpio.adapters.langgraph import (
 from acpio.testing import MockClient, PermissionPolicy
 
 sys.path.insert(0, str(EXAMPLES))
-from langgraph_agent import ScriptedChatModel  # noqa: E402
+from langgraph_agent import ScriptedChatModel
 
 pytestmark = pytest.mark.anyio
 
@@ -331,9 +334,6 @@ async def test_an_interrupt_of_the_graphs_own_is_a_yes_or_no_question() -> None:
 
 @pytest.mark.parametrize("interrupt_mode", ["per_call", "batched"])
 async def test_create_agent_with_human_in_the_loop_middleware(interrupt_mode: str) -> None:
-    from langchain.agents import create_agent
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
-
     deleted: list[str] = []
 
     @tool
@@ -400,8 +400,7 @@ async def test_cancel_mid_stream_ends_cancelled_and_the_next_turn_goes_on() -> N
         turn = await session.start_prompt("tell me a story")
         await session.wait_for(
             lambda: any(
-                getattr(u, "session_update", None) == "agent_message_chunk"
-                for u in session.updates
+                getattr(u, "session_update", None) == "agent_message_chunk" for u in session.updates
             ),
             what="the first chunk",
         )
@@ -600,8 +599,6 @@ async def test_resume_keeps_the_conversation() -> None:
 
 
 async def test_a_graph_with_its_own_checkpointer_keeps_it() -> None:
-    from langgraph.checkpoint.memory import InMemorySaver
-
     saver = InMemorySaver()
     model = ScriptedChatModel(script=lambda messages: AIMessage(content="ok"))
     graph = react(model).copy(update={"checkpointer": saver})

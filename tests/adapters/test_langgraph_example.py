@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
 import pytest
 from support import EXAMPLES
 
@@ -30,6 +29,8 @@ pytestmark = pytest.mark.anyio
 EXAMPLE = EXAMPLES / "langgraph_agent.py"
 COMMAND = [sys.executable, str(EXAMPLE)]
 HERE = Path(__file__).parent
+# Importing LangGraph takes seconds of CPU; on a busy machine the first answer can be slow.
+SLOW = 60.0
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ async def test_example_streams_runs_approved_tools_and_refuses_rejected_ones(
     (tmp_path / "old.txt").write_text("x")
     (tmp_path / "keep.txt").write_text("y")
     async with MockClient(
-        COMMAND, cwd=tmp_path, env=env_for(tmp_path), policy=PermissionPolicy.allow()
+        COMMAND, cwd=tmp_path, env=env_for(tmp_path), timeout=SLOW, policy=PermissionPolicy.allow()
     ) as client:
         assert client.agent_info.name == "langgraph-example"
         session = await client.new_session()
@@ -78,7 +79,7 @@ async def test_example_streams_runs_approved_tools_and_refuses_rejected_ones(
         assert len(client.permission_requests) == 1
 
     async with MockClient(
-        COMMAND, cwd=tmp_path, env=env_for(tmp_path), policy=PermissionPolicy.reject()
+        COMMAND, cwd=tmp_path, env=env_for(tmp_path), timeout=SLOW, policy=PermissionPolicy.reject()
     ) as client:
         session = await client.new_session()
         result = await session.prompt("delete keep.txt")
@@ -90,15 +91,17 @@ async def test_example_streams_runs_approved_tools_and_refuses_rejected_ones(
 
 
 async def test_example_cancels_mid_stream(tmp_path: Path) -> None:
-    async with MockClient(COMMAND, cwd=tmp_path, env=env_for(tmp_path)) as client:
+    async with MockClient(COMMAND, cwd=tmp_path, env=env_for(tmp_path), timeout=SLOW) as client:
         session = await client.new_session()
         turn = await session.start_prompt("/story")
         await session.wait_for(
-            lambda: sum(
-                getattr(u, "session_update", None) == "agent_message_chunk"
-                for u in session.updates
-            )
-            >= 10,
+            lambda: (
+                sum(
+                    getattr(u, "session_update", None) == "agent_message_chunk"
+                    for u in session.updates
+                )
+                >= 10
+            ),
             what="ten chunks of the story",
         )
         await session.cancel()
@@ -115,18 +118,15 @@ async def test_example_restart_then_v2_resume_continues_the_conversation(
     pid_file = tmp_path / "pid"
     wrapped = ["sh", "-c", f'echo $$ > "{pid_file}"; exec "$0" "$@"', *COMMAND]
     async with MockClient(
-        wrapped, cwd=tmp_path, env=env_for(tmp_path), strict=False
+        wrapped, cwd=tmp_path, env=env_for(tmp_path), strict=False, timeout=SLOW
     ) as client:
         session = await client.new_session()
         await session.prompt("remember the apples")
         await session.set_config_option("mode", "code")
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
-        with anyio.fail_after(10):
-            while client.returncode is None:
-                await anyio.sleep(0.05)
     assert client.returncode == -signal.SIGKILL
 
-    async with MockClient(COMMAND, cwd=tmp_path, env=env_for(tmp_path)) as client:
+    async with MockClient(COMMAND, cwd=tmp_path, env=env_for(tmp_path), timeout=SLOW) as client:
         resumed = await client.resume_session(session.id, tmp_path)
         assert resumed.view.config_values["mode"] == "code"
         await resumed.prompt("what did I say?")
@@ -165,5 +165,5 @@ def test_example_over_v1_with_the_official_python_sdk(tmp_path: Path) -> None:
         "cancel_mid_stream",
         "restart_and_load",
     }
-    assert results == dict.fromkeys(results, []), done.stderr
+    assert results == {name: [] for name in results}, done.stderr
     assert done.returncode == 0

@@ -67,7 +67,7 @@ class SessionCheckpointer(InMemorySaver):
         namespaces: list[dict[str, object]] = []
         seen: set[str] = set()
         async for saved in self.alist(_thread_config(thread_id)):
-            namespace = str(saved.config["configurable"].get("checkpoint_ns", ""))
+            namespace = str(saved.config.get("configurable", {}).get("checkpoint_ns", ""))
             if namespace in seen:
                 continue  # listed newest first: the first one is the latest
             seen.add(namespace)
@@ -92,7 +92,10 @@ class SessionCheckpointer(InMemorySaver):
 
         :raises ValueError: when ``state`` is not such a value.
         """
-        if not isinstance(state, Mapping) or state.get("format") != STATE_FORMAT:
+        if (
+            not isinstance(state, Mapping)
+            or cast("Mapping[str, object]", state).get("format") != STATE_FORMAT
+        ):
             raise ValueError(
                 f"not a LangGraph thread saved by acpio (format {STATE_FORMAT} expected)"
             )
@@ -115,10 +118,10 @@ class SessionCheckpointer(InMemorySaver):
                 task_id, channel, kind, data = cast("list[object]", write)
                 if not isinstance(task_id, str) or not isinstance(channel, str):
                     raise ValueError("a saved write names its task and channel")
-                pending.append(
-                    (task_id, channel, self.serde.loads_typed(_untyped([kind, data])))
-                )
-            checkpoint = cast("Checkpoint", self.serde.loads_typed(_untyped(fields.get("checkpoint"))))
+                pending.append((task_id, channel, self.serde.loads_typed(_untyped([kind, data]))))
+            checkpoint = cast(
+                "Checkpoint", self.serde.loads_typed(_untyped(fields.get("checkpoint")))
+            )
             metadata = cast(
                 "CheckpointMetadata", self.serde.loads_typed(_untyped(fields.get("metadata")))
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, cast
 
 from acpio import schema
 
@@ -58,7 +58,7 @@ def locations_of(args: Mapping[str, object], cwd: str) -> list[str] | None:
     for key, value in args.items():
         if key.lower() not in PATH_ARGUMENTS:
             continue
-        items: list[object] = list(value) if isinstance(value, list | tuple) else [value]
+        items = cast("list[object]", value) if isinstance(value, list | tuple) else [value]
         for item in items:
             if isinstance(item, str) and item:
                 found.append(os.path.normpath(os.path.join(cwd, item)))

@@ -43,6 +43,7 @@ on asyncio only: a turn on trio ends with an error that says so.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
@@ -54,7 +55,6 @@ from uuid import UUID
 
 import anyio
 import anyio.lowlevel
-import sniffio
 from langchain_core.callbacks import AsyncCallbackHandler
 from langchain_core.messages import (
     AIMessage,
@@ -68,7 +68,7 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
-from langgraph.pregel import Pregel
+from langgraph.pregel import Pregel  # pyright: ignore[reportMissingTypeStubs]
 from langgraph.types import Command, Interrupt, interrupt
 
 import acpio
@@ -186,9 +186,10 @@ def ask_approval(
         "description": description or f"Run {name}?",
     }
     decision = interrupt(value)
-    return isinstance(decision, Mapping) and cast("Mapping[str, object]", decision).get(
-        "type"
-    ) == "approve"
+    return (
+        isinstance(decision, Mapping)
+        and cast("Mapping[str, object]", decision).get("type") == "approve"
+    )
 
 
 class ACPAgent(acpio.Agent):
@@ -223,7 +224,7 @@ class ACPAgent(acpio.Agent):
         context_window: int | None = None,
     ) -> None:
         super().__init__()
-        saver = graph.checkpointer
+        saver: object = getattr(graph, "checkpointer", None)
         self.checkpointer: Final[SessionCheckpointer | None] = (
             None if isinstance(saver, BaseCheckpointSaver) else SessionCheckpointer()
         )
@@ -245,27 +246,24 @@ class ACPAgent(acpio.Agent):
 
     # ------------------------------------------------------------------ sessions
 
-    def _pickers(self) -> list[schema.SessionConfigOption]:
-        pickers: list[schema.SessionConfigOption] = []
+    def _pickers(self) -> dict[str, schema.SessionConfigOption]:
+        pickers: dict[str, schema.SessionConfigOption] = {}
         if self.models:
-            pickers.append(
-                acpio.select_option(
-                    MODEL_OPTION,
-                    "Model",
-                    [(c.id, c.name) for c in self.models],
-                    category="model",
-                )
+            pickers[MODEL_OPTION] = acpio.select_option(
+                MODEL_OPTION,
+                "Model",
+                [(c.id, c.name) for c in self.models],
+                category="model",
             )
         if self.modes:
-            pickers.append(
-                acpio.select_option(
-                    MODE_OPTION, "Mode", [(c.id, c.name) for c in self.modes], category="mode"
-                )
+            pickers[MODE_OPTION] = acpio.select_option(
+                MODE_OPTION, "Mode", [(c.id, c.name) for c in self.modes], category="mode"
             )
         return pickers
 
     async def _declare(self, session: acpio.Session) -> None:
-        missing = [p for p in self._pickers() if p.config_id not in session.config.ids]
+        ids = session.config.ids
+        missing = [option for key, option in self._pickers().items() if key not in ids]
         if missing:
             await session.config.replace([*session.config.options, *missing])
         if self.slash_commands and not session.commands:
@@ -300,8 +298,8 @@ class ACPAgent(acpio.Agent):
         if state is not None:
             await session.save_agent_state(state)
 
-    def run_config(self, session: acpio.Session) -> RunnableConfig:
-        """The config of the session's next run: thread, choices, MCP tools (set per turn)."""
+    def run_config(self, session: acpio.Session, tools: Sequence[BaseTool] = ()) -> RunnableConfig:
+        """The config of the session's next run: its thread, ``cwd``, choices and MCP tools."""
         config = self.config
         choices: dict[str, ModelChoice | ModeChoice] = {}
         for option, options in ((MODEL_OPTION, self.models), (MODE_OPTION, self.modes)):
@@ -313,6 +311,7 @@ class ACPAgent(acpio.Agent):
             "thread_id": session.id,
             "cwd": session.cwd,
             _CHOICES_KEY: choices,
+            _TOOLS_KEY: list(tools),
         }
         for option, choice in choices.items():
             configurable[option] = choice.id
@@ -326,20 +325,22 @@ class ACPAgent(acpio.Agent):
 
     async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
         """Run the graph on the prompt, reporting everything through ``session``."""
-        if sniffio.current_async_library() != "asyncio":
+        if not _on_asyncio():
             raise RuntimeError("LangGraph runs only on asyncio; serve this agent with asyncio")
         await self._restore(session)
-        config = self.run_config(session)
-        if session.mcp_servers:
-            config["configurable"][_TOOLS_KEY] = await _mcp_tools(session)
+        tools = await _mcp_tools(session) if session.mcp_servers else []
+        config = self.run_config(session, tools)
         turn = _Turn(session, self)
         config["callbacks"] = [*_callbacks(self.config), turn]
         try:
             closing = await self._unanswered_tool_calls(config)
-            graph_input: Any = self.graph_input(session, HumanMessage(content=human_content(prompt)))
+            graph_input: Any = self.graph_input(
+                session, HumanMessage(content=human_content(prompt))
+            )
             if closing and isinstance(graph_input, dict) and "messages" in graph_input:
-                messages = cast("list[AnyMessage]", graph_input["messages"])
-                graph_input = {**graph_input, "messages": [*closing, *messages]}
+                fields = cast("dict[str, Any]", graph_input)
+                messages = cast("list[AnyMessage]", fields["messages"])
+                graph_input = {**fields, "messages": [*closing, *messages]}
             while True:
                 interrupts = await turn.run(graph_input, config)
                 if not interrupts:
@@ -353,10 +354,13 @@ class ACPAgent(acpio.Agent):
     async def _unanswered_tool_calls(self, config: RunnableConfig) -> list[ToolMessage]:
         """Results for tool calls a cancelled turn left without one (models refuse those)."""
         snapshot = await self.graph.aget_state(config)
-        values = snapshot.values
-        messages: object = values.get("messages") if isinstance(values, dict) else None
-        if not isinstance(messages, list) or not messages:
+        values: object = snapshot.values
+        found = (
+            cast("dict[str, object]", values).get("messages") if isinstance(values, dict) else None
+        )
+        if not isinstance(found, list) or not found:
             return []
+        messages = cast("list[object]", found)
         answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
         closing: list[ToolMessage] = []
         for message in messages:
@@ -374,9 +378,17 @@ class ACPAgent(acpio.Agent):
         return closing
 
 
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # trio, for one, runs no asyncio loop
+        return False
+    return True
+
+
 def _callbacks(config: RunnableConfig) -> list[Any]:
     given: object = config.get("callbacks")
-    return list(cast("list[Any]", given)) if isinstance(given, list) else []
+    return list(given) if isinstance(given, list) else []  # pyright: ignore[reportUnknownArgumentType]
 
 
 def _version() -> str:
@@ -454,7 +466,7 @@ def _parts(message: BaseMessage) -> list[tuple[bool, str]]:
     reasoning: object = message.additional_kwargs.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning:
         found.append((True, reasoning))
-    content: object = message.content
+    content = cast("object", message.content)
     if isinstance(content, str):
         if content:
             found.append((False, content))
@@ -507,10 +519,11 @@ class _Turn(AsyncCallbackHandler):
         self._text: acpio.MessageStream | None = None
         self._thought: acpio.MessageStream | None = None
 
-    async def run(self, graph_input: Any, config: RunnableConfig) -> list[Interrupt]:
+    async def run(self, graph_input: Any, config: RunnableConfig) -> list[Interrupt[Any]]:
         """Run the graph to its end or its interrupts; returns the interrupts."""
-        interrupts: list[Interrupt] = []
-        stream: AsyncIterator[Any] = self.owner.graph.astream(
+        interrupts: list[Interrupt[Any]] = []
+        graph: Any = self.owner.graph
+        stream: AsyncIterator[Any] = graph.astream(
             graph_input, config, stream_mode=["messages", "updates"]
         )
         async with aclosing(cast("Any", stream)) as parts:
@@ -545,11 +558,13 @@ class _Turn(AsyncCallbackHandler):
                     self._text = self.session.message_stream()
                 await self._text.write(text)
 
-    async def _update(self, data: dict[str, Any]) -> list[Interrupt]:
-        found: list[Interrupt] = []
+    async def _update(self, data: dict[str, Any]) -> list[Interrupt[Any]]:
+        found: list[Interrupt[Any]] = []
         for node, output in data.items():
             if node == "__interrupt__":
-                found.extend(i for i in cast("Sequence[object]", output) if isinstance(i, Interrupt))
+                for item in cast("Sequence[object]", output):
+                    if isinstance(item, Interrupt):
+                        found.append(item)  # pyright: ignore[reportUnknownArgumentType]
                 continue
             for message in _messages_of(output):
                 if isinstance(message, AIMessage):
@@ -567,9 +582,7 @@ class _Turn(AsyncCallbackHandler):
 
     # --- tool calls ----------------------------------------------------------------
 
-    async def _call(
-        self, call_id: str | None, name: str, args: Mapping[str, Any] | None
-    ) -> _Call:
+    async def _call(self, call_id: str | None, name: str, args: Mapping[str, Any] | None) -> _Call:
         arguments = dict(args or {})
         call = self._calls.get(call_id) if call_id else self._find(name, arguments)
         if call is None:
@@ -588,9 +601,8 @@ class _Turn(AsyncCallbackHandler):
 
     def _find(self, name: str, args: Mapping[str, Any]) -> _Call | None:
         for call in self._calls.values():
-            if call.name == name and call.args == args and not call.handle.final:
-                if not call.decided:
-                    return call
+            if call.name == name and call.args == args and not (call.handle.final or call.decided):
+                return call
         return None
 
     async def _finish(self, call: _Call, result: object) -> None:
@@ -657,7 +669,7 @@ class _Turn(AsyncCallbackHandler):
 
     # --- interrupts ------------------------------------------------------------------
 
-    async def answer(self, interrupts: Sequence[Interrupt]) -> Any:
+    async def answer(self, interrupts: Sequence[Interrupt[Any]]) -> Any:
         """The resume value for the graph's interrupts, each answered by the user."""
         answers = {item.id: await self._answer(item.value) for item in interrupts}
         if len(interrupts) == 1:
@@ -681,10 +693,12 @@ class _Turn(AsyncCallbackHandler):
                         {"type": "approve"} if allowed else {"type": "reject", "message": REJECTED}
                     )
                 return {"decisions": decisions}
-        return await self._approve_other(value)
+        return await self._approve_other(value)  # pyright: ignore[reportUnknownArgumentType]
 
     async def _approve(self, call_id: object, name: str, args: object) -> bool:
-        arguments = cast("Mapping[str, Any]", args) if isinstance(args, Mapping) else {}
+        arguments: Mapping[str, Any] = (
+            cast("Mapping[str, Any]", args) if isinstance(args, Mapping) else {}
+        )
         call = await self._call(call_id if isinstance(call_id, str) else None, name, arguments)
         call.decided = True
         outcome = await call.handle.request_permission(
@@ -699,6 +713,7 @@ class _Turn(AsyncCallbackHandler):
 
     async def _approve_other(self, value: object) -> bool:
         """An interrupt of the graph's own: asked as a yes/no question on a tool call."""
+        shown: object = value
         question = value if isinstance(value, str) else None
         if isinstance(value, Mapping):
             for key in ("question", "description", "message"):
@@ -710,7 +725,7 @@ class _Turn(AsyncCallbackHandler):
         handle = self.session.tool_call(
             title if len(title) <= 100 else title[:99] + "…",
             kind="other",
-            raw_input=jsonable(value),
+            raw_input=jsonable(shown),
         )
         await handle.announce()
         outcome = await handle.request_permission(acpio.permission.ALL_OPTIONS)
@@ -762,4 +777,3 @@ def _mcp_tool(servers: acpio.mcp.McpServers, tool: acpio.mcp.McpTool) -> BaseToo
         coroutine=call,
         handle_tool_error=True,
     )
-
