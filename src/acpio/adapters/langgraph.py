@@ -509,6 +509,38 @@ class _Turn(AsyncCallbackHandler):
 
     run_inline = True  # tool callbacks run in the tool's own task, in order
 
+    # Only tool events (``ignore_agent``) matter here: LangChain skips this handler for the
+    # rest, the model's tokens included (they arrive through the graph's stream).
+    @property
+    def ignore_llm(self) -> bool:
+        """Not called for model events."""
+        return True
+
+    @property
+    def ignore_chat_model(self) -> bool:
+        """Not called when a chat model starts."""
+        return True
+
+    @property
+    def ignore_chain(self) -> bool:
+        """Not called for graph nodes and runnables."""
+        return True
+
+    @property
+    def ignore_retriever(self) -> bool:
+        """Not called for retrievers."""
+        return True
+
+    @property
+    def ignore_retry(self) -> bool:
+        """Not called for retries."""
+        return True
+
+    @property
+    def ignore_custom_event(self) -> bool:
+        """Not called for custom events."""
+        return True
+
     def __init__(self, session: acpio.Session, owner: ACPAgent) -> None:
         super().__init__()
         self.session = session
