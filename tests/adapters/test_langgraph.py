@@ -636,3 +636,27 @@ async def test_the_same_adapter_serves_a_v1_client(tmp_path: Path) -> None:
         assert _replies(session.view)[-1] == "tool said: deleted old"
         assert len(client.permission_requests) == 1
     assert deleted == ["old"]
+
+
+# ------------------------------------------------------------------------ README
+
+
+async def test_the_readme_agent_asks_before_deleting_a_branch() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (code,) = [
+        part.split("```", 1)[0]
+        for part in readme.split("```python\n")[1:]
+        if "acpio.adapters.langgraph import ACPAgent" in part.split("```", 1)[0]
+    ]
+    module: dict[str, Any] = {"__name__": "readme_langgraph"}
+    exec(compile(code, "README.md", "exec"), module)
+    graph = module["build"](
+        ScriptedChatModel(script=_call_then_answer("delete_branch", {"name": "old"}))
+    )
+    async with MockClient(ACPAgent(graph), policy=PermissionPolicy.allow()) as client:
+        session = await client.new_session()
+        await session.prompt("clean up")
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed" and call.kind == "delete"
+        assert len(client.permission_requests) == 1
+        assert _replies(session.view) == ["tool said: deleted old"]
