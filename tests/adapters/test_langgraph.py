@@ -254,7 +254,7 @@ async def test_a_tool_that_raises_fails_its_call() -> None:
 # -------------------------------------------------------------------- approvals
 
 
-def _approval_graph(deleted: list[str]) -> Any:
+def _approval_graph(deleted: list[str], script: Script | None = None) -> Any:
     @tool
     def delete_branch(name: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
         """Delete a git branch (asks first)."""
@@ -263,8 +263,8 @@ def _approval_graph(deleted: list[str]) -> Any:
         deleted.append(name)
         return f"deleted {name}"
 
-    model = ScriptedChatModel(script=_call_then_answer("delete_branch", {"name": "old"}))
-    return react(model, [delete_branch])
+    answer = script or _call_then_answer("delete_branch", {"name": "old"})
+    return react(ScriptedChatModel(script=answer), [delete_branch])
 
 
 async def test_allowed_approval_resumes_the_graph_and_runs_the_tool() -> None:
@@ -447,7 +447,14 @@ async def test_cancel_mid_tool_cancels_the_call_and_closes_it_for_the_model() ->
 
 async def test_cancel_while_approval_is_pending() -> None:
     deleted: list[str] = []
-    agent = ACPAgent(_approval_graph(deleted))
+
+    def script(messages: list[BaseMessage]) -> AIMessage:
+        if len(_prompts(messages)) == 1:
+            return _call("delete_branch", {"name": "old"})
+        results = [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+        return AIMessage(content=f"results: {results}")
+
+    agent = ACPAgent(_approval_graph(deleted, script))
     async with MockClient(agent, policy=PermissionPolicy.never()) as client:
         session = await client.new_session()
         turn = await session.start_prompt("clean up")
@@ -457,6 +464,11 @@ async def test_cancel_while_approval_is_pending() -> None:
         assert result.stop_reason == "cancelled"
         (call,) = session.view.tool_calls.values()
         assert call.status == "cancelled"
+        # The pending interrupt does not hold the next turn: the call is closed for the model.
+        assert (await session.prompt("never mind")).stop_reason == "end_turn"
+        closed = "The user cancelled this tool call before it finished."
+        assert _replies(session.view)[-1] == f"results: [{closed!r}]"
+        assert len(client.permission_requests) == 1
     assert deleted == []
 
 
