@@ -29,7 +29,16 @@ pytestmark_anyio = pytest.mark.anyio
 SUBMODULES = (acpio.rpc, acpio.store)
 PUBLIC_MODULES = (acpio, *SUBMODULES)
 # What the package imports besides its own modules: anyio and msgspec are the core.
-OPTIONAL_EXTRAS = ("mcp", "pydantic_ai", "rich", "jsonschema", "pytest", "trio")
+OPTIONAL_EXTRAS = (
+    "mcp",
+    "pydantic_ai",
+    "langgraph",
+    "langchain_core",
+    "rich",
+    "jsonschema",
+    "pytest",
+    "trio",
+)
 
 
 def _public_names(module: types.ModuleType) -> set[str]:
