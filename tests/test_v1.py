@@ -179,10 +179,15 @@ async def test_requests_before_a_successful_initialize_are_invalid_requests(
 async def test_v2_only_methods_are_not_v1_methods(tmp_path: Path) -> None:
     async with v1_client(echo_agent.EchoAgent()) as client:
         session_id = await client.new_session(os.fspath(tmp_path))
-        for method in ("tool_call/cancel", "terminal/cancel", "session/set_mode"):
+        for method in ("tool_call/cancel", "terminal/cancel"):
             with pytest.raises(acpio.RequestError) as raised:
                 await client.request(method, {"sessionId": session_id, "toolCallId": "x"})
             assert raised.value.code == -32601
+        # session/set_mode is v1's; a session without a mode option has no modes.
+        with pytest.raises(acpio.RequestError) as raised:
+            await client.request("session/set_mode", {"sessionId": session_id, "modeId": "x"})
+        assert raised.value.code == -32602
+        assert "no modes" in raised.value.message
 
 
 # ------------------------------------------------------------------------ turns
