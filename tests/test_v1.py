@@ -567,6 +567,28 @@ async def test_agent_side_terminal_output_is_tool_call_text(tmp_path: Path) -> N
         assert call.texts == ["$ make\n```\ncompiling \u2713\nbad byte \ufffd\n```\nexit code 2"]
 
 
+async def test_a_replay_shows_agent_side_terminals_as_the_live_turn_did(tmp_path: Path) -> None:
+    # Issue 24: the session/load replay sent {"type": "terminal"} items of an agent-side
+    # terminal to a client without the terminal capability, which cannot show them.
+    async with v1_client(TerminalAgent(), capabilities={"terminal": False}) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        await client.prompt(session_id, "go")
+        (live,) = client.view(session_id).tool_calls.values()
+        before = len(client.messages)
+        await client.load_session(session_id, os.fspath(tmp_path))
+        items = [
+            item
+            for message in client.messages
+            if message.get("method") == "session/update"
+            for item in message["params"]["update"].get("content") or []
+            if isinstance(item, dict)
+        ]
+        assert items and not [item for item in items if item.get("type") == "terminal"]
+        (loaded,) = client.view(session_id).tool_calls.values()
+        assert loaded.texts == live.texts
+        assert len(client.messages) > before
+
+
 async def test_zed_terminal_meta_convention_when_advertised(tmp_path: Path) -> None:
     capabilities = {"terminal": False, "_meta": {"terminal_output": True}}
     async with v1_client(TerminalAgent(), capabilities=capabilities) as client:
