@@ -94,7 +94,11 @@ def _branches(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _agent_requests() -> Iterator[tuple[str, str]]:
     for name, node in DEFS.items():
-        if node.get("x-side") == "agent" and name.endswith("Request") and name != "InitializeRequest":
+        if (
+            node.get("x-side") == "agent"
+            and name.endswith("Request")
+            and name != "InitializeRequest"
+        ):
             yield node["x-method"], name
 
 
@@ -241,9 +245,10 @@ async def test_set_mode_runs_the_agents_set_config_option(tmp_path: Path) -> Non
     agent = PickerAgent()
     async with v1_client(agent) as client:
         session_id = await client.new_session(os.fspath(tmp_path))
-        assert await client.request(
-            "session/set_mode", {"sessionId": session_id, "modeId": "ask"}
-        ) == {}
+        assert (
+            await client.request("session/set_mode", {"sessionId": session_id, "modeId": "ask"})
+            == {}
+        )
         assert agent.set_calls == [("mode", "ask")]
         # The client's config options follow (its mode selector set itself).
         await client.until(lambda: bool(_updates(client, "config_option_update")))
@@ -354,3 +359,22 @@ async def test_a_bad_exit_status_object_is_no_exit_status(tmp_path: Path) -> Non
         assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
         assert client.view(session_id).agent_text == "exit_code=0 signal=None"
     assert len(polls) >= 2
+
+
+def test_lenient_reading_follows_each_mark_at_every_depth() -> None:
+    from acpio._protocol.v1_schema import lenient
+
+    # skip-invalid-items drops the items that do not match, keeps the others.
+    listed = lenient(
+        "ListSessionsResponse",
+        {"sessions": [{"sessionId": "a", "cwd": "/a"}, {"cwd": 3}], "nextCursor": 5},
+    )
+    assert listed == {"sessions": [{"sessionId": "a", "cwd": "/a"}]}
+    # default-on-error inside a nested definition; what is not marked is left as it is.
+    status = lenient(
+        "TerminalOutputResponse",
+        {"output": 1, "truncated": False, "exitStatus": {"exitCode": -1, "signal": "TERM"}},
+    )
+    assert status == {"output": 1, "truncated": False, "exitStatus": {"signal": "TERM"}}
+    # default-on-null: null is absent.
+    assert lenient("NewSessionRequest", {"cwd": "/", "mcpServers": None}) == {"cwd": "/"}

@@ -376,7 +376,10 @@ class V1Methods:
             for line in lines:
                 await path.send_line(line)
 
-        context.after_response(lambda: core.task_group.start_soon(send))
+        def start() -> None:
+            core.task_group.start_soon(send)
+
+        context.after_response(start)
 
     def _commands_after(self, session_id: str, commands: object, context: RequestContext) -> None:
         """v1 answers carry no commands: send them as an update right after the answer."""

@@ -171,13 +171,17 @@ def _lenient(node: Node, value: object) -> object:
                 value = cleaned
                 break
     if isinstance(value, dict):
-        value = _fields(node, cast("dict[str, object]", value))
-    elif isinstance(value, list):
-        items = node.get("items")
-        if isinstance(items, dict):
-            item_node = cast("Node", items)
-            value = [_lenient(item_node, item) for item in cast("list[object]", value)]
+        return _fields(node, cast("dict[str, object]", value))
+    items = node.get("items")
+    listed = _as_list(value)
+    if listed is not None and isinstance(items, dict):
+        item_node = cast("Node", items)
+        return [_lenient(item_node, item) for item in listed]
     return value
+
+
+def _as_list(value: object) -> list[object] | None:
+    return cast("list[object]", value) if isinstance(value, list) else None
 
 
 def _fields(node: Node, fields: dict[str, object]) -> dict[str, object]:
@@ -193,10 +197,11 @@ def _fields(node: Node, fields: dict[str, object]) -> dict[str, object]:
             del out[key]
             continue
         item = _lenient(sub, item)
-        if sub.get(SKIP_ITEMS) is True and isinstance(item, list):
-            element = _resolve(sub).get("items")
-            if isinstance(element, dict):
-                item = [x for x in cast("list[object]", item) if matches(cast("Node", element), x)]
+        element = _resolve(sub).get("items")
+        listed = _as_list(item)
+        if sub.get(SKIP_ITEMS) is True and listed is not None and isinstance(element, dict):
+            element_node = cast("Node", element)
+            item = [x for x in listed if matches(element_node, x)]
         if sub.get(ON_ERROR) is True and not matches(sub, item):
             del out[key]
             continue

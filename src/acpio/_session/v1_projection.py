@@ -815,11 +815,10 @@ def modes(options: Sequence[object]) -> dict[str, object] | None:
     for item in option.options:
         choices = item.options if isinstance(item, schema.SessionConfigSelectGroup) else [item]
         for choice in choices:
-            if isinstance(choice, schema.SessionConfigSelectOption):
-                mode: dict[str, object] = {"id": choice.value, "name": choice.name}
-                if isinstance(choice.description, str):
-                    mode["description"] = choice.description
-                available.append(mode)
+            mode: dict[str, object] = {"id": choice.value, "name": choice.name}
+            if isinstance(choice.description, str):
+                mode["description"] = choice.description
+            available.append(mode)
     return {"currentModeId": option.current_value, "availableModes": available}
 
 
