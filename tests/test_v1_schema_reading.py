@@ -26,6 +26,7 @@ from v1_client import V1Client, v1_client
 
 import acpio
 from acpio import schema
+from acpio._protocol.v1_schema import lenient
 
 pytestmark = pytest.mark.anyio
 
@@ -362,8 +363,6 @@ async def test_a_bad_exit_status_object_is_no_exit_status(tmp_path: Path) -> Non
 
 
 def test_lenient_reading_follows_each_mark_at_every_depth() -> None:
-    from acpio._protocol.v1_schema import lenient
-
     # skip-invalid-items drops the items that do not match, keeps the others.
     listed = lenient(
         "ListSessionsResponse",
@@ -378,3 +377,41 @@ def test_lenient_reading_follows_each_mark_at_every_depth() -> None:
     assert status == {"output": 1, "truncated": False, "exitStatus": {"signal": "TERM"}}
     # default-on-null: null is absent.
     assert lenient("NewSessionRequest", {"cwd": "/", "mcpServers": None}) == {"cwd": "/"}
+
+
+class AskAgent(acpio.Agent):
+    """Asks permission for a tool call, then fills a form; says what it got."""
+
+    info = acpio.Implementation(name="ask", version="1")
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        async with session.tool_call("Touch", kind="edit") as call:
+            outcome = await call.request_permission()
+            await call.complete()
+        form = await session.elicit(
+            "Name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        await session.message(f"allowed={outcome.allowed} form={form.action}:{form.content}")
+        return "end_turn"
+
+
+async def test_a_mismatched_meta_in_a_permission_or_form_answer_is_absent(
+    tmp_path: Path,
+) -> None:
+    # `_meta` is default-on-error in both answers: a number there is no `_meta`, and the
+    # answer stands (before, the permission answer read as "not approved").
+    def allow(params: dict[str, Any]) -> dict[str, Any]:
+        option = next(o for o in params["options"] if o["kind"] == "allow_once")
+        return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}, "_meta": 5}
+
+    async with v1_client(
+        AskAgent(), policy=allow, capabilities={"elicitation": {"form": {}}}
+    ) as client:
+        client.answers["elicitation/create"] = lambda _: {
+            "action": "accept",
+            "content": {"name": "Ada"},
+            "_meta": [1],
+        }
+        session_id = await client.new_session(os.fspath(tmp_path))
+        assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+        assert client.view(session_id).agent_text == "allowed=True form=accept:{'name': 'Ada'}"

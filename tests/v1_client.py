@@ -41,6 +41,7 @@ _REQUESTS = {
     "terminal/wait_for_exit": "WaitForTerminalExitRequest",
     "terminal/kill": "KillTerminalRequest",
     "terminal/release": "ReleaseTerminalRequest",
+    "elicitation/create": "CreateElicitationRequest",
 }
 _RESULTS = {
     "initialize": "InitializeResponse",
