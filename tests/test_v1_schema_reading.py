@@ -20,6 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from jsonschema import Draft202012Validator
 from v1_client import V1Client, v1_client
@@ -415,3 +416,33 @@ async def test_a_mismatched_meta_in_a_permission_or_form_answer_is_absent(
         session_id = await client.new_session(os.fspath(tmp_path))
         assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
         assert client.view(session_id).agent_text == "allowed=True form=accept:{'name': 'Ada'}"
+
+
+async def test_a_cancel_notification_with_a_mismatched_meta_still_cancels(tmp_path: Path) -> None:
+    # Notifications are read the same way: CancelNotification's `_meta` is default-on-error.
+    started = anyio.Event()
+
+    class Slow(acpio.Agent):
+        info = acpio.Implementation(name="slow", version="1")
+
+        async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+            started.set()
+            await anyio.sleep_forever()
+            return "end_turn"
+
+    async with v1_client(Slow()) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        results: list[object] = []
+
+        async def send() -> None:
+            results.append(await client.prompt(session_id, "wait"))
+
+        # A cancel read as malformed is ignored: the turn would never end (a failure here).
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as group:
+                group.start_soon(send)
+                await started.wait()
+                await client.connection.notify(
+                    "session/cancel", {"sessionId": session_id, "_meta": "not an object"}
+                )
+        assert results == [{"stopReason": "cancelled"}]
