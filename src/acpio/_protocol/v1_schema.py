@@ -158,6 +158,8 @@ def lenient(node: Node | str, value: object) -> object:
 
 
 def _lenient(node: Node, value: object) -> object:
+    if not isinstance(value, dict | list):
+        return value  # the marks are on fields and items: nothing else ever changes
     node = _resolve(node)
     all_of = node.get("allOf")
     if isinstance(all_of, list):
