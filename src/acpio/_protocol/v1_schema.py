@@ -158,7 +158,7 @@ def lenient(node: Node | str, value: object) -> object:
 
 
 def _lenient(node: Node, value: object) -> object:
-    if not isinstance(value, dict | list):
+    if not _container(value):
         return value  # the marks are on fields and items: nothing else ever changes
     node = _resolve(node)
     all_of = node.get("allOf")
@@ -180,6 +180,10 @@ def _lenient(node: Node, value: object) -> object:
         item_node = cast("Node", items)
         return [_lenient(item_node, item) for item in listed]
     return value
+
+
+def _container(value: object) -> bool:
+    return isinstance(value, dict | list)
 
 
 def _as_list(value: object) -> list[object] | None:
