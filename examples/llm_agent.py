@@ -16,7 +16,9 @@ without asking for a tool. The tools:
   each call a tool call with the server's content, the text going back.
 
 A "model" config option (category ``model``) picks the model; the next turn uses
-the one chosen. ``/compact`` asks the model for a summary of the conversation
+the one chosen. A "mode" option (category ``mode``: v1 editors show it as their mode
+selector) is ``code`` (every tool) or ``ask`` (the tools that change nothing: the
+plan and ``read_file``). ``/compact`` asks the model for a summary of the conversation
 (shown as a compaction) and replaces the history with it. A cancelled turn ends
 ``cancelled`` with no branch for it here: the running command is killed, a
 pending permission request is withdrawn, and each open tool call ends
@@ -347,6 +349,13 @@ BUILTIN_TOOLS = (
         "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}),
 )
 # fmt: on
+READ_ONLY_TOOLS = frozenset({"update_plan", "read_file"})
+MODES = [
+    schema.SessionConfigSelectOption(value="code", name="Code", description="Every tool"),
+    schema.SessionConfigSelectOption(
+        value="ask", name="Ask", description="Reads and plans; runs and writes nothing"
+    ),
+]
 Tool = Callable[[acpio.Session, dict[str, object]], Awaitable[str]]
 
 
@@ -356,7 +365,10 @@ class LlmAgent(acpio.Agent):
     info = acpio.Implementation(name="llm-agent", version="1.0.0", title="LLM agent")
     mcp_transports = ("stdio", "http")  # what acpio.mcp can connect to
     models: ClassVar[dict[str, Model]] = default_models()
-    config_options = (acpio.select_option("model", "Model", list(models), category="model"),)
+    config_options = (
+        acpio.select_option("model", "Model", list(models), category="model"),
+        acpio.select_option("mode", "Mode", MODES, category="mode"),
+    )
     commands = (acpio.command("compact", "Summarize the conversation", hint="what to keep"),)
 
     def __init__(self) -> None:
@@ -374,6 +386,8 @@ class LlmAgent(acpio.Agent):
         conversation.append(Message("user", acpio.text_of(prompt)))
         model = self.models[str(session.config["model"])]  # chosen in the picker
         specs = list(BUILTIN_TOOLS)
+        if session.config.get("mode") == "ask":  # the mode picker: only what changes nothing
+            specs = [spec for spec in specs if spec.name in READ_ONLY_TOOLS]
         tools: dict[str, Tool] = {spec.name: getattr(self, spec.name) for spec in specs}
         for spec, mcp_call in await self._mcp_tools(session):
             specs.append(spec)

@@ -157,16 +157,37 @@ async def test_the_model_picker_switches_the_model_of_the_next_turn(tmp_path: Pa
     async with MockClient(LlmAgent()) as client:
         session = await client.new_session(cwd=tmp_path)
         assert session.view.config_options is not None
-        (picker,) = session.view.config_options
+        picker, mode = session.view.config_options
         assert isinstance(picker, schema.SessionConfigSelect)
         assert picker.category == "model"
-        assert session.view.config_values == {"model": "scripted"}
+        assert isinstance(mode, schema.SessionConfigSelect) and mode.category == "mode"
+        assert session.view.config_values == {"model": "scripted", "mode": "code"}
         first = await session.prompt("hello")
         await session.set_config_option("model", "scripted-terse")
         second = await session.prompt("hello")
     assert first.text.startswith("[scripted] You said: hello")
     assert second.text.startswith("[scripted-terse] You said: hello")
     assert first.view.thoughts and not second.view.thoughts  # terse does not think aloud
+
+
+@pytest.mark.parametrize("version", [2, 1])
+async def test_ask_mode_offers_the_model_no_tool_that_changes_anything(
+    tmp_path: Path, version: int
+) -> None:
+    marker = tmp_path / "marker"
+    async with MockClient(LlmAgent(), protocol_version=version) as client:
+        session = await client.new_session(cwd=tmp_path)
+        if version == 1:  # a v1 editor's mode selector
+            assert session.available_modes == {"code": "Code", "ask": "Ask"}
+            assert session.current_mode_id == "code"
+            await session.set_mode("ask")
+        else:
+            await session.set_config_option("mode", "ask")
+        result = await session.prompt(f"run touch {marker}")
+        # (On v1 the options follow set_mode's answer in a config_option_update.)
+        assert session.view.config_values == {"model": "scripted", "mode": "ask"}
+    assert "no tool named 'run_command'" in result.text
+    assert not marker.exists()
 
 
 async def test_compact_replaces_the_history_with_the_models_summary(tmp_path: Path) -> None:

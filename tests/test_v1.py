@@ -179,10 +179,15 @@ async def test_requests_before_a_successful_initialize_are_invalid_requests(
 async def test_v2_only_methods_are_not_v1_methods(tmp_path: Path) -> None:
     async with v1_client(echo_agent.EchoAgent()) as client:
         session_id = await client.new_session(os.fspath(tmp_path))
-        for method in ("tool_call/cancel", "terminal/cancel", "session/set_mode"):
+        for method in ("tool_call/cancel", "terminal/cancel"):
             with pytest.raises(acpio.RequestError) as raised:
                 await client.request(method, {"sessionId": session_id, "toolCallId": "x"})
             assert raised.value.code == -32601
+        # session/set_mode is v1's; a session without a mode option has no modes.
+        with pytest.raises(acpio.RequestError) as raised:
+            await client.request("session/set_mode", {"sessionId": session_id, "modeId": "x"})
+        assert raised.value.code == -32602
+        assert "no modes" in raised.value.message
 
 
 # ------------------------------------------------------------------------ turns
@@ -560,6 +565,28 @@ async def test_agent_side_terminal_output_is_tool_call_text(tmp_path: Path) -> N
         await client.prompt(session_id, "go")
         (call,) = client.view(session_id).tool_calls.values()
         assert call.texts == ["$ make\n```\ncompiling \u2713\nbad byte \ufffd\n```\nexit code 2"]
+
+
+async def test_a_replay_shows_agent_side_terminals_as_the_live_turn_did(tmp_path: Path) -> None:
+    # Issue 24: the session/load replay sent {"type": "terminal"} items of an agent-side
+    # terminal to a client without the terminal capability, which cannot show them.
+    async with v1_client(TerminalAgent(), capabilities={"terminal": False}) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        await client.prompt(session_id, "go")
+        (live,) = client.view(session_id).tool_calls.values()
+        before = len(client.messages)
+        await client.load_session(session_id, os.fspath(tmp_path))
+        items = [
+            item
+            for message in client.messages
+            if message.get("method") == "session/update"
+            for item in message["params"]["update"].get("content") or []
+            if isinstance(item, dict)
+        ]
+        assert items and not [item for item in items if item.get("type") == "terminal"]
+        (loaded,) = client.view(session_id).tool_calls.values()
+        assert loaded.texts == live.texts
+        assert len(client.messages) > before
 
 
 async def test_zed_terminal_meta_convention_when_advertised(tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ _REQUESTS = {
     "terminal/wait_for_exit": "WaitForTerminalExitRequest",
     "terminal/kill": "KillTerminalRequest",
     "terminal/release": "ReleaseTerminalRequest",
+    "elicitation/create": "CreateElicitationRequest",
 }
 _RESULTS = {
     "initialize": "InitializeResponse",
@@ -54,6 +55,7 @@ _RESULTS = {
     "session/delete": "DeleteSessionResponse",
     "session/prompt": "PromptResponse",
     "session/set_config_option": "SetSessionConfigOptionResponse",
+    "session/set_mode": "SetSessionModeResponse",
 }
 
 
@@ -159,6 +161,8 @@ class V1Client:
         self.views: dict[str, View] = {}
         self.messages: list[dict[str, Any]] = []  # everything the agent sent, in order
         self.permission_requests: list[dict[str, Any]] = []
+        # Scripted answers to other requests of the agent (terminal/*, fs/*), by method.
+        self.answers: dict[str, Callable[[Any], Any]] = {}
         self._methods: dict[object, str] = {}
         self.on_permission: Callable[[], None] | None = None
         self._changed = anyio.Event()
@@ -196,6 +200,9 @@ class V1Client:
             if self.on_permission is not None:
                 self.on_permission()
             return self.policy(body)
+        answer = self.answers.get(method)
+        if answer is not None:
+            return answer(body)
         raise acpio.RequestError.method_not_found(method)
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:

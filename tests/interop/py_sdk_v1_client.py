@@ -28,6 +28,8 @@ import acp
 from acp import schema
 
 TURN_LIMIT_S = 20.0
+# Starting an agent (its imports) on a loaded machine can take many seconds.
+STARTUP_LIMIT_S = 60.0
 CANCEL_LIMIT_S = 3.0
 
 
@@ -114,10 +116,11 @@ class Scenario:
 class Run:
     """One scenario's connection, client and failures."""
 
-    def __init__(self, conn: Any, client: RecordingClient, session_id: str, workdir: Path) -> None:
+    def __init__(self, conn: Any, client: RecordingClient, session: Any, workdir: Path) -> None:
         self.conn = conn
         self.client = client
-        self.session_id = session_id
+        self.session = session  # the session/new answer
+        self.session_id: str = session.session_id
         self.workdir = workdir
         self.failures: list[str] = []
 
@@ -192,12 +195,86 @@ async def edit_with_diff(run: Run) -> None:
     run.expect(target.read_text() == "after\n", "the allowed edit was not written")
 
 
+def _values(options: Any) -> dict[str, Any]:
+    """Config option id -> current value, from the SDK's models."""
+    values = {}
+    for option in options or []:
+        data = option.model_dump(by_alias=True) if hasattr(option, "model_dump") else option
+        data = data.get("root", data) if isinstance(data, dict) else data
+        values[data["id"]] = data["currentValue"]
+    return values
+
+
+async def _until(condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + TURN_LIMIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
+async def pickers(run: Run) -> None:
+    """The llm agent's model and mode pickers, set as the SDK sends them (a value id has no
+    `type`), and its mode selector (`modes`, session/set_mode, current_mode_update)."""
+    modes = run.session.modes
+    run.expect(modes is not None, "session/new answered no modes")
+    if modes is not None:
+        run.expect(modes.current_mode_id == "code", f"currentModeId {modes.current_mode_id}")
+        ids = [mode.id for mode in modes.available_modes]
+        run.expect(ids == ["code", "ask"], f"availableModes {ids}")
+    answer = await run.conn.set_config_option(
+        config_id="model", session_id=run.session_id, value="scripted-terse"
+    )
+    values = _values(answer.config_options)
+    run.expect(values.get("model") == "scripted-terse", f"config after set: {values}")
+    await run.prompt("hello")
+    text = run.client.message_text()
+    run.expect(text.startswith("[scripted-terse]"), f"the model did not change: {text!r}")
+    await run.conn.set_session_mode(session_id=run.session_id, mode_id="ask")
+
+    def config_updates() -> list[dict[str, Any]]:
+        return [
+            data
+            for data in (u.model_dump(by_alias=True) for u in run.client.updates)
+            if data.get("sessionUpdate") == "config_option_update"
+        ]
+
+    run.expect(
+        await _until(
+            lambda: any(_values(u["configOptions"]).get("mode") == "ask" for u in config_updates())
+        ),
+        "no config_option_update with mode ask after session/set_mode",
+    )
+    marker = run.workdir / "must-not-exist"
+    await run.prompt(f"run touch {marker}")
+    run.expect(not marker.exists(), "a command ran in ask mode")
+    run.expect("no tool named 'run_command'" in run.client.message_text(), "ask mode had tools")
+    try:
+        await run.conn.set_session_mode(session_id=run.session_id, mode_id="fly")
+        run.expect(False, "an unknown mode was accepted")
+    except acp.RequestError as exc:
+        run.expect(exc.code == -32602, f"unknown mode answered {exc.code}")
+        run.expect("code" in str(exc) and "ask" in str(exc), f"unknown mode message {exc}")
+    await run.conn.set_config_option(config_id="mode", session_id=run.session_id, value="code")
+
+    def mode_updates() -> list[str]:
+        return [
+            u.current_mode_id
+            for u in run.client.updates
+            if getattr(u, "session_update", None) == "current_mode_update"
+        ]
+
+    run.expect(await _until(lambda: mode_updates() == ["code"]), f"mode updates {mode_updates()}")
+
+
 SCENARIOS = (
     Scenario("py_echo_reply", "echo_agent", echo_reply),
     Scenario("py_shell_allowed", "shell_agent", shell_allowed),
     Scenario("py_shell_rejected", "shell_agent", shell_rejected),
     Scenario("py_shell_cancel", "shell_agent", shell_cancel),
     Scenario("py_edit_with_diff", "edit_agent", edit_with_diff),
+    Scenario("py_pickers", "llm_agent", pickers),
 )
 
 
@@ -223,14 +300,14 @@ async def run_scenario(scenario: Scenario, examples: Path) -> dict[str, object]:
                     ),
                     client_info=schema.Implementation(name="acpio-pysdk-interop", version="1.0"),
                 ),
-                TURN_LIMIT_S,
+                STARTUP_LIMIT_S,
             )
             if init.protocol_version != 1:
                 failures.append(f"initialize answered protocolVersion {init.protocol_version}")
             session = await asyncio.wait_for(
                 conn.new_session(cwd=str(workdir), mcp_servers=[]), TURN_LIMIT_S
             )
-            run = Run(conn, client, session.session_id, workdir)
+            run = Run(conn, client, session, workdir)
             await scenario.body(run)
             seen = len(client.updates)
             await asyncio.sleep(0.2)

@@ -134,6 +134,7 @@ def test_python_sdk_v1_client(tmp_path: Path) -> None:
         "py_shell_rejected",
         "py_shell_cancel",
         "py_edit_with_diff",
+        "py_pickers",
     ]
     failures = {s["name"]: s["failures"] for s in scenarios if s["failures"]}
     assert not failures, f"{failures}\n{completed.stderr[-4000:]}"
@@ -141,16 +142,21 @@ def test_python_sdk_v1_client(tmp_path: Path) -> None:
 
 
 def _acpx(
-    tmp_path: Path, agent: str, *args: str, timeout: float = 60, allow: tuple[int, ...] = ()
+    tmp_path: Path,
+    agent: str,
+    *args: str,
+    timeout: float = 60,
+    allow: tuple[int, ...] = (),
+    command: str | None = None,
 ) -> list[dict[str, Any]]:
     """Run acpx as a user would, with its JSON output: the raw JSON-RPC messages it saw.
 
     acpx prints both directions without saying which; error answers other than the
-    codes in ``allow`` fail the test.
+    codes in ``allow`` fail the test. ``command`` runs the agent instead of the example.
     """
     _node()
     acpx = HERE / "node_modules" / ".bin" / "acpx"
-    command = f"{sys.executable} {EXAMPLES / agent}.py"
+    command = command or f"{sys.executable} {EXAMPLES / agent}.py"
     env = {**os.environ, "HOME": str(tmp_path / "home")}
     completed = subprocess.run(
         [str(acpx), "--agent", command, "--cwd", str(tmp_path), "--format", "json", *args],
@@ -257,4 +263,74 @@ def test_acpx_timeout_ends_the_turn_and_leaves_no_process(tmp_path: Path) -> Non
     assert ended, "the turn was never answered"
     assert elapsed < 2 + 3 + 10  # acpx's own timeout, our 3 s, and start-up under load
     left = subprocess.run(["pgrep", "-f", "sleep 41"], capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", f"processes left: {left.stdout}"
+
+
+def _wire(log: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """What the recorder saw: the client's messages, the agent's messages."""
+    sent, received = [], []
+    for line in log.read_text().splitlines():
+        (sent if line.startswith("> ") else received).append(json.loads(line[2:]))
+    return sent, received
+
+
+def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> None:
+    # acpx sends session/set_config_option without `type` (a value id, as v1 says) and
+    # session/set_mode; the llm agent's model and mode pickers take both.
+    wire = tmp_path / "wire.log"
+    agent = (
+        f"{sys.executable} {HERE / 'wire_recorder.py'} {wire} "
+        f"{sys.executable} {EXAMPLES / 'llm_agent.py'}"
+    )
+    marker = tmp_path / "must-not-exist"
+    try:
+        _acpx(tmp_path, "", "sessions", "new", command=agent)
+        _acpx(tmp_path, "", "set", "model", "scripted-terse", command=agent)
+        _acpx(tmp_path, "", "set", "mode", "ask", command=agent)
+        _acpx(tmp_path, "", "set-mode", "code", command=agent)
+        _acpx(tmp_path, "", "set-mode", "ask", command=agent)
+        messages = _acpx(
+            tmp_path, "", "--approve-all", "prompt", f"run touch {marker}", command=agent
+        )
+    finally:
+        subprocess.run(
+            [
+                str(HERE / "node_modules" / ".bin" / "acpx"),
+                "--agent",
+                agent,
+                "--cwd",
+                str(tmp_path),
+                "sessions",
+                "close",
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "HOME": str(tmp_path / "home")},
+            cwd=tmp_path,
+        )
+    text = "".join(
+        u["content"]["text"]
+        for u in _updates(messages)
+        if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert text.startswith("[scripted-terse]") and "no tool named 'run_command'" in text, text
+    assert not marker.exists()
+    sent, received = _wire(wire)
+    answers = {m["id"]: m for m in received if "id" in m and "method" not in m}
+    configs = [m for m in sent if m.get("method") == "session/set_config_option"]
+    # acpx starts the agent for each command, resumes the session and sets again every
+    # value it was told to keep, before the command's own request.
+    assert {(m["params"]["configId"], m["params"]["value"]) for m in configs} == {
+        ("model", "scripted-terse"),
+        ("mode", "ask"),
+    }
+    assert not [m for m in configs if "type" in m["params"]]  # what acpx really sends
+    modes = [m for m in sent if m.get("method") == "session/set_mode"]
+    assert [m["params"]["modeId"] for m in modes] == ["code", "ask"]
+    for request in configs + modes:
+        assert "result" in answers[request["id"]], answers[request["id"]]
+    new = next(answers[m["id"]] for m in sent if m.get("method") == "session/new")
+    assert new["result"]["modes"]["currentModeId"] == "code"
+    left = subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == "", f"processes left: {left.stdout}"

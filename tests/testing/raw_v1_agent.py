@@ -169,7 +169,8 @@ def tool_scenario(session_id: str, cwd: str) -> str:
         },
     )
     update(session_id, {"sessionUpdate": "session_info_update", "title": "Notes"})
-    update(session_id, {"sessionUpdate": "current_mode_update", "currentModeId": "code"})
+    mode = "fly" if MODE == "unknown-mode" else "code"  # "fly" was never offered
+    update(session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode})
     update(session_id, text_chunk("agent_message_chunk", "done"))
     return "end_turn"
 

@@ -49,6 +49,7 @@ WRONG: dict[str, tuple[str, Scenario]] = {
     "double-answer": ("v1-prompt-answer", lambda session: say("hello", session)),
     "ignore-cancel": ("v1-cancel", cancel_after_asking),
     "after-cancel": ("v1-cancel", cancel_then_more),
+    "unknown-mode": ("v1-modes", lambda session: say("tool", session)),
 }
 
 

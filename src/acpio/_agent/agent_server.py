@@ -154,6 +154,7 @@ class AgentServer:
         }
         # The table of the negotiated version (v2 until a v1 initialize).
         self._requests = self.v2_requests
+        self._v1: V1Methods | None = None
 
     decode = staticmethod(_decode)
 
@@ -182,6 +183,8 @@ class AgentServer:
         raise RequestError.method_not_found(method)
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
+        if self._v1 is not None:
+            params = self._v1.notification_params(method, params)
         if method == "session/cancel":
             try:
                 request = _decode(params, schema.CancelSessionNotification)
@@ -239,6 +242,7 @@ class AgentServer:
         self.protocol_version = max(supported)
         self.peer = Peer.from_v2(self.protocol_version, capabilities)
         self._requests = self.v2_requests
+        self._v1 = None
         agent = self.agent
         agent.client_info = request.info
         agent.client_capabilities = capabilities
@@ -257,6 +261,7 @@ class AgentServer:
         response = methods.initialize(raw)
         self.protocol_version = 1
         self._requests = methods.table
+        self._v1 = methods
         agent = self.agent
         await agent.on_initialize(
             schema.InitializeRequest(

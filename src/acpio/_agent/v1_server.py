@@ -17,6 +17,17 @@ its v2 result is projected back. What is v1's own lives here:
 * ``session/load`` is ``session/resume`` with a replay from the start: the
   history goes out in v1 form before the answer.
 * ``authenticate``/``logout`` are ``auth/login``/``auth/logout``.
+* Every request's params are first read as the v1 schema says
+  (:func:`acpio._protocol.v1_schema.lenient`: a ``null`` or a mismatched value of a
+  field the schema marks so is absent). ``session/set_config_option`` without
+  ``type`` (or with a ``type`` v1 does not know and a string value) sets a value id.
+* Modes: the session's config option of category ``mode`` (a select) is v1's
+  ``modes`` in the ``session/new``/``load``/``resume`` answers, and
+  ``session/set_mode`` sets it through the same path as ``session/set_config_option``
+  (the agent's ``set_config_option``, the same checks). A client change of the mode
+  is followed by the update the client lacks: ``config_option_update`` after
+  ``session/set_mode``, ``current_mode_update`` after ``session/set_config_option``;
+  the agent's own changes carry both (:mod:`acpio._session.v1_projection`).
 
 The v2-only methods (``tool_call/cancel``, ``terminal/cancel``) are not in
 the v1 table.
@@ -35,8 +46,16 @@ from msgspec import UNSET
 from .. import schema
 from .._errors import INTERNAL_ERROR, RequestError
 from .._protocol.peer import Peer
+from .._protocol.v1_schema import lenient_raw, message_definition
 from .._rpc.connection import RequestContext
-from .._session.v1_projection import META_KEY, V1_STOP_REASONS, config_options
+from .._session.v1_projection import (
+    META_KEY,
+    V1_STOP_REASONS,
+    V1Projection,
+    V1Update,
+    config_options,
+    mode_option,
+)
 from .._session.work import Work
 
 if TYPE_CHECKING:
@@ -217,7 +236,15 @@ class V1Methods:
             "session/delete": self._same("session/delete"),
             "session/prompt": self._prompt,
             "session/set_config_option": self._set_config_option,
+            "session/set_mode": self._set_mode,
         }
+        for method, handler in self.table.items():
+            if method != "initialize":  # read field by field, leniently, in initialize()
+                self.table[method] = _lenient(method, handler)
+
+    def notification_params(self, method: str, params: msgspec.Raw | None) -> msgspec.Raw | None:
+        """A v1 notification's params as the v1 schema says to read them."""
+        return lenient_raw(message_definition(method, "Notification"), params)
 
     def _same(self, method: str) -> Handler:
         """A method whose v1 params and result have their v2 shape."""
@@ -308,10 +335,51 @@ class V1Methods:
         response = await self.server.v2_requests["session/new"](_as_raw(request), context)
         assert isinstance(response, schema.NewSessionResponse)
         out: dict[str, object] = {"sessionId": response.session_id}
-        if isinstance(response.config_options, list):
-            out["configOptions"] = config_options(response.config_options)
+        self._config_fields(out, response.session_id, response.config_options)
         self._commands_after(response.session_id, response.available_commands, context)
         return out
+
+    def _projection(self, session_id: str) -> V1Projection | None:
+        core = self.server.cores.get(session_id)
+        return core.updates.framing.projection if core is not None else None
+
+    def _config_fields(self, out: dict[str, object], session_id: str, options: object) -> None:
+        """``configOptions`` and ``modes`` of a session answer (the client now knows both)."""
+        if not isinstance(options, list):
+            return
+        listed = cast("list[schema.SessionConfigOption]", options)
+        out["configOptions"] = config_options(listed)
+        projection = self._projection(session_id)
+        if projection is not None:
+            state = projection.modes(listed)
+            if state is not None:
+                out["modes"] = state
+
+    def _send_after(
+        self,
+        session_id: str,
+        context: RequestContext,
+        make: Callable[[V1Projection], list[V1Update]],
+    ) -> None:
+        """Send the v1 updates ``make`` returns right after this request's answer."""
+        core = self.server.cores.get(session_id)
+        projection = self._projection(session_id)
+        if core is None or projection is None:
+            return
+        updates = make(projection)
+        if not updates:
+            return
+        lines = core.updates.framing.v1_lines(updates)
+        path = core.updates
+
+        async def send() -> None:
+            for line in lines:
+                await path.send_line(line)
+
+        def start() -> None:
+            core.task_group.start_soon(send)
+
+        context.after_response(start)
 
     def _commands_after(self, session_id: str, commands: object, context: RequestContext) -> None:
         """v1 answers carry no commands: send them as an update right after the answer."""
@@ -339,10 +407,9 @@ class V1Methods:
         response = await self.server.v2_requests["session/resume"](_as_raw(request), context)
         out: dict[str, object] = {}
         if isinstance(response, schema.ResumeSessionResponse):
-            if isinstance(response.config_options, list):
-                out["configOptions"] = config_options(response.config_options)
             session_id = request.get("sessionId")
             if isinstance(session_id, str):
+                self._config_fields(out, session_id, response.config_options)
                 self._commands_after(session_id, response.available_commands, context)
         return out
 
@@ -365,12 +432,68 @@ class V1Methods:
         request = _params(params)
         if "id" in request and "configId" not in request:
             request["configId"] = request.pop("id")
+        kind, value = request.get("type"), request.get("value")
+        if kind != "boolean":
+            # v1: a value id has no `type` (one v1 does not know, with a string, is one too).
+            if not isinstance(value, str):
+                raise RequestError.invalid_params(
+                    "`value` must be a value id (a string), or a boolean with "
+                    f'`"type": "boolean"`; got {_raw(value).decode()}'
+                )
+            request["type"] = "id"
         response = await handler(_as_raw(request), context)
         options: object = getattr(response, "config_options", UNSET)
         listed = (
             cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
         )
+        session_id = request.get("sessionId")
+        if isinstance(session_id, str):
+            # The answer carries the options; the client's mode selector needs its update.
+            self._send_after(session_id, context, lambda p: p.mode_moved(listed))
         return {"configOptions": config_options(listed)}
+
+    async def _set_mode(self, params: msgspec.Raw | None, context: RequestContext) -> object:
+        handler = self.server.v2_requests.get("session/set_config_option")
+        if handler is None:
+            raise RequestError.method_not_found("session/set_mode")
+        request = _params(params)
+        session_id, mode_id = request.get("sessionId"), request.get("modeId")
+        if not isinstance(session_id, str):
+            raise RequestError.invalid_params("`sessionId` must be a string")
+        if not isinstance(mode_id, str):
+            raise RequestError.invalid_params("`modeId` must be a string (a mode's id)")
+        session = self.server.active(session_id)
+        option = mode_option(self.server.cores[session.id].config.options)
+        if option is None:
+            raise RequestError.invalid_params(
+                f"session {session_id} has no modes (no config option of category mode)"
+            )
+        response = await handler(
+            _as_raw(
+                {
+                    "sessionId": session_id,
+                    "configId": option.config_id,
+                    "type": "id",
+                    "value": mode_id,
+                }
+            ),
+            context,
+        )
+        options: object = getattr(response, "config_options", UNSET)
+        listed = (
+            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
+        )
+
+        def updates(projection: V1Projection) -> list[V1Update]:
+            projection.mode_id = mode_id  # the client set it: it knows
+            out: list[V1Update] = [
+                {"sessionUpdate": "config_option_update", "configOptions": config_options(listed)}
+            ]
+            out.extend(projection.mode_moved(listed))  # the agent chose another one
+            return out
+
+        self._send_after(session_id, context, updates)
+        return {}
 
     # ---------------------------------------------------------------- turns
 
@@ -405,6 +528,16 @@ class V1Methods:
             turns.prompt_answered(work)
             raise
         return _answer(work)
+
+
+def _lenient(method: str, handler: Handler) -> Handler:
+    """``handler`` given its params as the v1 schema says to read them."""
+    definition = message_definition(method, "Request")
+
+    async def read_leniently(params: msgspec.Raw | None, context: RequestContext) -> object:
+        return await handler(lenient_raw(definition, params), context)
+
+    return read_leniently
 
 
 def _answer(work: Work) -> object:

@@ -48,6 +48,7 @@ from .permission import (
     PreparedPermission,
     copy_options,
     decode_permission_response,
+    decode_v1_permission_response,
     interpret_outcome,
     remembered_outcome,
     validate_options,
@@ -746,7 +747,9 @@ async def request_permission(
                 else connection.prepare_request(
                     PERMISSION_METHOD, updates.permission_params(request)
                 ),
-                decode_permission_response,
+                decode_permission_response
+                if updates.framing.projection is None
+                else decode_v1_permission_response,
             )
         except ConnectionClosed:
             return await _client_gone(parts)

@@ -4,17 +4,22 @@ How this works: acpio's model types are v2 (:mod:`acpio.schema`); v1 differs
 only at the connection boundary. Updates are projected by
 :mod:`acpio._session.v1_projection`, and the few v1 requests the agent sends to a v1
 client have these hand-written Structs (from ``schema/v1/schema.json``), sent
-with :meth:`acpio.Session._client_request` and decoded with :func:`decode`.
+with :meth:`acpio.Session._client_request` and decoded with :func:`decoder`,
+which first reads the answer as the v1 schema says (:mod:`acpio._protocol.v1_schema`:
+a field marked default-on-error that does not match, an ``exitCode`` of ``1.5``
+or ``2**64``, a numeric ``signal``, is absent).
 Only a v1 connection whose :class:`~acpio._protocol.peer.Peer` advertises the service
 may be asked (``peer.terminal``, ``peer.read_text_file``, ``peer.write_text_file``).
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
+
+from .v1_schema import lenient, loads
 
 __all__ = [
     "CreateTerminalRequest",
@@ -29,6 +34,7 @@ __all__ = [
     "TerminalOutputResponse",
     "WaitForTerminalExitRequest",
     "WaitForTerminalExitResponse",
+    "V1Decoder",
     "WriteTextFileRequest",
     "decoder",
 ]
@@ -137,6 +143,19 @@ class WriteTextFileRequest(_V1):
     content: str
 
 
-def decoder(type_: type[T]) -> msgspec.json.Decoder[T]:
+class V1Decoder(Generic[T]):
+    """Decodes a v1 answer into ``type_`` as the v1 schema says to read it: first the
+    lenient fields of its definition (the class's name) are applied, then the Struct."""
+
+    def __init__(self, type_: type[T]) -> None:
+        self.type: type[T] = type_
+        self.definition: str = type_.__name__
+
+    def decode(self, raw: bytes) -> T:
+        """The answer as ``type``; :raises msgspec.ValidationError: when it is not one."""
+        return msgspec.convert(lenient(self.definition, loads(raw)), self.type)
+
+
+def decoder(type_: type[T]) -> V1Decoder[T]:
     """A decoder of a v1 answer, for :meth:`acpio.Session._client_request`'s ``decode``."""
-    return msgspec.json.Decoder(type_)
+    return V1Decoder(type_)

@@ -55,7 +55,10 @@ __all__ = [
     "TERMINAL_REFRESH_INTERVAL",
     "TERMINAL_TEXT_BYTES",
     "V1Projection",
+    "config_options",
     "diff_texts",
+    "mode_option",
+    "modes",
     "remember_diff_texts",
 ]
 
@@ -186,6 +189,9 @@ class V1Projection:
         self._client_terminals: set[str] = set()
         self._dirty: set[str] = set()  # terminals with output the client has not seen
         self._logged: set[str] = set()
+        #: The ``currentModeId`` the client was last told (``modes`` in an answer, or
+        #: ``current_mode_update``); None before.
+        self.mode_id: str | None = None
 
     def fresh(self) -> V1Projection:
         """A projection that has shown nothing yet (a replay rebuilds the client's view)."""
@@ -263,15 +269,34 @@ class V1Projection:
                 }
             ]
         if isinstance(update, schema.ConfigOptionUpdate):
-            return [
+            out: list[V1Update] = [
                 {
                     "sessionUpdate": "config_option_update",
                     "configOptions": config_options(update.config_options),
                 }
             ]
+            out.extend(self.mode_moved(update.config_options))
+            return out
         if isinstance(update, schema.Notice) and self.peer.notices:
             return [_builtins(update)]  # type: ignore[list-item]
         return self._dropped(update)
+
+    def mode_moved(self, options: Sequence[object]) -> list[V1Update]:
+        """A ``current_mode_update`` when the mode option's value is not the one the
+        client was last told (then it is); nothing otherwise."""
+        option = mode_option(options)
+        if option is None or option.current_value == self.mode_id:
+            return []
+        self.mode_id = option.current_value
+        return [{"sessionUpdate": "current_mode_update", "currentModeId": option.current_value}]
+
+    def modes(self, options: Sequence[object]) -> dict[str, object] | None:
+        """The ``modes`` of a session answer (see :func:`modes`); the client now knows it."""
+        state = modes(options)
+        option = mode_option(options)
+        if option is not None:
+            self.mode_id = option.current_value
+        return state
 
     def _dropped(self, update: object) -> list[V1Update]:
         name = getattr(update, "session_update", type(update).__name__)
@@ -497,15 +522,14 @@ class V1Projection:
         if isinstance(item, schema.Diff):
             return _diff_items(item)
         if isinstance(item, schema.Terminal):
+            # Only a terminal the client runs itself, or one a client of Zed's
+            # convention is sent the output of, is shown as a terminal item; any
+            # other is the agent's (live or replayed): text, once it shows something.
+            if item.terminal_id in self._client_terminals or self.peer.terminal_output:
+                return [{"type": "terminal", "terminalId": item.terminal_id}]
             terminal = self._terminals.get(item.terminal_id)
-            if (
-                terminal is None
-                or not terminal.agent_side
-                or item.terminal_id in self._client_terminals
-            ):
-                return [{"type": "terminal", "terminalId": item.terminal_id}]
-            if self.peer.terminal_output:
-                return [{"type": "terminal", "terminalId": item.terminal_id}]
+            if terminal is None or not terminal.agent_side:
+                return []  # not seen yet: its terminal_update refreshes the call
             return [_text_item(_terminal_text(terminal))]
         return []
 
@@ -769,6 +793,33 @@ def _command(command: schema.Command) -> dict[str, object]:
     if isinstance(command.input, schema.TextCommandInput):
         out["input"] = {"hint": command.input.hint}
     return out
+
+
+def mode_option(options: Sequence[object]) -> schema.SessionConfigSelect | None:
+    """The option v1 clients are offered as the session's modes: the first select of
+    category ``mode``, or None."""
+    for option in options:
+        if isinstance(option, schema.SessionConfigSelect) and option.category == "mode":
+            return option
+    return None
+
+
+def modes(options: Sequence[object]) -> dict[str, object] | None:
+    """The v1 ``modes`` (``SessionModeState``) of config options: the values of the
+    :func:`mode_option` (groups flattened) as ``availableModes``, its value as
+    ``currentModeId``; None when there is no mode option."""
+    option = mode_option(options)
+    if option is None:
+        return None
+    available: list[object] = []
+    for item in option.options:
+        choices = item.options if isinstance(item, schema.SessionConfigSelectGroup) else [item]
+        for choice in choices:
+            mode: dict[str, object] = {"id": choice.value, "name": choice.name}
+            if isinstance(choice.description, str):
+                mode["description"] = choice.description
+            available.append(mode)
+    return {"currentModeId": option.current_value, "availableModes": available}
 
 
 def config_options(options: Sequence[object]) -> list[object]:

@@ -466,7 +466,8 @@ class MockClient:
     async def set_config_option(
         self, session_id: str, config_id: str, value: str | bool, *, timeout: float | None = None
     ) -> list[schema.SessionConfigOption]:
-        """Send ``session/set_config_option`` (``type: "boolean"`` for a bool, else ``"id"``);
+        """Send ``session/set_config_option`` (``type: "boolean"`` for a bool, else ``"id"``,
+        on v1 no ``type``, as v1 clients send a value id);
         returns the full new state, also applied to the session's view.
 
         :raises acpio.RequestError: when the agent refused (``-32602`` for an

@@ -31,7 +31,7 @@ from typing import Final, Protocol, TypeAlias, TypeVar
 import msgspec
 
 from .. import schema
-from .._json import decode_json, get_field
+from .._json import as_list, decode_json, get_field
 from ._client_link import ClientLink
 from ._policy import PermissionRequest
 from ._v1_shapes import config_options as v1_config_options
@@ -391,6 +391,11 @@ def apply_v1_setup(session: ClientSession, result: object) -> None:
     mode = get_field(modes, "currentModeId")
     if isinstance(mode, str):
         session.current_mode_id = mode
+    available = as_list(get_field(modes, "availableModes"))
+    if available is not None:
+        session.available_modes = {
+            str(get_field(m, "id")): str(get_field(m, "name")) for m in available
+        }
     options = v1_config_options(result)
     if options is not None:
         session.view.config_options = options
@@ -416,6 +421,8 @@ class ClientSession:
         self.closed: bool = False
         self.current_mode_id: str | None = None
         """v1 only: the session mode the agent reported (``modes`` or ``current_mode_update``)."""
+        self.available_modes: dict[str, str] = {}
+        """v1 only: the modes of the last session answer's ``modes``, id to name, in order."""
         self._sessions = sessions
         self._link = sessions.link
 
@@ -576,7 +583,8 @@ class ClientSession:
     async def set_config_option(
         self, config_id: str, value: str | bool, *, timeout: float | None = None
     ) -> list[schema.SessionConfigOption]:
-        """Send ``session/set_config_option`` (``type: "boolean"`` for a bool, else ``"id"``);
+        """Send ``session/set_config_option`` (``type: "boolean"`` for a bool, else ``"id"``,
+        on v1 no ``type``, as v1 clients send a value id);
         returns the full new state, also applied to :attr:`view`.
 
         :raises acpio.RequestError: when the agent refused (``-32602`` for an
@@ -592,8 +600,16 @@ class ClientSession:
                 session_id=self.id, config_id=config_id, value=value
             )
         if self._sessions.v1 is not None:
+            # As v1 clients send it: a value id has no `type` (v1 has no "id").
+            v1_params: dict[str, object] = {
+                "sessionId": self.id,
+                "configId": config_id,
+                "value": value,
+            }
+            if isinstance(value, bool):
+                v1_params["type"] = "boolean"
             raw = await self._link.request(
-                "session/set_config_option", params, _raw_result, timeout=timeout
+                "session/set_config_option", v1_params, _raw_result, timeout=timeout
             )
             options = v1_config_options(raw) or []
             self.view.config_options = list(options)
@@ -606,6 +622,27 @@ class ClientSession:
         )
         self.view.config_options = list(response.config_options)
         return list(response.config_options)
+
+    async def set_mode(self, mode_id: str, *, timeout: float | None = None) -> None:
+        """v1 only: send ``session/set_mode`` (the editor's mode selector); on success
+        :attr:`current_mode_id` is ``mode_id``.
+
+        :raises acpio.RequestError: when the agent refused (``-32602`` for a mode it
+            does not offer); :raises RuntimeError: on a v2 connection, which has no
+            modes (set the config option of category ``mode`` instead).
+        """
+        if self._sessions.v1 is None:
+            raise RuntimeError(
+                "session/set_mode is an ACP v1 method; on v2 use set_config_option with "
+                "the config option of category mode"
+            )
+        await self._link.request(
+            "session/set_mode",
+            {"sessionId": self.id, "modeId": mode_id},
+            _raw_result,
+            timeout=timeout,
+        )
+        self.current_mode_id = mode_id
 
     async def _v1_resume(
         self,

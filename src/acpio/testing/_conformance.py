@@ -495,6 +495,14 @@ class ConformanceChecker(SessionRules):
             self._validate("Error", error, raw, "error")
         if has_result and request.method in _SETUP_ANSWERS:
             self._config_and_commands(setup_problems(message["result"]), raw)
+        if (
+            self._v1 is not None
+            and has_result
+            and request.method in ("session/new", "session/load", "session/resume")
+        ):
+            answered = request.session or _session_of(message.get("result"))
+            if answered is not None:
+                self._v1.modes_offered(answered, get(message.get("result"), "modes"), raw)
         session = request.session
         if session is None:
             if request.method in ("session/new", "session/resume") and has_result:

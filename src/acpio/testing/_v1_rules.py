@@ -19,7 +19,10 @@ the rules of `V1_RULES`, fed by the checker's hooks in wire order:
   cancel first: a permission request was pending when it was sent, or the
   agent answered a later request before the prompt) and nothing of that turn
   (message or thought chunks, tool calls, plans, permission requests) is sent
-  after the cancelled answer, until the next prompt.
+  after the cancelled answer, until the next prompt;
+* ``v1-modes``: a session's ``currentModeId`` (in a ``session/new``, ``load`` or
+  ``resume`` answer's ``modes``, or a ``current_mode_update``) is one of the
+  ``availableModes`` the session was last offered.
 """
 
 from __future__ import annotations
@@ -73,6 +76,12 @@ V1_RULES: Final[Mapping[str, Rule]] = MappingProxyType(
                 "nothing of that turn is sent after the answer",
                 True,
             ),
+            Rule(
+                "v1-modes",
+                "a session's current mode (modes.currentModeId, current_mode_update) is one of "
+                "the availableModes it offered",
+                True,
+            ),
         )
     }
 )
@@ -107,6 +116,8 @@ V1_HINTS: Final[Mapping[str, str]] = MappingProxyType(
         '{"stopReason": "end_turn"} (or max_tokens, max_turn_requests, refusal, cancelled)',
         "v1-cancel": "after session/cancel, answer the prompt with stopReason cancelled once the "
         "remaining updates are sent, and send nothing for that turn afterwards",
+        "v1-modes": "offer every mode in modes.availableModes of the session answers, and "
+        "switch only to one of them",
     }
 )
 """How to fix a violation of each v1 rule (and the v1 wording of shared ones), by rule ID."""
@@ -155,6 +166,7 @@ class _Session:
     proven: bool = False  # the wire proves the agent read that cancel
     silenced: bool = False  # after the cancelled answer, until the next prompt
     loads: int = 0  # session/load requests pending (their replay repeats history)
+    modes: frozenset[str] | None = None  # the mode ids last offered (None: no modes)
 
 
 Violate = Callable[[str, str, str], None]
@@ -213,6 +225,33 @@ class V1Rules:
             state.loads = max(state.loads - 1, 0)
 
     # -- agent messages ------------------------------------------------------------------------
+
+    def modes_offered(self, session: str, modes: object, raw: str) -> None:
+        """A session answer's ``modes`` (``None``: the answer offered none)."""
+        state = self._session(session)
+        if modes is None:
+            return  # the modes offered before, if any, still hold
+        ids = frozenset(
+            mode_id
+            for mode in as_list(get(modes, "availableModes")) or ()
+            if isinstance(mode_id := get(mode, "id"), str)
+        )
+        state.modes = ids
+        self._check_mode(state, get(modes, "currentModeId"), "modes.currentModeId", raw)
+
+    def _check_mode(self, state: _Session, mode_id: object, what: str, raw: str) -> None:
+        if not isinstance(mode_id, str):
+            return  # the schema reports it
+        self._exercise("v1-modes")
+        if state.modes is None:
+            self._violate(
+                "v1-modes", f"{what} {mode_id!r} for a session that was offered no modes", raw
+            )
+        elif mode_id not in state.modes:
+            offered = ", ".join(sorted(state.modes)) or "none"
+            self._violate(
+                "v1-modes", f"{what} {mode_id!r} is not one of the modes offered ({offered})", raw
+            )
 
     def duplicate_answer(self, key: object, raw: str) -> bool:
         """A response to no pending request: whether it answers a prompt a second time."""
@@ -349,6 +388,8 @@ class V1Rules:
                 f"{kind} after the cancelled turn was answered: nothing of that turn may follow",
                 raw,
             )
+        if kind == "current_mode_update":
+            self._check_mode(state, update.get("currentModeId"), "current_mode_update", raw)
         if kind in ("tool_call", "tool_call_update"):
             self._tool_call_paths(update, raw)
         tool_call_id = update.get("toolCallId")
