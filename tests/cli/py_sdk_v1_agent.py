@@ -4,7 +4,8 @@ For ``acpio check``'s tests: an agent that serves only v1, as every agent on tha
 ``python py_sdk_v1_agent.py latest`` answers ``initialize`` with the SDK's protocol version
 (1) whatever was asked, as the SDK's ``examples/agent.py`` does; ``echo`` answers with the
 requested version, as its ``examples/echo_agent.py`` does (so a draft v2 ``initialize`` gets
-``protocolVersion: 2`` in v1's shape). A prompt is answered with ``you said: TEXT`` after
+``protocolVersion: 2`` in v1's shape); ``refuse`` answers any other version than 1 with
+error -32022. A prompt is answered with ``you said: TEXT`` after
 half a second of work that ``session/cancel`` stops.
 """
 
@@ -33,6 +34,9 @@ class SdkAgent:
         self._conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> schema.InitializeResponse:
+        if MODE == "refuse" and protocol_version != acp.PROTOCOL_VERSION:
+            data = {"requested": protocol_version, "supported": [acp.PROTOCOL_VERSION]}
+            raise acp.RequestError(-32022, "Unsupported protocol version", data)
         return schema.InitializeResponse(
             protocol_version=protocol_version if MODE == "echo" else acp.PROTOCOL_VERSION,
             agent_info=schema.Implementation(name="py-sdk-v1-agent", version="0.12.1"),

@@ -139,11 +139,12 @@ async def test_an_agent_that_refuses_every_json_array_passes() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("mode", ["latest", "echo"])
+@pytest.mark.parametrize("mode", ["latest", "echo", "refuse"])
 async def test_a_v1_only_agent_on_the_official_python_sdk_passes_with_a_v2_warning(
     mode: str,
 ) -> None:
-    # "latest" answers protocol 1 to a v2 initialize; "echo" answers 2 in v1's shape.
+    # "latest" answers protocol 1 to a v2 initialize; "echo" answers 2 in v1's shape;
+    # "refuse" answers error -32022.
     code, report = await _check(py_sdk_v1_agent(mode))
     assert code == 0, report
     assert report["ok"] is True
@@ -153,7 +154,7 @@ async def test_a_v1_only_agent_on_the_official_python_sdk_passes_with_a_v2_warni
     assert v2["served"] is False and v1["served"] is True
     start = _rule(v2, "start")
     assert start["status"] == "warn"
-    assert "not draft ACP v2" in str(start["detail"])
+    assert "does not serve draft ACP v2" in str(start["detail"])
     assert ("v1's shape" in str(start["detail"])) == (mode == "echo")
     assert set(_statuses(v2).values()) == {"warn", "skip"}
     assert _rule(v2, "prompt")["detail"] == "not checked: the agent does not serve protocol 2"

@@ -11,7 +11,10 @@ JSON, unknown methods and notifications, batches, then end of input
 also judged by the conformance checker's rules (``acpio.testing``'s
 ``RULES``). The report has one line per rule (pass, fail with the message
 that broke it, warn for a failed recommendation, skip when not exercised)
-and a summary; the exit code is 0 only when no mandatory rule failed.
+and a summary; the exit code is 0 only when no mandatory rule failed and the
+agent served at least one of the versions checked. An agent that answers
+``initialize`` for one version with another (a v1-only agent asked for draft
+v2) gets a warning for that version, whose other rules are not judged.
 """
 
 from __future__ import annotations

@@ -63,8 +63,8 @@ _NO_V1: Final = (
 )
 _V1_INITIALIZE_FIELDS: Final = ("agentCapabilities", "authMethods", "agentInfo")
 _NO_V2: Final = (
-    "the agent serves only an older protocol, not draft ACP v2; a v2 client falls back to v1 "
-    "or disconnects, and nothing of v2 is checked"
+    "the agent does not serve draft ACP v2 (today's editors speak v1); a v2 client falls "
+    "back to v1 or disconnects, and nothing of v2 is checked"
 )
 
 
@@ -148,8 +148,9 @@ async def _start(run: CheckRun, client: MockClient) -> schema.InitializeResponse
         detail = f"no answer to initialize within {client.timeout:g}s" + stderr_note(client.stderr)
     except RequestError as exc:
         detail = f"initialize was answered with error {exc.code}: {short(exc.message)}"
-        if client.v1 is not None and exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
-            run.warn("start", _NO_V1 + f" (it answered initialize with error {exc.code})")
+        if exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
+            missing = _NO_V1 if client.v1 is not None else _NO_V2
+            run.warn("start", missing + f" (it answered initialize with error {exc.code})")
             return None
     except RemoteProtocolError as exc:
         detail = f"the initialize result is invalid: {short(str(exc))}"
