@@ -16,6 +16,7 @@ from acpio._cli._output import Output
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 RAW_AGENT = Path(__file__).resolve().parent / "raw_agent.py"
+PY_SDK_V1_AGENT = Path(__file__).resolve().parent / "py_sdk_v1_agent.py"
 #: Generous bound for one CLI run; the runs themselves take a second or two.
 RUN_TIMEOUT = 60.0
 
@@ -28,6 +29,12 @@ def example(name: str) -> list[str]:
 def raw_agent(mode: str = "good") -> list[str]:
     """The command line of the hand-written test agent in one of its modes."""
     return [sys.executable, str(RAW_AGENT), mode]
+
+
+def py_sdk_v1_agent(mode: str = "latest") -> list[str]:
+    """The command line of the v1 agent built on the official Python SDK (``latest`` answers
+    protocol 1 to any initialize, ``echo`` the requested version)."""
+    return [sys.executable, str(PY_SDK_V1_AGENT), mode]
 
 
 def run_cli(

@@ -15,6 +15,9 @@ Modes, each breaking one rule:
 * ``linger``: does not exit when its stdin closes;
 * ``number-ids``: answers a request whose id is a string of digits with that number;
 * ``answer-notification-batch``: answers a batch of only notifications with ``[]``;
+* ``refuse-batches``: answers any JSON array with one -32600 with id null (no defect: the
+  official TypeScript SDK's documented behaviour, since ACP does not use batches);
+* ``answer-batch-items``: answers each entry of any JSON array with its own -32600;
 * ``delete-unknown-fails``: offers session/delete, and answers it -32002 for a session
   that never existed.
 """
@@ -190,6 +193,13 @@ def main() -> None:
             send(error(None, -32700, "Parse error"))
             continue
         if isinstance(message, list):
+            if MODE == "refuse-batches":
+                send(error(None, -32600, "Invalid request: JSON-RPC batches are not supported"))
+                continue
+            if MODE == "answer-batch-items":
+                for _entry in message:
+                    send(error(None, -32600, "Invalid request: batch entry refused"))
+                continue
             if not message:
                 send(error(None, -32600, "Empty batch"))
                 continue

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_helpers import Captured, example, raw_agent, run_cli
+from cli_helpers import Captured, example, py_sdk_v1_agent, raw_agent, run_cli
 
 from acpio._cli._check import SCENARIO, CheckOptions, run_check
 from acpio.testing._conformance import RULES
@@ -106,6 +106,9 @@ async def test_a_correct_agent_in_another_style_passes() -> None:
         ("linger", {"shutdown"}, "still running"),
         ("number-ids", {"ids", "id-fidelity"}, 'sent id "42", answered with id 42'),
         ("answer-notification-batch", {"batch-notifications"}, "answered a batch of only"),
+        # One -32600 per entry is not a refusal of the array: notifications are never answered.
+        # (and gives [] no answer at all).
+        ("answer-batch-items", {"batch-notifications", "batch-empty"}, "(2 replies)"),
     ],
 )
 async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], message: str) -> None:
@@ -120,6 +123,61 @@ async def test_broken_agents_fail_on_their_rule(mode: str, failing: set[str], me
         for rule in failing
     )
     assert message in details
+
+
+@pytest.mark.anyio
+async def test_an_agent_that_refuses_every_json_array_passes() -> None:
+    # The official TypeScript SDK: "ACP does not use JSON-RPC batches; a connection answers a
+    # received JSON array with a single -32600 response with id: null".
+    code, report = await _check(raw_agent("refuse-batches"), cancel_prompt="slow", **FAST)
+    statuses = _statuses(report)
+    assert code == 0, [r for r in report["rules"] if r["status"] != "pass"]  # type: ignore[union-attr]
+    for rule_id in ("batch-empty", "batch-notifications", "batch-mixed"):
+        assert statuses[rule_id] == "pass", _rule(report, rule_id)
+    assert "one -32600" in str(_rule(report, "batch-notifications")["detail"])
+    assert statuses["no-reply-to-notification"] == statuses["jsonrpc"] == "pass"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["latest", "echo", "refuse"])
+async def test_a_v1_only_agent_on_the_official_python_sdk_passes_with_a_v2_warning(
+    mode: str,
+) -> None:
+    # "latest" answers protocol 1 to a v2 initialize; "echo" answers 2 in v1's shape;
+    # "refuse" answers error -32022.
+    code, report = await _check(py_sdk_v1_agent(mode))
+    assert code == 0, report
+    assert report["ok"] is True
+    protocols = report["protocols"]
+    assert isinstance(protocols, dict)
+    v2, v1 = protocols["2"], protocols["1"]
+    assert v2["served"] is False and v1["served"] is True
+    start = _rule(v2, "start")
+    assert start["status"] == "warn"
+    assert "does not serve draft ACP v2" in str(start["detail"])
+    assert ("v1's shape" in str(start["detail"])) == (mode == "echo")
+    assert set(_statuses(v2).values()) == {"warn", "skip"}
+    assert _rule(v2, "prompt")["detail"] == "not checked: the agent does not serve protocol 2"
+    v1_statuses = _statuses(v1)
+    assert "fail" not in v1_statuses.values()
+    for rule_id in ("start", "sessions", "prompt", "cancel", "shutdown", "schema"):
+        assert v1_statuses[rule_id] == "pass", _rule(v1, rule_id)
+
+
+@pytest.mark.anyio
+async def test_an_agent_serving_none_of_the_checked_versions_fails() -> None:
+    # Asked for v2 only, a v1-only agent serves nothing that was checked: no PASS for that.
+    code, report = await _check(py_sdk_v1_agent("latest"), protocols=(2,))
+    assert code == 1
+    assert report["ok"] is False
+    assert _rule(report, "start")["status"] == "warn"
+
+
+def test_check_text_of_a_v1_only_agent() -> None:
+    result = run_cli("check", "--", *py_sdk_v1_agent("latest"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert any(line.startswith("warn start") for line in result.stdout.splitlines())
+    assert "Overall: PASS (protocols 2, 1; served: 1)" in result.stdout
 
 
 @pytest.mark.anyio

@@ -11,7 +11,10 @@ JSON, unknown methods and notifications, batches, then end of input
 also judged by the conformance checker's rules (``acpio.testing``'s
 ``RULES``). The report has one line per rule (pass, fail with the message
 that broke it, warn for a failed recommendation, skip when not exercised)
-and a summary; the exit code is 0 only when no mandatory rule failed.
+and a summary; the exit code is 0 only when no mandatory rule failed and the
+agent served at least one of the versions checked. An agent that answers
+``initialize`` for one version with another (a v1-only agent asked for draft
+v2) gets a warning for that version, whose other rules are not judged.
 """
 
 from __future__ import annotations
@@ -73,6 +76,22 @@ def _checker_reports(
     return results
 
 
+_NOT_SERVED: Final = "not checked: the agent does not serve protocol {version}"
+
+
+def _warned_start(run: CheckRun) -> bool:
+    """Whether ``start`` ended in a warning: the agent serves another protocol version."""
+    start = run.verdicts.get("start")
+    return start is not None and start.status == "warn"
+
+
+def _not_judged(reason: str, table: Mapping[str, TestingRule] = RULES) -> list[RuleReport]:
+    return [
+        RuleReport(rule_id, "checker", rule.description, rule.mandatory, "skip", reason)
+        for rule_id, rule in table.items()
+    ]
+
+
 def _summary(reports: list[RuleReport]) -> dict[str, int]:
     counts = {"pass": 0, "fail": 0, "warn": 0, "skip": 0}
     for report in reports:
@@ -82,7 +101,9 @@ def _summary(reports: list[RuleReport]) -> dict[str, int]:
 
 async def run_check(output: Output, command: list[str], options: CheckOptions) -> int:
     """Run the scenario against the agent over each of ``options.protocols`` (default: v2,
-    then v1), print one report per version; 0 unless a mandatory rule failed in one of them.
+    then v1), print one report per version; 0 unless a mandatory rule failed in one of them
+    or the agent serves none of them. A version the agent does not serve (it answers
+    ``initialize`` with another one) is a warning in its report, not a failure.
 
     With ``--json`` one document: the first version's report at the top level (as with one
     version), every version's under ``protocols``, and ``ok`` true only if all passed.
@@ -98,13 +119,15 @@ async def run_check(output: Output, command: list[str], options: CheckOptions) -
             documents["1"] = await _check_v1(output, command, options)
         else:
             documents[str(version)] = await _check_v2(output, command, options)
-    ok = all(document["ok"] is True for document in documents.values())
-    if len(documents) > 1:
+    served = [version for version, document in documents.items() if document["served"]]
+    ok = bool(served) and all(document["ok"] is True for document in documents.values())
+    if len(documents) > 1 or not served:
         output.print(
             Text.assemble(
                 ("Overall: ", "bold"),
                 ("PASS", "bold green") if ok else ("FAIL", "bold red"),
-                f" (protocols {', '.join(documents)})",
+                f" (protocols {', '.join(documents)}; served: "
+                f"{', '.join(served) if served else 'none of them'})",
             )
         )
     if options.json:
@@ -205,12 +228,16 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
         else:
             run.skip_rest(
                 [rule for rule in SCENARIO if rule != "shutdown"],
-                "not reached: the agent did not start",
+                _NOT_SERVED.format(version=schema.PROTOCOL_VERSION)
+                if _warned_start(run)
+                else "not reached: the agent did not start",
             )
     finally:
         output.status(None)
         if owned:
             shutil.rmtree(cwd, ignore_errors=True)
+    served = agent_info is not None
+    older = not served and _warned_start(run)
     shutdown = run.verdicts.get("shutdown")
     if shutdown is None:
         shutdown = run.verdicts["shutdown"] = RuleReport(
@@ -219,11 +246,18 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
             SCENARIO["shutdown"].description,
             True,
             "skip",
-            "not reached: the agent did not start",
+            _NOT_SERVED.format(version=schema.PROTOCOL_VERSION)
+            if older
+            else "not reached: the agent did not start",
         )
     output.print(rule_line(shutdown))
     scenario = [run.verdicts[rule_id] for rule_id in SCENARIO if rule_id in run.verdicts]
-    protocol = _checker_reports(checkers)
+    if older:
+        # Its answer to initialize is an older protocol's: the v2 rules do not apply to it
+        # (the v1 run judges every message of that protocol).
+        protocol = _not_judged(_NOT_SERVED.format(version=schema.PROTOCOL_VERSION))
+    else:
+        protocol = _checker_reports(checkers)
     messages = sum(checker.report().messages for checker in checkers)
     output.print(
         Text(f"Protocol rules (every message checked: {messages})", style="bold underline")
@@ -237,6 +271,7 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
     return {
         "agent": command,
         "protocol": schema.PROTOCOL_VERSION,
+        "served": served,
         "agent_info": schema.to_builtins(agent_info) if agent_info is not None else None,
         "ok": ok,
         "summary": counts,

@@ -32,6 +32,7 @@ from ..testing import (
     PermissionPolicy,
     PermissionRequest,
 )
+from ..testing._transcript import AGENT_TO_CLIENT
 from ._check_rules import CheckOptions, CheckRun, short, shutdown_verdict, stderr_note
 
 __all__ = ["client_run"]
@@ -59,6 +60,11 @@ _SESSION_RULES: Final = ["sessions", "prompt", "cancel", "close", "delete-unknow
 NEVER_EXISTED: Final = "sess_acpio_check_never_existed"
 _NO_V1: Final = (
     "the agent does not serve ACP v1, the version today's editors (Zed, JetBrains, ...) speak"
+)
+_V1_INITIALIZE_FIELDS: Final = ("agentCapabilities", "authMethods", "agentInfo")
+_NO_V2: Final = (
+    "the agent does not serve draft ACP v2 (today's editors speak v1); a v2 client falls "
+    "back to v1 or disconnects, and nothing of v2 is checked"
 )
 
 
@@ -142,15 +148,23 @@ async def _start(run: CheckRun, client: MockClient) -> schema.InitializeResponse
         detail = f"no answer to initialize within {client.timeout:g}s" + stderr_note(client.stderr)
     except RequestError as exc:
         detail = f"initialize was answered with error {exc.code}: {short(exc.message)}"
-        if client.v1 is not None and exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
-            run.warn("start", _NO_V1 + f" (it answered initialize with error {exc.code})")
+        if exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
+            missing = _NO_V1 if client.v1 is not None else _NO_V2
+            run.warn("start", missing + f" (it answered initialize with error {exc.code})")
             return None
     except RemoteProtocolError as exc:
         detail = f"the initialize result is invalid: {short(str(exc))}"
+        older = _older_protocol(client) if client.v1 is None else None
+        if older is not None:
+            run.warn("start", _NO_V2 + f" ({older})")
+            return None
     else:
         info = response.info
         if client.v1 is not None and response.protocol_version != 1:
             run.warn("start", _NO_V1 + f" (it answered protocol {response.protocol_version})")
+            return None
+        if client.v1 is None and response.protocol_version < schema.PROTOCOL_VERSION:
+            run.warn("start", _NO_V2 + f" (it answered protocol {response.protocol_version})")
             return None
         if client.v1 is None and response.protocol_version != schema.PROTOCOL_VERSION:
             run.verdict(
@@ -171,6 +185,39 @@ async def _start(run: CheckRun, client: MockClient) -> schema.InitializeResponse
     if garbage is not None:
         detail += f"; it wrote text that is not a protocol message to stdout: {short(garbage)!r}"
     run.verdict("start", False, detail)
+    return None
+
+
+def _older_protocol(client: MockClient) -> str | None:
+    """Why the invalid answer to a draft v2 ``initialize`` is an older protocol's (v1's), or
+    ``None`` when it is just invalid: it names an older version, or it names the requested
+    version in v1's shape (``agentCapabilities``, no ``info``), as agents on the official
+    Python SDK that echo the requested version do."""
+    result = next(
+        (
+            fields["result"]
+            for entry in client.transcript
+            if entry.direction == AGENT_TO_CLIENT
+            and (fields := as_object(entry.message)) is not None
+            and "result" in fields
+        ),
+        None,
+    )
+    answer = as_object(result)
+    if answer is None:
+        return None
+    version = answer.get("protocolVersion")
+    if not isinstance(version, int) or isinstance(version, bool):
+        return None
+    if version < schema.PROTOCOL_VERSION:
+        return f"it answered protocol {version}"
+    v1_fields = [name for name in _V1_INITIALIZE_FIELDS if name in answer]
+    if version == schema.PROTOCOL_VERSION and "info" not in answer and v1_fields:
+        return (
+            f"it answered protocolVersion {version} in v1's shape ({', '.join(v1_fields)}; no "
+            "info): it echoes the requested version, where an agent should answer the latest "
+            "version it supports"
+        )
     return None
 
 

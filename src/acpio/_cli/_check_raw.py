@@ -250,8 +250,7 @@ def _judge_mixed(line: bytes | None) -> tuple[bool, str]:
     message = parse(line)
     shown = short(line.decode(errors="replace"))
     if isinstance(message, dict):
-        code, _ = error_of(message)
-        if code == -32600 and message.get("id") is None:
+        if _refuses_batch(message):
             return True, "batches unsupported: one -32600 for the whole batch"
         return False, f"answered the batch entries one by one, not as an array: {shown}"
     if not isinstance(message, list):
@@ -317,12 +316,15 @@ async def _notification_batch(run: CheckRun, agent: RawAgent) -> None:
             and message.get("id") != "check-sync-batch"
         )
     ]
-    if replies:
+    refusal = len(replies) == 1 and _refuses_batch(parse(replies[0]))
+    if replies and not refusal:
         run.verdict(
             "batch-notifications",
             False,
-            "the agent answered a batch of only notifications: "
-            f"{short(replies[0].decode(errors='replace'))}",
+            f"the agent answered a batch of only notifications ({len(replies)} "
+            f"{'replies' if len(replies) > 1 else 'reply'}): "
+            f"{short(replies[0].decode(errors='replace'))}; it gets no reply at all, or one "
+            "-32600 (id null) where batches are unsupported",
         )
     elif synced is None:
         run.verdict(
@@ -330,5 +332,19 @@ async def _notification_batch(run: CheckRun, agent: RawAgent) -> None:
             False,
             "after a batch of notifications the agent no longer answered requests",
         )
+    elif refusal:
+        run.verdict("batch-notifications", True, "batches unsupported: one -32600 (id null)")
     else:
         run.verdict("batch-notifications", True, "no reply")
+
+
+def _refuses_batch(message: object) -> bool:
+    """One error object ``-32600`` with id ``null``: a whole JSON array refused (ACP does not
+    use JSON-RPC batches; the official TypeScript SDK answers any array this way)."""
+    fields = as_object(message)
+    return (
+        fields is not None
+        and "id" in fields
+        and fields["id"] is None
+        and error_of(fields)[0] == -32600
+    )

@@ -111,7 +111,8 @@ SCENARIO: Final[Mapping[str, ScenarioRule]] = _table(
     ScenarioRule("batch-empty", "an empty batch [] is answered with one -32600 (id null)", True),
     ScenarioRule(
         "batch-notifications",
-        "a batch of only notifications gets no reply at all (not [], not an error)",
+        "a batch of only notifications gets no reply (not [], not an answer per notification), "
+        "or one -32600 (id null) where batches are unsupported",
         True,
     ),
     ScenarioRule(

@@ -28,6 +28,7 @@ asyncio only: a turn on trio ends with an error that says so.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -38,7 +39,6 @@ from typing import Any, ClassVar, Final
 
 import anyio
 import anyio.lowlevel
-import sniffio
 from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import messages as pai
@@ -244,7 +244,7 @@ class ACPAgent(acpio.Agent):
 
     async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
         """Run the pydantic-ai agent on the prompt, reporting everything through ``session``."""
-        if sniffio.current_async_library() != "asyncio":
+        if not _on_asyncio():
             raise RuntimeError("pydantic-ai runs only on asyncio; serve this agent with asyncio")
         state = self._state(session.id)
         model, mode_instructions = self._chosen(session)
@@ -269,6 +269,15 @@ class ACPAgent(acpio.Agent):
             end_session_scope(token)
             await bridge.close_streams()
         return "end_turn"
+
+
+def _on_asyncio() -> bool:
+    # Only an asyncio task has a current asyncio task (not trio, nor trio-asyncio's trio
+    # side); anyio no longer ships sniffio, so ask asyncio itself.
+    try:
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no running asyncio loop
+        return False
 
 
 def _version() -> str:

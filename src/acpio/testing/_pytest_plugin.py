@@ -34,7 +34,10 @@ subprocess. ``options`` are keyword arguments of ``MockClient`` (``policy``,
 ``strict``, ``timeout``, ``capabilities``, ...). Pass the agent as ``agent=``:
 pytest takes a marker's single positional class argument for the decorated
 object itself.
-Sessions default to the test's ``tmp_path`` as working directory. Marker
+Sessions default to the test's ``tmp_path`` as working directory, and the agents
+the fixtures start never write the user's session store (in-process: in memory;
+a subprocess: a temporary ``ACPIO_STATE_DIR`` unless the environment sets
+``ACPIO_STATE_DIR`` or ``ACPIO_SESSION_STORE``). Marker
 options are made once, at import: give a policy with state
 (``PermissionPolicy.scripted``) inside the test instead
 (``acp_client.permission_policy = ...``), or each test would share its queue.
