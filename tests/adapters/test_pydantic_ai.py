@@ -394,7 +394,10 @@ def test_infer_kind(name: str, kind: str) -> None:
 
 MCP_SERVER = textwrap.dedent(
     """
-    from mcp.server.mcpserver import MCPServer
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # the MCP SDK 1.x that older pydantic-ai versions install
+        from mcp.server.fastmcp import FastMCP as MCPServer
 
     server = MCPServer("calc")
 
