@@ -32,6 +32,7 @@ from ._agent.serve import serve as serve
 from ._agent.session import MessageStream as MessageStream
 from ._agent.session import Session as Session
 from ._errors import AcpError as AcpError
+from ._errors import AgentStateError as AgentStateError
 from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ConnectionClosed as ConnectionClosed
 from ._errors import EditRefused as EditRefused
@@ -72,6 +73,7 @@ __all__ = (
     "AcpError",
     "Agent",
     "AgentLimits",
+    "AgentStateError",
     "ClientCapabilityError",
     "CommandInvocation",
     "CommandResult",

@@ -35,6 +35,7 @@ __all__ = [
     "RESOURCE_NOT_FOUND",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "AcpError",
+    "AgentStateError",
     "ClientCapabilityError",
     "ConnectionClosed",
     "EditRefused",
@@ -205,6 +206,18 @@ class RelativePathError(LocalProtocolError):
 
     def __reduce__(self) -> tuple[type[RelativePathError], tuple[object, str]]:
         return (type(self), (self.path, self.what))
+
+
+class AgentStateError(AcpError, ValueError):
+    """Raised when an agent's durable session state cannot be saved or restored.
+
+    :meth:`acpio.Session.save_agent_state` raises it for a value that is not
+    JSON-encodable or is larger than ``SessionLimits.max_agent_state_bytes``
+    (nothing is saved then); :meth:`acpio.Agent.migrate_agent_state` raises it
+    (by default) for a stored state of another version, and the reopen
+    (``session/resume``, ``session/load``) is then answered ``-32603`` with its
+    message.
+    """
 
 
 class SessionStoreError(AcpError):

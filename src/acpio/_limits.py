@@ -70,11 +70,15 @@ class SessionLimits:
     :class:`~acpio.LocalProtocolError` in the agent). ``cancel_grace`` is how
     many seconds cancelled work may take to unwind before it is abandoned and
     reported ``cancelled`` anyway (no error: the turn ends).
+    ``max_agent_state_bytes`` bounds the encoded JSON of the state an agent
+    saves (:meth:`acpio.Session.save_agent_state` raises
+    :class:`~acpio.AgentStateError` beyond; nothing is saved).
     """
 
     max_queued_prompts: int = 16
     max_pending_permissions: int = 64
     cancel_grace: float = 2.0
+    max_agent_state_bytes: int = 16 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -7,7 +7,9 @@ from this module to choose another store (``acpio.run(agent,
 store=acpio.store.InMemorySessionStore())``) or to write one:
 
 - :class:`SessionStore`: what a store implements (create, get, list, delete
-  and release sessions), with its :class:`SessionRecord` per session;
+  and release sessions, save a session's durable state), with its
+  :class:`SessionRecord` per session (the agent's state and the config
+  values are part of it);
   :class:`InMemorySessionStore` (sessions live as long as the process) and
   :class:`SqliteSessionStore` (sessions survive restarts; it raises
   :class:`SessionStoreError` when its file cannot be used) are the two kept

@@ -16,7 +16,7 @@ from typing import ClassVar
 import msgspec
 
 from .. import schema
-from .._errors import RequestError
+from .._errors import AgentStateError, RequestError
 from .._features.commands import CommandInvocation
 from .session import Session
 
@@ -67,6 +67,13 @@ class Agent:
     other transport with ``-32602``; ``()`` refuses every MCP server. :mod:`acpio.mcp`
     connects to them; an agent that uses none simply ignores the servers it accepted."""
 
+    agent_state_version: ClassVar[int] = 1
+    """The version of the state this agent saves with :meth:`acpio.Session.save_agent_state`.
+
+    Kept with each saved state; raise it when the state's shape changes: a
+    session reopened with a state of another version goes through
+    :meth:`migrate_agent_state` first."""
+
     client_info: schema.Implementation | None = None
     """The client's ``info`` from its ``initialize`` request (the latest one, if one agent
     object serves several connections; use :meth:`on_initialize` to keep one per client)."""
@@ -116,7 +123,31 @@ class Agent:
         """
 
     async def on_resume_session(self, session: Session) -> None:
-        """Called when a session is resumed, after any replay, before the response."""
+        """Called when a session is resumed, after any replay, before the response.
+
+        A session reopened in a new process has its durable state back by then
+        (:attr:`acpio.Session.agent_state`); declare its config options here if
+        they are not the class's ``config_options``: the saved values are
+        applied to them after this hook (a value an option no longer offers is
+        dropped).
+        """
+
+    async def migrate_agent_state(self, session: Session, version: int, state: object) -> object:
+        """Turn a reopened session's stored state of ``version`` into this agent's version.
+
+        Called when a session is reopened (``session/resume``, v1
+        ``session/load``) with a state saved under an ``agent_state_version``
+        other than this agent's, before the replay and
+        :meth:`on_resume_session`; ``state`` is the stored JSON value. Return the
+        state to use (it is saved with this agent's version), or raise
+        :class:`~acpio.AgentStateError` to refuse: the reopen is then answered
+        ``-32603`` with the error's message. The default refuses.
+        """
+        raise AgentStateError(
+            f"session {session.id} has agent state of version {version}, but this agent's "
+            f"agent_state_version is {self.agent_state_version}; override "
+            "Agent.migrate_agent_state to convert it"
+        )
 
     async def on_close_session(self, session: Session) -> None:
         """Called after a session was closed (its work is cancelled by then)."""

@@ -32,7 +32,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from .. import schema
-from .._errors import LocalProtocolError, RequestError
+from .._errors import AgentStateError, LocalProtocolError, RequestError
 from .._features.commands import parse_command
 from .._features.config import set_from_client
 from .._features.mcp_transports import check_mcp_servers, mcp_capabilities
@@ -41,6 +41,7 @@ from .._protocol.paths import is_absolute
 from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
 from .._store.history import SessionRecord, SessionStore
+from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
 from .v1_server import V1Methods
 
@@ -321,6 +322,7 @@ class AgentServer:
             peer=self.peer,
         )
         session = core.session
+        core.durable.bind(record, self.store, self.agent.agent_state_version)
         try:
             core.setup_features(self.agent.config_options, self.agent.commands)
         except LocalProtocolError as exc:
@@ -437,22 +439,73 @@ class AgentServer:
         if session is None or core is None:
             core = self._make_session(record, mcp_servers)
             session = core.session
+            await self._restore_agent_state(core, record)
         # The request's lists are complete: omitted or empty means none.
         session.additional_directories = directories
         session.mcp_servers = mcp_servers
         record.additional_directories = list(directories)
         await core.resume(replay=isinstance(replay, schema.ReplayFromStart))
         core.updates.hold_setup()
+        durable = core.durable
+        durable.restoring = True  # the hook declares the options; the saved values come after
         try:
             await self.agent.on_resume_session(session)
         except BaseException:
+            durable.restoring = False
             core.updates.release_setup()
             raise
+        durable.restoring = False
+        if record.config_values:
+            core.config.restore(record.config_values)
+            await durable.save_config()  # without the values dropped, if any
         context.after_response(core.updates.release_setup)
         return schema.ResumeSessionResponse(
             config_options=core.config.answer_field(),
             available_commands=session.commands or UNSET,
         )
+
+    async def _restore_agent_state(self, core: SessionCore, record: SessionRecord) -> None:
+        """Give a reopened session the agent state its store kept, migrated when it was
+        saved with another ``agent_state_version``.
+
+        :raises RequestError: ``-32603`` when the state cannot be read or the agent
+            refuses to migrate it (the session is not served then).
+        """
+        stored = record.agent_state
+        if stored is None:
+            return
+        session = core.session
+        stored_version = record.agent_state_version
+        current = self.agent.agent_state_version
+        try:
+            value = decode_agent_state(stored)
+            if stored_version == current:
+                core.durable.value = value
+                return
+            migrated = await self.agent.migrate_agent_state(session, stored_version, value)
+            encoded = encode_agent_state(migrated, session.limits.max_agent_state_bytes)
+            await core.durable.put_encoded(encoded, current)
+        except BaseException as exc:
+            with anyio.CancelScope(shield=True):
+                await session.close()
+                await self._forget(session)
+            if not isinstance(exc, AgentStateError):
+                raise
+            data = {
+                "sessionId": session.id,
+                "storedVersion": stored_version,
+                "agentStateVersion": current,
+            }
+            if stored_version == current:
+                raise RequestError.internal_error(
+                    f"Cannot reopen session {session.id}: {exc}", data
+                ) from None
+            raise RequestError.internal_error(
+                f"Cannot reopen session {session.id}: its stored agent state has version "
+                f"{stored_version} and this agent's agent_state_version is {current}; "
+                f"Agent.migrate_agent_state did not convert it: {exc}",
+                data,
+            ) from None
 
     async def _set_config_option(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         request = _decode_config_request(params)

@@ -46,6 +46,7 @@ from .._session.parts import SessionParts
 from .._session.turn import Turns
 from .._session.updates import ClientConnection, UpdatePath
 from .._store.history import History
+from .durable import DurableState
 
 __all__ = [
     "MessageStream",
@@ -89,6 +90,7 @@ class SessionCore:
         self.history: Final = history
         self.handles: Final = SessionHandles(parts.session_id)
         self.config: Final = ConfigState(parts.updates)
+        self.durable: Final = DurableState(self.config)
         self.commands: list[schema.AvailableCommand] = []
         self.close_done: anyio.Event | None = None
         #: Run once the session closed (resources that live as long as it: acpio.mcp).
@@ -252,6 +254,39 @@ class Session(metaclass=LibraryCreated):
     def history(self) -> History:
         """What the session has reported, as replayed by ``session/resume``."""
         return self._core.history
+
+    # ------------------------------------------------------ durable agent state
+
+    @property
+    def agent_state(self) -> object | None:
+        """The state the agent saved last for this session (:meth:`save_agent_state`), or ``None``.
+
+        It is the JSON value of what was saved (dicts, lists, str, int, float,
+        bool, ``None``: a Struct comes back as a dict, a tuple as a list), the
+        same in this process and in a new one: a session reopened
+        (``session/resume``, v1 ``session/load``) has it restored, and migrated
+        by :meth:`acpio.Agent.migrate_agent_state` when it was saved with another
+        :attr:`acpio.Agent.agent_state_version`, before
+        :meth:`acpio.Agent.on_resume_session` runs. Changing the object returned
+        saves nothing: call :meth:`save_agent_state`.
+        """
+        return self._core.durable.value
+
+    async def save_agent_state(self, value: object) -> None:
+        """Replace the session's durable agent state with ``value``, kept by the session store.
+
+        ``value`` must be JSON-encodable by msgspec (dicts with str keys, lists,
+        str, int, float, bool, ``None``, msgspec Structs) and at most
+        ``limits.max_agent_state_bytes`` (16 MiB) encoded. The store keeps it
+        with the session's history: never blocking the event loop, durable by
+        the end of the turn in which it was saved (and when the session is
+        closed), given back in :attr:`agent_state` when the session is reopened
+        in a new process.
+
+        :raises AgentStateError: for a value that cannot be encoded or is too
+            large; nothing is saved then.
+        """
+        await self._core.durable.save_agent_state(value, self._turns.limits.max_agent_state_bytes)
 
     # ---------------------------------------------------------------- sending
 

@@ -17,7 +17,10 @@ previous state, or adjust other options), and answers with the full new state.
 The agent changes options itself with :meth:`SessionConfig.set` or
 :meth:`SessionConfig.replace`; each change sends one ``config_option_update``
 with the full list, except while the state is about to go out in an answer
-(session setup, a ``set_config_option`` being answered).
+(session setup, a ``set_config_option`` being answered). After every change
+(the client's or the agent's) :attr:`ConfigState.on_change` runs: the session
+saves the current values as part of its durable state, and
+:meth:`ConfigState.restore` puts saved values back when the session is reopened.
 """
 
 from __future__ import annotations
@@ -213,6 +216,34 @@ class ConfigState:
         self.options: list[schema.SessionConfigOption] = []
         self.quiet = 0  # >0 while the state goes out in an answer: no update needed
         self.client_lock: anyio.Lock | None = None  # one client change at a time
+        #: Awaited after each change of the options or their values (the session saves them).
+        self.on_change: Callable[[], Awaitable[None]] | None = None
+
+    async def changed(self) -> None:
+        """Run :attr:`on_change` (once a change was applied)."""
+        if self.on_change is not None:
+            await self.on_change()
+
+    def values(self) -> dict[str, ConfigValue]:
+        """Each option's current value, by ``configId``."""
+        return {
+            o.config_id: o.current_value
+            for o in self.options
+            if isinstance(o, schema.SessionConfigSelect | schema.SessionConfigBoolean)
+        }
+
+    def restore(self, values: Mapping[str, object]) -> None:
+        """Put saved values back without telling the client (a session being reopened).
+
+        A value for an option the session no longer has, or that its option no
+        longer accepts, is dropped: the option keeps its current value.
+        """
+        for config_id, value in values.items():
+            try:
+                checked = self.check_value(config_id, value)
+            except ValueError:
+                continue
+            self.put(config_id, checked)
 
     def find(self, config_id: str) -> schema.SessionConfigSelect | schema.SessionConfigBoolean:
         """The option with this ``configId``; :raises KeyError: when there is none."""
@@ -346,6 +377,7 @@ class SessionConfig(Mapping[str, ConfigValue]):
             return
         state.put(config_id, checked)
         await state.announce()
+        await state.changed()
 
     async def replace(self, options: Sequence[schema.SessionConfigOption]) -> None:
         """Replace the whole list (options added, removed or re-valued) and tell the client.
@@ -355,6 +387,7 @@ class SessionConfig(Mapping[str, ConfigValue]):
         validate_config_options(options)
         self._state.options = list(options)
         await self._state.announce()
+        await self._state.changed()
 
 
 async def set_from_client(
@@ -394,4 +427,5 @@ async def set_from_client(
             raise
         finally:
             state.quiet -= 1
+        await state.changed()
         return schema.SetSessionConfigOptionResponse(config_options=list(state.options))

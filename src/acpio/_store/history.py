@@ -449,7 +449,17 @@ class InMemoryHistory:
 
 @dataclass
 class SessionRecord:
-    """What a store keeps of one session besides its history."""
+    """What a store keeps of one session besides its history.
+
+    ``agent_state`` (the agent's durable state, encoded JSON, ``None`` when
+    the agent saved none), ``agent_state_version`` (the
+    :attr:`acpio.Agent.agent_state_version` it was saved with) and
+    ``config_values`` (each config option's current value) are the session's
+    durable state: a store keeps them with the history when
+    :meth:`SessionStore.save_state` is called and gives them back with the
+    record in :meth:`SessionStore.get`, so a session reopened in a new process
+    continues where it was.
+    """
 
     session_id: str
     cwd: str
@@ -461,6 +471,12 @@ class SessionRecord:
     updated_at: str = field(
         default_factory=lambda: datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     )
+    agent_state: bytes | None = None
+    """The agent's durable state as encoded JSON (``Session.save_agent_state``); ``None``: none."""
+    agent_state_version: int = 1
+    """The ``Agent.agent_state_version`` that :attr:`agent_state` was saved with."""
+    config_values: dict[str, str | bool] = field(default_factory=lambda: {})
+    """Each config option's current value (``configId`` to a select's value id or a bool)."""
 
     def touch(self) -> None:
         """Mark the session as updated now."""
@@ -473,9 +489,10 @@ class SessionStore(Protocol):
     Every method is awaited on the event loop: a store that does I/O does it
     off the loop (a thread, an async driver). The agent calls :meth:`create`
     for ``session/new``, :meth:`get` for ``session/resume`` (and ``session/load``),
-    :meth:`list` for ``session/list``, :meth:`delete` for ``session/delete``
-    and :meth:`release` once a connection stops serving a session (closed,
-    deleted, or the agent shutting down). A store shared by several agent
+    :meth:`list` for ``session/list``, :meth:`delete` for ``session/delete``,
+    :meth:`save_state` when the session's durable state (the agent's state,
+    config values) changed, and :meth:`release` once a connection stops
+    serving a session (closed, deleted, or the agent shutting down). A store shared by several agent
     processes refuses, in :meth:`get`, a session another live process serves.
     """
 
@@ -503,6 +520,17 @@ class SessionStore(Protocol):
 
     async def release(self, record: SessionRecord) -> None:
         """The session is no longer served here: keep what it recorded; others may serve it."""
+        ...
+
+    async def save_state(self, record: SessionRecord) -> None:
+        """Keep the record's durable state: ``agent_state``, ``agent_state_version`` and
+        ``config_values`` (replacing what was kept), to be given back by :meth:`get`.
+
+        Called on the event loop each time the agent saves its state or a
+        config option changes: do not wait for I/O here (queue the write). What
+        was saved must be durable by the end of the turn in which it was saved
+        (and by :meth:`release`).
+        """
         ...
 
 
@@ -554,3 +582,6 @@ class InMemorySessionStore:
     async def release(self, record: SessionRecord) -> None:
         """The session is no longer served: it may be evicted beyond ``max_records``."""
         record.active = False
+
+    async def save_state(self, record: SessionRecord) -> None:
+        """Nothing to do: the record itself, kept here, holds its durable state."""

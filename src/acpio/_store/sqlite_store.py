@@ -358,6 +358,9 @@ class SqliteSessionStore:
             history.detach()
         await anyio.to_thread.run_sync(self._sync)
 
+    async def save_state(self, record: SessionRecord) -> None:
+        """Keep the session's durable state (agent state, its version, config values)."""
+
     async def flush(self) -> None:
         """Write everything recorded so far; returns once committed."""
         await anyio.to_thread.run_sync(self._sync)
