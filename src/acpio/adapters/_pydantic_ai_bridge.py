@@ -192,8 +192,8 @@ def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractToolset[An
     """
     if not servers:
         return []
-    from fastmcp.client.transports import StdioTransport
-    from pydantic_ai.mcp import MCPToolset
+    from fastmcp.client.transports import StdioTransport  # noqa: PLC0415 - only for MCP servers
+    from pydantic_ai.mcp import MCPToolset  # noqa: PLC0415 - only for MCP servers
 
     toolsets: list[AbstractToolset[Any]] = []
     for server in servers:

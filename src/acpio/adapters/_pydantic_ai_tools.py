@@ -158,7 +158,7 @@ def editor_tools(
     output back to the model; ``update_plan`` shows the agent's todo list as an
     ACP plan. In a mode with ``auto_approve``, writes and commands run without asking.
     """
-    from pydantic_ai.toolsets import FunctionToolset
+    from pydantic_ai.toolsets import FunctionToolset  # noqa: PLC0415 - keeps pydantic-ai off the start
 
     toolset: FunctionToolset[Any] = FunctionToolset(metadata={SELF_REPORTING: True})
     if read:

@@ -306,7 +306,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
     def _state(self, session: acpio.Session) -> _SessionState:
         state = self._sessions.get(session.id)
         if state is None:
-            from ._pydantic_ai_bridge import load_history
+            from ._pydantic_ai_bridge import load_history  # noqa: PLC0415 - imports pydantic-ai
 
             state = _SessionState(load_history(session.agent_state))
             self._sessions[session.id] = state
@@ -381,7 +381,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         """Run the pydantic-ai agent on the prompt, reporting everything through ``session``."""
         if sniffio.current_async_library() != "asyncio":
             raise RuntimeError("pydantic-ai runs only on asyncio; serve this agent with asyncio")
-        from ._pydantic_ai_bridge import run_turn
+        from ._pydantic_ai_bridge import run_turn  # noqa: PLC0415 - imports pydantic-ai
 
         agent = await self._ready()
         state = self._state(session)
