@@ -17,10 +17,11 @@ import logging
 import os
 from collections.abc import AsyncIterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 from pydantic import ValidationError
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import messages as pai
@@ -42,6 +43,10 @@ from acpio._json import as_list
 
 from ._pydantic_ai_context import approval_needed, is_self_reporting
 from .pydantic_ai import ACPAgent, _SessionState, infer_kind
+
+if TYPE_CHECKING:
+    from fastmcp.client.transports import StdioTransport
+    from pydantic_ai.mcp import MCPToolset
 
 __all__ = ["load_history", "mcp_toolsets", "run_turn", "user_prompt_of"]
 
@@ -123,7 +128,7 @@ async def run_turn(
             instructions=instructions,
             deps=deps,
             capabilities=[bridge],
-            toolsets=mcp_toolsets(session.mcp_servers),
+            toolsets=await mcp_toolsets(session.mcp_servers),
         )
         state.history = result.all_messages()
         await _save(session, state.history)
@@ -182,29 +187,35 @@ def _b64(data: str) -> bytes:
 # ------------------------------------------------------------------- MCP servers
 
 
-def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractToolset[Any]]:
+def _mcp_classes() -> tuple[type[StdioTransport], type[MCPToolset]]:
+    from fastmcp.client.transports import StdioTransport  # noqa: PLC0415 - only for MCP servers
+    from pydantic_ai.mcp import MCPToolset  # noqa: PLC0415 - only for MCP servers
+
+    return StdioTransport, MCPToolset
+
+
+async def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractToolset[Any]]:
     """One pydantic-ai MCP toolset per MCP server the client passed for the session.
 
     stdio servers are started with their command, arguments and environment;
     http servers are reached at their URL with their headers. Tool names are
     prefixed with the server's name so two servers cannot clash. The MCP client
-    (fastmcp, the MCP SDK) is imported here, for a session that has servers.
+    (fastmcp, the MCP SDK) is imported for the first session that has servers, in
+    a worker thread: the other sessions' turns go on meanwhile.
     """
     if not servers:
         return []
-    from fastmcp.client.transports import StdioTransport  # noqa: PLC0415 - only for MCP servers
-    from pydantic_ai.mcp import MCPToolset  # noqa: PLC0415 - only for MCP servers
-
+    stdio_transport, mcp_toolset = await anyio.to_thread.run_sync(_mcp_classes)
     toolsets: list[AbstractToolset[Any]] = []
     for server in servers:
         if isinstance(server, schema.McpServerStdio):
             env = {**os.environ, **{v.name: v.value for v in _list(server.env)}}
-            transport = StdioTransport(server.command, _list(server.args), env=env)
-            toolsets.append(MCPToolset(transport, id=server.name).prefixed(server.name))
+            transport = stdio_transport(server.command, _list(server.args), env=env)
+            toolsets.append(mcp_toolset(transport, id=server.name).prefixed(server.name))
         elif isinstance(server, schema.McpServerHttp):
             headers = {h.name: h.value for h in _list(server.headers)}
             toolsets.append(
-                MCPToolset(server.url, id=server.name, headers=headers or None).prefixed(
+                mcp_toolset(server.url, id=server.name, headers=headers or None).prefixed(
                     server.name
                 )
             )

@@ -180,6 +180,9 @@ class _Built:
 
     def _run(self) -> None:
         try:
+            # The bridge imports the rest of pydantic-ai that a turn needs.
+            from . import _pydantic_ai_bridge  # noqa: F401, PLC0415 - imports pydantic-ai
+
             agent = self._build()
             models: dict[str, Model | str] = {}
             for choice in self._models:
@@ -199,9 +202,14 @@ class _Built:
                 self._thread.start()
 
     def ready(self) -> PydanticAgent[Any, Any]:
-        """The agent, built now in this thread if not yet (raises what the build raised)."""
-        self.start()
-        thread = self._thread
+        """The agent: waits for the building thread, or builds in this one when none started.
+
+        :raises RuntimeError: saying what the build raised.
+        """
+        with self._lock:
+            thread = self._thread
+            if thread is None and self.agent is None and self.error is None:
+                self._run()
         if thread is not None:
             thread.join()
         if self.error is not None:
@@ -381,9 +389,9 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         """Run the pydantic-ai agent on the prompt, reporting everything through ``session``."""
         if sniffio.current_async_library() != "asyncio":
             raise RuntimeError("pydantic-ai runs only on asyncio; serve this agent with asyncio")
-        from ._pydantic_ai_bridge import run_turn  # noqa: PLC0415 - imports pydantic-ai
-
         agent = await self._ready()
+        from ._pydantic_ai_bridge import run_turn  # noqa: PLC0415 - imported by _ready
+
         state = self._state(session)
         model, mode = self._chosen(session)
         deps = await self._deps_of(session, state)
