@@ -71,10 +71,12 @@ from .stored_history import (
     Create,
     Meta,
     Release,
+    SaveState,
     Snapshot,
     StoredHistory,
     StoredRecord,
     Unloaded,
+    config_decode,
     dirs_decode,
     json_encode,
     pack,
@@ -86,7 +88,7 @@ _List = list  # the store has a method named list
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 COMPACT_BYTES: Final = 4 * 1024 * 1024
 """A session's rows are folded into a snapshot once they exceed this and twice the
 snapshot (amortized: each byte recorded is snapshotted a bounded number of times)."""
@@ -112,8 +114,17 @@ CREATE TABLE events (
     PRIMARY KEY (session_id, seq)
 ) WITHOUT ROWID;
 """
+# Each session's durable state (Session.save_agent_state, config values), one row each.
+_V2: Final = """
+CREATE TABLE agent_states (
+    session_id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    state BLOB,
+    config_values TEXT NOT NULL DEFAULT '{}'
+);
+"""
 # Forward migrations: MIGRATIONS[n] turns a version n-1 file into version n.
-MIGRATIONS: Final[dict[int, str]] = {1: _V1}
+MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2}
 
 
 class SqliteSessionStore:
@@ -245,6 +256,9 @@ class SqliteSessionStore:
             conn.executemany("DELETE FROM sessions WHERE id = ?", doomed)
             conn.execute("DELETE FROM snapshots WHERE session_id NOT IN (SELECT id FROM sessions)")
             conn.execute("DELETE FROM events WHERE session_id NOT IN (SELECT id FROM sessions)")
+            conn.execute(
+                "DELETE FROM agent_states WHERE session_id NOT IN (SELECT id FROM sessions)"
+            )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -359,7 +373,28 @@ class SqliteSessionStore:
         await anyio.to_thread.run_sync(self._sync)
 
     async def save_state(self, record: SessionRecord) -> None:
-        """Keep the session's durable state (agent state, its version, config values)."""
+        """Queue the session's durable state (agent state, its version, config values).
+
+        Never waits: the writer commits the newest state of each session at its next
+        flush (at the latest by the end of the turn, which wakes it; a config
+        change wakes it at once), replacing the one kept before.
+        """
+        if (
+            not isinstance(record, StoredRecord)
+            or self._served.get(record.session_id) is not record
+        ):
+            return
+        history = record.history
+        if not isinstance(history, StoredHistory):
+            return
+        previous = record.state_row
+        config = json_encode(record.config_values).decode()
+        record.state_row = (record.agent_state, record.agent_state_version, config)
+        if not record.state_queued:
+            record.state_queued = True
+            history.put_op(SaveState(record))
+        if previous is None or previous[2] != config:
+            self._wake.set()  # a picker change outside a turn: no turn end will flush it
 
     async def flush(self) -> None:
         """Write everything recorded so far; returns once committed."""
@@ -442,6 +477,10 @@ class SqliteSessionStore:
                     "SELECT seq, data FROM events WHERE session_id = ? ORDER BY seq",
                     (session_id,),
                 ).fetchall()
+                state = conn.execute(
+                    "SELECT state, version, config_values FROM agent_states WHERE session_id = ?",
+                    (session_id,),
+                ).fetchone()
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -463,6 +502,11 @@ class SqliteSessionStore:
             for seq, data in events:
                 history.log_bytes += history.fold_blob(data, key)
                 history.seq = seq
+            if state is not None:
+                record.agent_state = state[0]
+                record.agent_state_version = state[1]
+                record.config_values = config_decode(state[2])
+                record.state_row = (state[0], state[1], state[2])
         except (zlib.error, msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
             logger.exception("session %s in %s cannot be read", session_id, self.path)
             raise RequestError.internal_error(
@@ -499,6 +543,7 @@ class SqliteSessionStore:
                 for table, column in (("sessions", "id"), ("snapshots", "session_id")):
                     conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (session_id,))
                 conn.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+                conn.execute("DELETE FROM agent_states WHERE session_id = ?", (session_id,))
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -651,6 +696,15 @@ class SqliteSessionStore:
                 "WHERE id = ?",
                 (item.directories, item.title, item.updated_at, item.session_id),
             )
+        elif isinstance(item, SaveState):
+            record = item.record
+            record.state_queued = False  # before the row is read: a newer save queues again
+            row = record.state_row
+            if row is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO agent_states VALUES (?, ?, ?, ?)",
+                    (record.session_id, row[1], row[0], row[2]),
+                )
         elif isinstance(item, Release):
             conn.execute(
                 "UPDATE sessions SET owner_pid = NULL, owner_start = NULL "

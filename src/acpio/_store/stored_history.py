@@ -40,6 +40,7 @@ json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
 dirs_decode = msgspec.json.Decoder(list[str]).decode
+config_decode = msgspec.json.Decoder(dict[str, str | bool]).decode
 _NOT_WRITTEN: Final = frozenset(NOT_RECORDED)
 
 
@@ -227,6 +228,12 @@ class StoredHistory(InMemoryHistory):
 class StoredRecord(SessionRecord):
     """A session record whose changes reach the file at the next flush."""
 
+    # The durable state to write (agent state, its version, config values as JSON), replaced
+    # whole on the loop; True while a SaveState op for it is queued (cleared by the writer
+    # before it reads the row, so a newer row is never left unwritten).
+    state_row: tuple[bytes | None, int, str] | None = None
+    state_queued: bool = False
+
     def touch(self) -> None:
         """Mark the session as updated now (written at the next flush)."""
         super().touch()
@@ -279,6 +286,15 @@ class Snapshot:
         self.updates = updates
 
 
+class SaveState:
+    """Write the record's newest ``state_row`` (one op however many saves it covers)."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: StoredRecord) -> None:
+        self.record = record
+
+
 class Release:
     __slots__ = ("session_id",)
 
@@ -293,7 +309,7 @@ class Barrier:
         self.done = done
 
 
-OPS: Final = frozenset({Snapshot, Meta, Release})
+OPS: Final = frozenset({Snapshot, Meta, Release, SaveState})
 
 
 class _OutputMark:
