@@ -17,7 +17,7 @@ import logging
 import os
 from collections.abc import AsyncIterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import anyio
 import anyio.lowlevel
@@ -42,7 +42,7 @@ from acpio import schema
 from acpio._json import as_list
 
 from ._pydantic_ai_context import approval_needed, is_self_reporting
-from .pydantic_ai import ACPAgent, _SessionState, infer_kind
+from .pydantic_ai import ACPAgent, infer_kind
 
 if TYPE_CHECKING:
     from fastmcp.client.transports import StdioTransport
@@ -82,15 +82,18 @@ def load_history(state: object) -> list[pai.ModelMessage]:
     message format changed) is logged and dropped: the session reopens, and the
     model starts over.
     """
-    if not isinstance(state, dict) or "history" not in state:
+    if not isinstance(state, dict):
+        return []
+    saved = cast("dict[str, object]", state)
+    if "history" not in saved:
         return []
     try:
-        return list(pai.ModelMessagesTypeAdapter.validate_python(state["history"]))
+        return list(pai.ModelMessagesTypeAdapter.validate_python(saved["history"]))
     except ValidationError as exc:
         logger.warning(
             "the saved conversation (pydantic-ai %s) cannot be read by pydantic-ai %s; "
             "the model starts without it: %s",
-            state.get("pydantic_ai"),
+            saved.get("pydantic_ai"),
             _pydantic_ai_version(),
             exc,
         )
@@ -107,11 +110,17 @@ async def _save(session: acpio.Session, history: Sequence[pai.ModelMessage]) -> 
 # ------------------------------------------------------------------------- turns
 
 
+class Conversation(Protocol):
+    """Where a session's message history is kept between turns."""
+
+    history: list[pai.ModelMessage]
+
+
 async def run_turn(
     owner: ACPAgent[Any],
     agent: PydanticAgent[Any, Any],
     session: acpio.Session,
-    state: _SessionState,
+    state: Conversation,
     prompt: Sequence[acpio.ContentBlock],
     *,
     model: Model | str | None,

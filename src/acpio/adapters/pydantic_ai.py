@@ -40,12 +40,14 @@ the client initializes, so the editor gets its ``initialize`` answer first.
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -83,9 +85,6 @@ __all__ = [
 logger: logging.Logger = logging.getLogger(__name__)
 
 DepsT = TypeVar("DepsT")
-
-#: A pydantic-ai model, a model name, or a function that builds one (called once, off the start).
-ModelLike: TypeAlias = "Model | str | Callable[[], Model | str]"
 
 _KIND_WORDS: Final = (
     ("delete", ("delete", "remove", "unlink", "rm")),
@@ -181,7 +180,7 @@ class _Built:
     def _run(self) -> None:
         try:
             # The bridge imports the rest of pydantic-ai that a turn needs.
-            from . import _pydantic_ai_bridge  # noqa: F401, PLC0415 - imports pydantic-ai
+            importlib.import_module("acpio.adapters._pydantic_ai_bridge")
 
             agent = self._build()
             models: dict[str, Model | str] = {}
@@ -262,14 +261,15 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         tool_kinds: Mapping[str, str] | None = None,
         context_window: int | None = None,
         deps: DepsT = _UNSET,
-        deps_factory: Callable[[acpio.Session], DepsT | Any] | None = None,
+        deps_factory: Callable[[acpio.Session], DepsT | Awaitable[DepsT]] | None = None,
     ) -> None:
         super().__init__()
         if deps is not _UNSET and deps_factory is not None:
             raise ValueError("give deps= or deps_factory=, not both")
+        build: Callable[[], PydanticAgent[DepsT, Any]]
+        name: str | None = None
         if callable(agent):
-            build = cast("Callable[[], PydanticAgent[DepsT, Any]]", agent)
-            name = None
+            build = agent
         else:
             built_agent = agent
             build = lambda: built_agent  # noqa: E731
@@ -373,8 +373,8 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         if self._deps_factory is None:
             return None if self._deps is _UNSET else self._deps
         if not state.deps_made:
-            made = self._deps_factory(session)
-            if hasattr(made, "__await__"):
+            made: object = self._deps_factory(session)
+            if inspect.isawaitable(made):
                 made = await made
             state.deps, state.deps_made = made, True
         return state.deps
