@@ -86,8 +86,9 @@ def main() -> int:
             for agent in agents:
                 times[agent].append(one_start(agent, state_dir))
     for agent, runs in times.items():
+        shown = agent.relative_to(REPO) if agent.is_relative_to(REPO) else agent
         print(
-            f"{agent.relative_to(REPO)}: median {statistics.median(runs) * 1000:.0f} ms"
+            f"{shown}: median {statistics.median(runs) * 1000:.0f} ms"
             f" (min {min(runs) * 1000:.0f}, max {max(runs) * 1000:.0f}, {len(runs)} starts)"
         )
     return 0
