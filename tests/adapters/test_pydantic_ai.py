@@ -310,6 +310,9 @@ async def test_cancel_mid_stream_ends_cancelled_and_keeps_what_was_said() -> Non
         await session.cancel()
         result = await turn.wait()
         assert result.stop_reason == "cancelled"
+        # Closed and reopened: the cancelled turn comes back from the durable state.
+        await session.close()
+        await session.resume()
         await session.prompt("go on")
     assert prompts[1] == ["tell me a story", "go on"]
 

@@ -12,6 +12,7 @@ agent's start; the MCP client is imported only for a session that has MCP server
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import logging
 import os
@@ -62,6 +63,7 @@ _TITLE_LIMIT: Final = 100
 # ----------------------------------------------------------------- durable state
 
 
+@functools.cache
 def _pydantic_ai_version() -> str:
     try:
         return version("pydantic-ai-slim")

@@ -147,10 +147,6 @@ class ModeChoice:
 MODEL_OPTION: Final = "model"
 MODE_OPTION: Final = "mode"
 
-#: Keys of the durable agent state this adapter saves for every session.
-STATE_HISTORY: Final = "history"
-STATE_PYDANTIC_AI: Final = "pydantic_ai"
-
 _UNSET: Final[Any] = object()
 
 
