@@ -9,8 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 lowest=$(sed -n 's/^pydantic-ai = \["pydantic-ai-slim\[mcp\]>=\([0-9.]*\)".*/\1/p' pyproject.toml)
-version="${1:-$lowest}"
-shift || true
+version="$lowest"
+if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then  # a first argument not starting with "-"
+  version="$1"
+  shift
+fi
 if [ -z "$version" ]; then
   echo "pydantic_ai_range.sh: no lower bound found in pyproject.toml's pydantic-ai extra" >&2
   exit 2
