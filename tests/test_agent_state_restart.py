@@ -3,9 +3,9 @@
 The agent of ``tests/state_agent.py`` runs as a subprocess with its SQLite
 store in the test's temporary directory (``ACPIO_SESSION_STORE``; the state
 directories point there too, never at the user's home). It saves state and
-a config option changes; once the file holds them (the store's flush
-interval is an hour, so only the turn's end and the config change can have
-written them) the process is killed with SIGKILL, a new one is started, and
+a config option changes after the last turn; once the file holds them (the
+store's flush interval is an hour, so only the turn's end and the config
+change can have written them) the process is killed with SIGKILL, a new one is started, and
 the session is reopened with v2 ``session/resume`` and with v1 ``session/load``:
 the agent sees its state before its resume hook runs, and the config value is
 back.
@@ -89,9 +89,10 @@ async def run_and_kill(path: Path, tmp_path: Path, anyio_backend: str) -> str:
     ) as client:
         session = await client.new_session()
         await session.prompt("remember apple")
-        await session.set_config_option("model", "smart")
         await session.prompt("remember pear")
         (pid_text,) = messages((await session.prompt("pid")).updates)
+        # After the last turn: no turn end flushes it, the change itself wakes the writer.
+        await session.set_config_option("model", "smart")
         await wait_until_stored(
             path, session.id, ({"words": ["apple", "pear"]}, 1, {"model": "smart"})
         )

@@ -203,3 +203,32 @@ async def test_a_store_that_is_passed_keeps_its_own_history_limits() -> None:
         session = await client.new_session()
         assert (await session.prompt("go")).stop_reason == "end_turn"
         assert _replayed_messages(await session.resume(replay=True)) == 2
+
+
+# ---------------------------------------------------------- durable agent state
+
+
+def test_the_durable_agent_state_api() -> None:
+    # Agent side: the state's version, the migration hook, the error, the limit.
+    assert acpio.Agent.agent_state_version == 1
+    assert inspect.iscoroutinefunction(acpio.Agent.migrate_agent_state)
+    assert list(inspect.signature(acpio.Agent.migrate_agent_state).parameters) == [
+        "self",
+        "session",
+        "version",
+        "state",
+    ]
+    assert isinstance(inspect.getattr_static(acpio.Session, "agent_state"), property)
+    assert inspect.iscoroutinefunction(acpio.Session.save_agent_state)
+    assert issubclass(acpio.AgentStateError, ValueError)
+    assert acpio.SessionLimits().max_agent_state_bytes == 16 * 1024 * 1024
+    # Store side: the record's fields and SessionStore.save_state, which both stores have.
+    record = acpio.store.SessionRecord("s", "/", [], acpio.store.InMemoryHistory())
+    assert (record.agent_state, record.agent_state_version, record.config_values) == (
+        None,
+        1,
+        {},
+    )
+    assert "save_state" in dir(acpio.store.SessionStore)
+    for store in (acpio.store.InMemorySessionStore, acpio.store.SqliteSessionStore):
+        assert inspect.iscoroutinefunction(store.save_state)

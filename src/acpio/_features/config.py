@@ -365,6 +365,9 @@ class SessionConfig(Mapping[str, ConfigValue]):
     async def set(self, config_id: str, value: ConfigValue) -> None:
         """Change one option's current value and tell the client (``config_option_update``).
 
+        The new value is saved with the session (its durable state) and comes
+        back when the session is reopened.
+
         :raises LocalProtocolError: for an unknown ``config_id`` or a value the
             option does not accept; nothing changes then.
         """

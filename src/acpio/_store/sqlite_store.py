@@ -19,6 +19,11 @@ the snapshot and then the rows into a fresh history: folding a replay
 rebuilds the same records, so a resume in a new process replays exactly
 what a resume in the old one would have.
 
+A session's durable state (the agent's saved state, its version, the config
+values: :meth:`SqliteSessionStore.save_state`) is one row of ``agent_states``:
+the loop puts the newest row on the record and queues one operation for it,
+which the writer turns into that row (whatever is newest when it gets there).
+
 Durability: WAL journal and one transaction per flush, so a crash (even
 SIGKILL) leaves the file consistent and loses at most what was recorded
 after the last flush: at most ``flush_interval`` seconds of updates (plus
@@ -131,7 +136,8 @@ class SqliteSessionStore:
     """The default store of :func:`acpio.run`: sessions in a SQLite file.
 
     Keeps each session's id, working directory, additional directories,
-    title, timestamps and folded history (the records and bounds of
+    title, timestamps, durable state (agent state, its version, config
+    values) and folded history (the records and bounds of
     :class:`~acpio.store.InMemoryHistory`, ``limits``), so ``session/list`` and
     ``session/resume`` work after a restart and across agent processes
     sharing the file. Recording never waits: a writer thread flushes every
