@@ -46,7 +46,6 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 import anyio
@@ -418,6 +417,9 @@ def _check_deps(agent: PydanticAgent[Any, Any], given: bool) -> None:
 
 
 def _version() -> str:
+    # importlib.metadata costs tens of milliseconds to import: only when no info is given.
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
     try:
         return version("acpio")
     except PackageNotFoundError:  # run from a source tree without metadata
