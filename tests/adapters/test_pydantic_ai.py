@@ -13,6 +13,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -800,6 +801,31 @@ async def test_an_agent_factory_is_built_once_and_serves_every_session() -> None
             result = await session.prompt("hi")
             assert result.stop_reason == "end_turn"
     assert built == [1]
+
+
+async def test_initialize_and_session_new_do_not_wait_for_the_agent_factory() -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        yield "ready"
+
+    def build() -> Agent[None, str]:
+        started.set()
+        release.wait(30)  # a slow pydantic-ai import, held until the test lets it go
+        return Agent(_model(script))
+
+    models = [ModelChoice("scripted", "Scripted", lambda: _model(script))]
+    async with MockClient(ACPAgent(build, models=models)) as client:
+        # initialize was answered and the build started in its thread, still held.
+        assert started.wait(30) and not release.is_set()
+        session = await client.new_session()
+        assert session.view.config_values == {"model": "scripted"}
+        turn = await session.start_prompt("hi")  # this turn waits for the build
+        release.set()
+        result = await turn.wait()
+        assert result.stop_reason == "end_turn"
+        assert acpio.text_of(session.view.agent_messages[-1].content) == "ready"
 
 
 async def test_a_failing_agent_factory_ends_the_turn_with_its_error() -> None:
