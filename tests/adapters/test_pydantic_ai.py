@@ -9,9 +9,13 @@ error a trio turn gets.
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -19,6 +23,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingPart, DeltaToolCall, FunctionModel
+from pydantic_ai.tools import RunContext
 
 import acpio
 from acpio import schema
@@ -51,6 +56,17 @@ def _user_texts(messages: list[ModelMessage]) -> list[str]:
                     content = [part.content] if isinstance(part.content, str) else part.content
                     texts.extend(c for c in content if isinstance(c, str))
     return texts
+
+
+def _statuses(updates: list[schema.SessionUpdate], call_id: str) -> list[str]:
+    """The statuses a tool call went through, in the order the client was told them."""
+    seen: list[str] = []
+    for update in updates:
+        if isinstance(update, schema.ToolCallUpdate) and update.tool_call_id == call_id:
+            status = update.status if isinstance(update.status, str) else None
+            if status is not None and (not seen or seen[-1] != status):
+                seen.append(status)
+    return seen
 
 
 def _model(script: Script) -> FunctionModel:
@@ -159,6 +175,8 @@ async def test_tool_call_is_reported_with_kind_input_locations_and_output(tmp_pa
         assert call.name == "read_notes"
         assert call.raw_input == {"path": "notes.txt"}
         assert call.raw_output == "contents of notes.txt"
+        assert acpio.text_of([c.content for c in call.content]) == "contents of notes.txt"
+        assert _statuses(session.updates, call.id) == ["pending", "in_progress", "completed"]
         assert [loc.path for loc in call.locations] == [str(tmp_path / "notes.txt")]
         replies = [m for m in session.view.messages if m.role == "agent"]
         assert acpio.text_of(replies[-1].content) == "tool said: contents of notes.txt"
@@ -293,6 +311,9 @@ async def test_cancel_mid_stream_ends_cancelled_and_keeps_what_was_said() -> Non
         await session.cancel()
         result = await turn.wait()
         assert result.stop_reason == "cancelled"
+        # Closed and reopened: the cancelled turn comes back from the durable state.
+        await session.close()
+        await session.resume()
         await session.prompt("go on")
     assert prompts[1] == ["tell me a story", "go on"]
 
@@ -394,7 +415,10 @@ def test_infer_kind(name: str, kind: str) -> None:
 
 MCP_SERVER = textwrap.dedent(
     """
-    from mcp.server.mcpserver import MCPServer
+    try:
+        from mcp.server.mcpserver import MCPServer
+    except ImportError:  # the MCP SDK 1.x that older pydantic-ai versions install
+        from mcp.server.fastmcp import FastMCP as MCPServer
 
     server = MCPServer("calc")
 
@@ -625,3 +649,232 @@ async def test_the_same_adapter_serves_a_v1_client(tmp_path: Path) -> None:
         assert replies[-1] == "result: deleted old"
         assert len(client.permission_requests) == 1
     assert calls == ["old"]
+
+
+# ------------------------------------------------------- tool progress and content
+
+
+async def test_an_approved_tool_is_in_progress_only_after_the_approval() -> None:
+    calls: list[str] = []
+    asked_while: list[str] = []
+
+    async def decide(request: object) -> dict[str, object]:
+        (call,) = session.view.tool_calls.values()
+        asked_while.append(call.status)
+        options = request.params["options"]  # type: ignore[attr-defined]
+        return {"outcome": "selected", "optionId": options[0]["optionId"]}
+
+    adapter = ACPAgent(_approval_agent(calls))
+    async with MockClient(adapter, policy=PermissionPolicy.call(decide)) as client:
+        session = await client.new_session()
+        await session.prompt("clean up")
+        (call,) = session.view.tool_calls.values()
+        assert _statuses(session.updates, call.id) == ["pending", "in_progress", "completed"]
+        assert acpio.text_of([c.content for c in call.content]) == "deleted old"
+    assert asked_while == ["pending"]
+    assert calls == ["old"]
+
+
+async def test_a_structured_result_is_shown_as_json_text_and_raw_output() -> None:
+    agent = Agent(_model(_call_then_answer("get_stats", "{}")))
+
+    @agent.tool_plain
+    def get_stats() -> dict[str, int]:
+        """Project statistics."""
+        return {"files": 3, "lines": 120}
+
+    async with MockClient(ACPAgent(agent)) as client:
+        session = await client.new_session()
+        await session.prompt("stats?")
+        (call,) = session.view.tool_calls.values()
+        assert call.raw_output == {"files": 3, "lines": 120}
+        shown = acpio.text_of([c.content for c in call.content])
+        assert json.loads(shown) == {"files": 3, "lines": 120}
+
+
+async def test_auto_approve_mode_runs_approval_tools_without_asking() -> None:
+    calls: list[str] = []
+    modes = [ModeChoice("ask", "Ask"), ModeChoice("code", "Code", auto_approve=True)]
+    adapter = ACPAgent(_approval_agent(calls), modes=modes)
+    async with MockClient(adapter, policy=PermissionPolicy.reject()) as client:
+        session = await client.new_session()
+        await session.prompt("clean up")  # asks, and the user rejects
+        await session.set_config_option("mode", "code")
+        await session.prompt("clean up again")
+        assert len(client.permission_requests) == 1
+        statuses = [c.status for c in session.view.tool_calls.values()]
+        assert statuses == ["failed", "completed"]
+    assert calls == ["old"]
+
+
+async def test_auto_approve_mode_writes_with_editor_tools_without_asking(tmp_path: Path) -> None:
+    agent = Agent(
+        _model(_calls_then_answer(("write_file", '{"path": "d.txt", "content": "new\\n"}'))),
+        toolsets=[editor_tools()],
+    )
+    adapter = ACPAgent(agent, modes=[ModeChoice("code", "Code", auto_approve=True)])
+    async with MockClient(adapter, cwd=tmp_path, policy=PermissionPolicy.reject()) as client:
+        session = await client.new_session()
+        await session.prompt("write d")
+        assert not client.permission_requests
+        (call,) = session.view.tool_calls.values()
+        assert call.status == "completed" and call.diffs
+    assert (tmp_path / "d.txt").read_text() == "new\n"
+
+
+# -------------------------------------------------------------------------- deps
+
+
+@dataclass
+class Project:
+    name: str
+
+
+def _deps_agent() -> Agent[Project, str]:
+    agent = Agent(_model(_call_then_answer("project_name", "{}")), deps_type=Project)
+
+    @agent.tool
+    def project_name(ctx: RunContext[Project]) -> str:
+        """The project's name."""
+        return ctx.deps.name
+
+    return agent
+
+
+async def test_deps_value_reaches_the_tools() -> None:
+    async with MockClient(ACPAgent(_deps_agent(), deps=Project("acpio"))) as client:
+        session = await client.new_session()
+        await session.prompt("name?")
+        replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
+    assert replies == ["tool said: acpio"]
+
+
+async def test_deps_factory_makes_one_value_per_session(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    async def per_session(session: acpio.Session) -> Project:
+        made.append(session.id)
+        return Project(Path(session.cwd).name)
+
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    adapter = ACPAgent(_deps_agent(), deps_factory=per_session)
+    async with MockClient(adapter) as client:
+        first = await client.new_session(cwd=tmp_path / "one")
+        second = await client.new_session(cwd=tmp_path / "two")
+        await first.prompt("name?")
+        await first.prompt("again?")
+        await second.prompt("name?")
+        said = [
+            acpio.text_of(m.content)
+            for s in (first, second)
+            for m in s.view.messages
+            if m.role == "agent"
+        ]
+    assert said == ["tool said: one", "tool said: one", "tool said: two"]
+    assert made == [first.id, second.id]
+
+
+def test_an_agent_with_deps_type_needs_deps() -> None:
+    with pytest.raises(ValueError, match="deps_type=Project"):
+        ACPAgent(_deps_agent())
+    with pytest.raises(ValueError, match="not both"):
+        ACPAgent(_deps_agent(), deps=Project("a"), deps_factory=lambda s: Project("b"))
+
+
+# ---------------------------------------------------------- built off the start
+
+
+async def test_an_agent_factory_is_built_once_and_serves_every_session() -> None:
+    built: list[int] = []
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        yield "built"
+
+    def build() -> Agent[None, str]:
+        built.append(1)
+        return Agent(_model(script))
+
+    async with MockClient(ACPAgent(build)) as client:
+        for _ in range(2):
+            session = await client.new_session()
+            result = await session.prompt("hi")
+            assert result.stop_reason == "end_turn"
+    assert built == [1]
+
+
+async def test_initialize_and_session_new_do_not_wait_for_the_agent_factory() -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    async def script(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[object]:
+        yield "ready"
+
+    def build() -> Agent[None, str]:
+        started.set()
+        release.wait(30)  # a slow pydantic-ai import, held until the test lets it go
+        return Agent(_model(script))
+
+    models = [ModelChoice("scripted", "Scripted", lambda: _model(script))]
+    async with MockClient(ACPAgent(build, models=models)) as client:
+        # initialize was answered and the build started in its thread, still held.
+        assert started.wait(30) and not release.is_set()
+        session = await client.new_session()
+        assert session.view.config_values == {"model": "scripted"}
+        turn = await session.start_prompt("hi")  # this turn waits for the build
+        release.set()
+        result = await turn.wait()
+        assert result.stop_reason == "end_turn"
+        assert acpio.text_of(session.view.agent_messages[-1].content) == "ready"
+
+
+async def test_a_failing_agent_factory_ends_the_turn_with_its_error() -> None:
+    def build() -> Agent[None, str]:
+        raise ImportError("no module named 'pydantic_ai_extra'")
+
+    async with MockClient(ACPAgent(build)) as client:
+        session = await client.new_session()
+        result = await session.prompt("hi")
+        assert result.stop_reason == "error"
+        assert session.view.last_error is not None
+        assert "pydantic_ai_extra" in session.view.last_error.message
+
+
+IMPORTS_PROBE = textwrap.dedent(
+    """
+    import sys, anyio
+    import acpio.adapters.pydantic_ai as adapter
+    print(sorted(m for m in ("pydantic_ai", "mcp", "fastmcp") if m in sys.modules))
+
+    from pydantic_ai import Agent
+    from pydantic_ai.models.test import TestModel
+    from acpio.testing import MockClient
+
+    async def main():
+        if sys.argv[1] == "adapter":
+            async with MockClient(adapter.ACPAgent(Agent(TestModel()))) as client:
+                session = await client.new_session()
+                await session.prompt("hi")
+        else:  # what pydantic-ai imports by itself for a run
+            await Agent(TestModel()).run("hi")
+        print(sorted(m for m in ("mcp", "fastmcp") if m in sys.modules))
+
+    anyio.run(main)
+    """
+)
+
+
+def _probe(mode: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTS_PROBE, mode], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_pydantic_ai_and_mcp_are_imported_only_when_used() -> None:
+    after_import, after_turn = _probe("adapter")
+    assert after_import == "[]"
+    # No MCP beyond what pydantic-ai imports for any run: nothing in recent versions
+    # (pydantic-ai-slim 2.26 imports the MCP client for every run by itself).
+    assert after_turn == _probe("plain")[1]

@@ -9,6 +9,7 @@ import pytest
 from support import EXAMPLES
 
 import acpio
+from acpio import schema
 from acpio.testing import MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
@@ -58,3 +59,31 @@ async def test_example_rejected_write_leaves_the_file(tmp_path: Path) -> None:
         result = await session.prompt("write keep.txt\nreplaced\n")
         assert result.stop_reason == "end_turn"
     assert target.read_text() == "original\n"
+
+
+async def test_example_tools_report_progress_and_ask_only_in_ask_mode(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("remember the milk\n")
+    (tmp_path / "old.txt").write_text("x\n")
+    async with MockClient(COMMAND, cwd=tmp_path, policy=PermissionPolicy.reject()) as client:
+        session = await client.new_session()
+        assert session.view.config_values == {"model": "scripted", "mode": "ask"}
+
+        await session.prompt("count notes.txt")
+        (count,) = session.view.tool_calls.values()
+        assert count.status == "completed"
+        assert acpio.text_of([c.content for c in count.content]) == "notes.txt has 3 words."
+        statuses = [
+            u.status
+            for u in session.updates
+            if isinstance(u, schema.ToolCallUpdate) and isinstance(u.status, str)
+        ]
+        assert statuses == ["pending", "in_progress", "completed"]
+
+        await session.prompt("delete old.txt")  # Ask mode: asks, and the user rejects
+        assert len(client.permission_requests) == 1
+        assert (tmp_path / "old.txt").exists()
+
+        await session.set_config_option("mode", "code")
+        await session.prompt("delete old.txt")  # Code mode: runs unasked
+        assert len(client.permission_requests) == 1
+        assert not (tmp_path / "old.txt").exists()

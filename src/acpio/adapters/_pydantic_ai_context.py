@@ -1,20 +1,32 @@
-"""The ACP session a pydantic-ai tool runs for, and the mark of self-reporting tools."""
+"""The ACP session a pydantic-ai tool runs for, and the mark of self-reporting tools.
+
+No pydantic-ai import at run time: the adapter's start stays light.
+"""
 
 from __future__ import annotations
 
 import contextvars
-from typing import Final
-
-from pydantic_ai.tools import ToolDefinition
+from typing import TYPE_CHECKING, Final
 
 import acpio
 
-__all__ = ["SELF_REPORTING", "current_session", "is_self_reporting", "session_scope"]
+if TYPE_CHECKING:
+    from pydantic_ai.tools import ToolDefinition
+
+__all__ = [
+    "SELF_REPORTING",
+    "approval_needed",
+    "current_session",
+    "is_self_reporting",
+    "session_scope",
+]
 
 #: Tool metadata key: a tool whose metadata has it true reports its own ACP tool call.
 SELF_REPORTING: Final = "acpio_self_reporting"
 
-_current: contextvars.ContextVar[acpio.Session | None] = contextvars.ContextVar(
+_Scope = tuple[acpio.Session, bool]
+
+_current: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar(
     "acpio_pydantic_ai_session", default=None
 )
 
@@ -22,20 +34,36 @@ _current: contextvars.ContextVar[acpio.Session | None] = contextvars.ContextVar(
 def current_session() -> acpio.Session:
     """The ACP session whose turn is running this tool (for tools that report on their own).
 
+    Call it inside a tool function (or anything it calls) while the adapter's
+    ``ACPAgent`` runs a turn: the session is the one of that turn (a contextvar,
+    so concurrent sessions each see their own), and the tool can send what it
+    likes through it (``session.tool_call(...)`` with diffs or a terminal,
+    ``session.plan(...)``, ``session.request_permission(...)``). Mark such a
+    toolset with ``metadata={SELF_REPORTING: True}`` so the adapter does not
+    report a second tool call for it.
+
     :raises RuntimeError: outside a turn served by the pydantic-ai adapter's ``ACPAgent``.
     """
-    session = _current.get()
-    if session is None:
+    scope = _current.get()
+    if scope is None:
         raise RuntimeError("no ACP turn is running: this tool is served by acpio's ACPAgent")
-    return session
+    return scope[0]
 
 
-def session_scope(session: acpio.Session) -> contextvars.Token[acpio.Session | None]:
+def approval_needed() -> bool:
+    """False when the turn's mode approves tools without asking (``ModeChoice.auto_approve``)."""
+    scope = _current.get()
+    return scope is None or not scope[1]
+
+
+def session_scope(
+    session: acpio.Session, *, auto_approve: bool = False
+) -> contextvars.Token[_Scope | None]:
     """Make ``session`` the current one for the turn (reset with the token it returns)."""
-    return _current.set(session)
+    return _current.set((session, auto_approve))
 
 
-def end_session_scope(token: contextvars.Token[acpio.Session | None]) -> None:
+def end_session_scope(token: contextvars.Token[_Scope | None]) -> None:
     """Undo :func:`session_scope`."""
     _current.reset(token)
 

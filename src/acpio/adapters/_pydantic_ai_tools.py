@@ -11,16 +11,18 @@ result the model reads, never an exception that ends the turn.
 from __future__ import annotations
 
 import os
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
-from pydantic_ai.toolsets import FunctionToolset
 from typing_extensions import TypedDict
 
 import acpio
 from acpio import schema
 
-from ._pydantic_ai_context import SELF_REPORTING, current_session
+from ._pydantic_ai_context import SELF_REPORTING, approval_needed, current_session
+
+if TYPE_CHECKING:
+    from pydantic_ai.toolsets import FunctionToolset
 
 __all__ = ["PlanItem", "editor_tools"]
 
@@ -79,12 +81,13 @@ async def write_file(path: str, content: str) -> str:
     async with session.tool_call("Write a file", kind="edit", raw_input={"path": path}) as call:
         try:
             edit = await call.propose_edit(target, content)
-            outcome = await call.request_permission(
-                acpio.permission.ALL_OPTIONS, remember="pydantic-ai write_file"
-            )
-            if not outcome.allowed:
-                await call.fail("The user rejected this edit.")
-                return f"The user rejected the edit of {edit.path}; it was not written."
+            if approval_needed():
+                outcome = await call.request_permission(
+                    acpio.permission.ALL_OPTIONS, remember="pydantic-ai write_file"
+                )
+                if not outcome.allowed:
+                    await call.fail("The user rejected this edit.")
+                    return f"The user rejected the edit of {edit.path}; it was not written."
             await edit.apply()
         except acpio.EditRefused as refused:  # the call is failed with the same sentence
             return f"The edit was refused: {refused}"
@@ -106,12 +109,13 @@ async def run_command(command: str) -> str:
     async with session.tool_call(
         f"Run `{command}`", kind="execute", raw_input={"command": command}
     ) as call:
-        outcome = await call.request_permission(
-            acpio.permission.ALLOW_OR_REJECT, command=command, cwd=session.cwd
-        )
-        if not outcome.allowed:
-            await call.fail("The user rejected this command.")
-            return f"The user rejected the command `{command}`; it did not run."
+        if approval_needed():
+            outcome = await call.request_permission(
+                acpio.permission.ALLOW_OR_REJECT, command=command, cwd=session.cwd
+            )
+            if not outcome.allowed:
+                await call.fail("The user rejected this command.")
+                return f"The user rejected the command `{command}`; it did not run."
         terminal = await call.terminal(command=command, cwd=session.cwd)
         result = await terminal.run_shell(command)
         await call.update(raw_output={"exitCode": result.exit_code, "signal": result.signal})
@@ -144,7 +148,7 @@ async def update_plan(entries: list[PlanItem]) -> str:
 
 def editor_tools(
     *, read: bool = True, write: bool = True, shell: bool = True, plan: bool = True
-) -> FunctionToolset[None]:
+) -> FunctionToolset[Any]:
     """The built-in editor tools as a pydantic-ai toolset: add it to your agent's toolsets.
 
     ``read_file`` shows the file as a location; ``write_file`` shows the diff and
@@ -152,9 +156,11 @@ def editor_tools(
     safe edits (inside the session's directories, compare and swap, atomic);
     ``run_command`` asks, then runs the command in a live terminal and gives its
     output back to the model; ``update_plan`` shows the agent's todo list as an
-    ACP plan.
+    ACP plan. In a mode with ``auto_approve``, writes and commands run without asking.
     """
-    toolset: FunctionToolset[None] = FunctionToolset(metadata={SELF_REPORTING: True})
+    from pydantic_ai.toolsets import FunctionToolset  # noqa: PLC0415 - keeps pydantic-ai off the start
+
+    toolset: FunctionToolset[Any] = FunctionToolset(metadata={SELF_REPORTING: True})
     if read:
         toolset.add_function(read_file)
     if write:

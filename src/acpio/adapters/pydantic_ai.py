@@ -2,62 +2,58 @@
 
 How this works: :class:`ACPAgent` is an :class:`acpio.Agent` whose turn runs the
 pydantic-ai agent once, with the session's pydantic-ai message history and a
-capability (:class:`_SessionBridge`) that pydantic-ai calls for every event and
-every tool execution of the run, in the turn's own task:
+capability (the bridge, ``_pydantic_ai_bridge``) that pydantic-ai calls for
+every event and every tool execution of the run, in the turn's own task:
 
 - text and thinking parts stream as ACP message and thought chunks (one message
   per part), usage after every model response becomes a ``usage_update``;
 - every tool execution runs inside an acpio :class:`~acpio.ToolCallHandle`
-  (title, kind, ``rawInput``, path ``locations``, ``rawOutput``, final status
-  from the result or the exception), so cancellation and errors finish the call
-  as acpio always does;
+  (title, kind, ``rawInput``, path ``locations``; ``in_progress`` while it runs;
+  its result as text ``content`` and as ``rawOutput``; final status from the
+  result or the exception), so cancellation and errors finish the call as acpio
+  always does;
 - a tool registered with ``requires_approval=True`` is deferred by pydantic-ai;
   the bridge asks the user with ``session/request_permission`` (allow or reject,
   once or always; "always" is remembered per session and per tool) and hands
-  pydantic-ai the approval, or a denial the model reads as a rejection;
-- tools from :class:`EditorTools` report their own tool calls (diffs, live
+  pydantic-ai the approval, or a denial the model reads as a rejection; a mode
+  with ``auto_approve`` approves without asking;
+- tools from :func:`editor_tools` report their own tool calls (diffs, live
   terminals) and are left alone by the bridge.
+
+The message history is the session's durable agent state
+(:attr:`acpio.Session.agent_state`, saved at the end of every turn): a session
+reopened after a restart (v2 ``session/resume``, v1 ``session/load``) gives the
+model its earlier turns, and acpio restores the model and mode picks.
 
 ``session/cancel`` cancels the turn's task, and so the pydantic-ai run; what the
 run completed (including the partial response) stays in the history, with
 unanswered tool calls closed out by pydantic-ai before the next request. The
 session's MCP servers become MCP toolsets of each run (opened at the start of a
-turn, closed at its end, so no server outlives the session). pydantic-ai runs on
-asyncio only: a turn on trio ends with an error that says so.
+turn, closed at its end, so no server outlives the session); the MCP client is
+imported only then. pydantic-ai runs on asyncio only: a turn on trio ends with an
+error that says so.
+
+This module imports pydantic-ai only when it is used: given a factory instead
+of an agent, :class:`ACPAgent` builds the pydantic-ai agent in a thread while
+the client initializes, so the editor gets its ``initialize`` answer first.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
+import importlib
+import inspect
 import logging
-import os
-from collections.abc import AsyncIterable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from importlib.metadata import PackageNotFoundError, version
-from typing import Any, ClassVar, Final
+import threading
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Generic, TypeVar
 
 import anyio
-import anyio.lowlevel
-from fastmcp.client.transports import StdioTransport
-from pydantic_ai import Agent as PydanticAgent
-from pydantic_ai import messages as pai
-from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import RunCancelled
-from pydantic_ai.mcp import MCPToolset
-from pydantic_ai.models import Model
-from pydantic_ai.tools import (
-    DeferredToolRequests,
-    DeferredToolResults,
-    RunContext,
-    ToolDefinition,
-    ToolDenied,
-)
-from pydantic_ai.toolsets import AbstractToolset
+import anyio.to_thread
 
 import acpio
 from acpio import schema
-from acpio._json import as_list
 
 from ._pydantic_ai_context import (
     SELF_REPORTING,
@@ -67,6 +63,11 @@ from ._pydantic_ai_context import (
     session_scope,
 )
 from ._pydantic_ai_tools import PlanItem, editor_tools
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent as PydanticAgent
+    from pydantic_ai import messages as pai
+    from pydantic_ai.models import Model
 
 __all__ = [
     "SELF_REPORTING",
@@ -82,11 +83,8 @@ __all__ = [
 
 logger: logging.Logger = logging.getLogger(__name__)
 
-#: Argument names whose string values are file paths (shown as tool-call locations).
-PATH_ARGUMENTS: Final = frozenset(
-    {"path", "file", "file_path", "filepath", "filename", "paths", "files", "target", "source"}
-)
-_TITLE_LIMIT: Final = 100
+DepsT = TypeVar("DepsT")
+
 _KIND_WORDS: Final = (
     ("delete", ("delete", "remove", "unlink", "rm")),
     ("move", ("move", "rename", "mv")),
@@ -114,11 +112,16 @@ def infer_kind(tool_name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ModelChoice:
-    """One value of the model picker: ``id`` on the wire, ``name`` shown, ``model`` run."""
+    """One value of the model picker: ``id`` on the wire, ``name`` shown, ``model`` run.
+
+    ``model`` is a pydantic-ai model, a model name, or a zero-argument function
+    that returns one (called once, in the thread that builds the agent, so that
+    pydantic-ai's import stays off the agent's start).
+    """
 
     id: str
     name: str
-    model: Model | str
+    model: Model | str | Callable[[], Model | str]
     description: str | None = None
 
 
@@ -127,36 +130,117 @@ class ModeChoice:
     """One value of the mode picker: ``id`` on the wire, ``name`` shown, ``instructions`` added.
 
     The chosen mode's ``instructions`` are given to the model on top of the
-    agent's own (``None``: none added).
+    agent's own (``None``: none added). With ``auto_approve`` the mode runs tools
+    that need approval without asking the user (``requires_approval=True`` tools
+    and the writes and commands of :func:`editor_tools`); they still show as
+    tool calls.
     """
 
     id: str
     name: str
     instructions: str | None = None
     description: str | None = None
+    auto_approve: bool = False
 
 
 MODEL_OPTION: Final = "model"
 MODE_OPTION: Final = "mode"
 
+_UNSET: Final[Any] = object()
 
-@dataclass
+
 class _SessionState:
-    """What the adapter keeps per ACP session between turns."""
+    """What the adapter keeps in memory per open ACP session."""
 
-    history: list[pai.ModelMessage] = field(default_factory=list[pai.ModelMessage])
+    __slots__ = ("deps", "deps_made", "history")
+
+    def __init__(self, history: list[pai.ModelMessage]) -> None:
+        self.history = history
+        self.deps: object = None
+        self.deps_made = False
 
 
-class ACPAgent(acpio.Agent):
+class _Built:
+    """The pydantic-ai agent and the models, built once (in a thread when given as factories)."""
+
+    def __init__(self, build: Callable[[], PydanticAgent[Any, Any]], models: Sequence[ModelChoice]):
+        self._build = build
+        self._models = models
+        self.agent: PydanticAgent[Any, Any] | None = None
+        self.models: dict[str, Model | str] = {}
+        self.error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def _run(self) -> None:
+        try:
+            # The bridge imports the rest of pydantic-ai that a turn needs.
+            importlib.import_module("acpio.adapters._pydantic_ai_bridge")
+
+            agent = self._build()
+            models: dict[str, Model | str] = {}
+            for choice in self._models:
+                model = choice.model
+                models[choice.id] = model() if callable(model) else model
+            self.agent, self.models = agent, models
+        except BaseException as exc:  # kept and raised in the turn that needs the agent
+            self.error = exc
+
+    def start(self) -> None:
+        """Start building in a daemon thread (once)."""
+        with self._lock:
+            if self._thread is None and self.agent is None and self.error is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="acpio-pydantic-ai-build", daemon=True
+                )
+                self._thread.start()
+
+    def ready(self) -> PydanticAgent[Any, Any]:
+        """The agent: waits for the building thread, or builds in this one when none started.
+
+        :raises RuntimeError: saying what the build raised.
+        """
+        with self._lock:
+            thread = self._thread
+            if thread is None and self.agent is None and self.error is None:
+                self._run()
+        if thread is not None:
+            thread.join()
+        if self.error is not None:
+            raise RuntimeError(f"building the pydantic-ai agent failed: {self.error}") from (
+                self.error
+            )
+        assert self.agent is not None
+        return self.agent
+
+
+class ACPAgent(acpio.Agent, Generic[DepsT]):
     """Serves one ``pydantic_ai.Agent`` over ACP; each session keeps its own conversation.
+
+    ``agent`` is the pydantic-ai agent, or a zero-argument function that builds
+    it: the function runs in a thread as soon as the client initializes, so an
+    agent script that imports pydantic-ai only inside it answers ``initialize``
+    without waiting for that import.
 
     ``models`` and ``modes`` (optional) become the session's ``model`` and
     ``mode`` config options (ACP pickers): the first choice is the default, and a
     change takes effect on the session's next turn (the model runs it; the mode's
-    instructions are added to the agent's). ``tool_kinds`` maps tool names to ACP
-    kinds where :func:`infer_kind` guesses wrong. ``context_window`` is the size
-    reported in ``usage_update``; without it the model profile's size is used, and
-    no usage is reported when neither is known.
+    instructions are added to the agent's, and an ``auto_approve`` mode stops
+    asking before tools). ``tool_kinds`` maps tool names to ACP kinds where
+    :func:`infer_kind` guesses wrong. ``context_window`` is the size reported in
+    ``usage_update``; without it the model profile's size is used, and no usage is
+    reported when neither is known.
+
+    For an agent with a ``deps_type``, give ``deps=`` (one value, shared by
+    every session and turn) or ``deps_factory=`` (called with the
+    :class:`acpio.Session` the first time one of its turns runs, sync or async;
+    its value serves every turn of that session while it is open in this
+    process, and is made again for a session reopened later). Tools reach it as
+    ``ctx.deps``.
+
+    The conversation is the session's durable agent state: this adapter owns
+    :attr:`acpio.Session.agent_state` (a dict with the pydantic-ai message
+    history), so a subclass keeps its own state elsewhere.
     """
 
     # pydantic-ai connects to stdio and streamable-HTTP MCP servers (see mcp_toolsets).
@@ -164,40 +248,77 @@ class ACPAgent(acpio.Agent):
 
     def __init__(
         self,
-        agent: PydanticAgent[None, Any],
+        agent: PydanticAgent[DepsT, Any] | Callable[[], PydanticAgent[DepsT, Any]],
         *,
         info: acpio.Implementation | None = None,
         models: Sequence[ModelChoice] = (),
         modes: Sequence[ModeChoice] = (),
         tool_kinds: Mapping[str, str] | None = None,
         context_window: int | None = None,
+        deps: DepsT = _UNSET,
+        deps_factory: Callable[[acpio.Session], DepsT | Awaitable[DepsT]] | None = None,
     ) -> None:
         super().__init__()
-        self.agent: Final = agent
+        if deps is not _UNSET and deps_factory is not None:
+            raise ValueError("give deps= or deps_factory=, not both")
+        build: Callable[[], PydanticAgent[DepsT, Any]]
+        name: str | None = None
+        if callable(agent):
+            build = agent
+        else:
+            built_agent = agent
+            build = lambda: built_agent  # noqa: E731
+            name = agent.name
+            _check_deps(agent, deps is not _UNSET or deps_factory is not None)
         self.info: acpio.Implementation = info or acpio.Implementation(
-            name=agent.name or "pydantic-ai-agent", version=_version()
+            name=name or "pydantic-ai-agent", version=_version()
         )
         self.models: Final = tuple(models)
         self.modes: Final = tuple(modes)
         self.tool_kinds: Final = dict(tool_kinds or {})
         self.context_window: Final = context_window
+        self._deps: object = deps
+        self._deps_factory = deps_factory
         self._sessions: dict[str, _SessionState] = {}
+        self._built = _Built(build, self.models)
         for choices in (self.models, self.modes):
             if len({choice.id for choice in choices}) != len(choices):
                 raise ValueError("model and mode choices need distinct ids")
+        if not callable(agent):
+            self._built.ready()  # nothing to build: the models are resolved at once
+
+    @property
+    def agent(self) -> PydanticAgent[DepsT, Any]:
+        """The pydantic-ai agent (built now if it was given as a factory and is not yet)."""
+        return self._built.ready()
 
     # ------------------------------------------------------------------ sessions
 
-    def _state(self, session_id: str) -> _SessionState:
-        state = self._sessions.get(session_id)
+    async def on_initialize(self, request: schema.InitializeRequest) -> None:
+        """Start building the pydantic-ai agent (when given as a factory) while the client waits."""
+        self._built.start()
+
+    async def _ready(self) -> PydanticAgent[Any, Any]:
+        built = self._built
+        if built.agent is None and built.error is None:
+            await anyio.to_thread.run_sync(built.ready)
+        agent = built.ready()
+        _check_deps(agent, self._deps is not _UNSET or self._deps_factory is not None)
+        return agent
+
+    def _state(self, session: acpio.Session) -> _SessionState:
+        state = self._sessions.get(session.id)
         if state is None:
-            state = _SessionState()
-            self._sessions[session_id] = state
+            from ._pydantic_ai_bridge import load_history  # noqa: PLC0415 - imports pydantic-ai
+
+            state = _SessionState(load_history(session.agent_state))
+            self._sessions[session.id] = state
         return state
 
     def history(self, session_id: str) -> list[pai.ModelMessage]:
-        """The pydantic-ai message history of a session (what the model sees next turn)."""
-        return list(self._state(session_id).history)
+        """The pydantic-ai message history of an open session (what the model sees next turn)."""
+        state = self._sessions.get(session_id)
+        return list(state.history) if state is not None else []
 
     def _pickers(self) -> list[schema.SessionConfigOption]:
         pickers: list[schema.SessionConfigOption] = []
@@ -224,21 +345,38 @@ class ACPAgent(acpio.Agent):
             await session.config.replace([*session.config.options, *self._pickers()])
 
     async def on_resume_session(self, session: acpio.Session) -> None:
-        """A session rebuilt in a new process gets the pickers again (at their defaults)."""
-        if (self.models or self.modes) and MODEL_OPTION not in session.config.ids:
+        """A reopened session gets the pickers (acpio then restores the saved picks).
+
+        Its conversation comes back from the durable agent state on its next turn.
+        """
+        if (self.models or self.modes) and not (
+            {MODEL_OPTION, MODE_OPTION} & set(session.config.ids)
+        ):
             await session.config.replace([*session.config.options, *self._pickers()])
 
-    def _chosen(self, session: acpio.Session) -> tuple[Model | str | None, str | None]:
+    def _chosen(self, session: acpio.Session) -> tuple[Model | str | None, ModeChoice | None]:
         config = session.config
-        model = mode = None
+        model: Model | str | None = None
+        mode: ModeChoice | None = None
         if MODEL_OPTION in config.ids:
-            model = next(c.model for c in self.models if c.id == config[MODEL_OPTION])
+            model = self._built.models[str(config[MODEL_OPTION])]
         if MODE_OPTION in config.ids:
-            mode = next(c.instructions for c in self.modes if c.id == config[MODE_OPTION])
+            mode = next(c for c in self.modes if c.id == config[MODE_OPTION])
         return model, mode
 
+    async def _deps_of(self, session: acpio.Session, state: _SessionState) -> object:
+        if self._deps_factory is None:
+            return None if self._deps is _UNSET else self._deps
+        if not state.deps_made:
+            made: object = self._deps_factory(session)
+            if inspect.isawaitable(made):
+                made = await made
+            state.deps, state.deps_made = made, True
+        return state.deps
+
     async def on_close_session(self, session: acpio.Session) -> None:
-        """Nothing stays open between turns; the conversation is kept for a later resume."""
+        """Forget the session's in-memory state (its conversation is durable)."""
+        self._sessions.pop(session.id, None)
 
     # ---------------------------------------------------------------------- turns
 
@@ -246,28 +384,26 @@ class ACPAgent(acpio.Agent):
         """Run the pydantic-ai agent on the prompt, reporting everything through ``session``."""
         if not _on_asyncio():
             raise RuntimeError("pydantic-ai runs only on asyncio; serve this agent with asyncio")
-        state = self._state(session.id)
-        model, mode_instructions = self._chosen(session)
-        bridge = _SessionBridge(session, self)
-        token = session_scope(session)
+        agent = await self._ready()
+        from ._pydantic_ai_bridge import run_turn  # noqa: PLC0415 - imported by _ready
+
+        state = self._state(session)
+        model, mode = self._chosen(session)
+        deps = await self._deps_of(session, state)
+        token = session_scope(session, auto_approve=mode is not None and mode.auto_approve)
         try:
-            result = await self.agent.run(
-                user_prompt_of(prompt),
-                message_history=state.history,
+            await run_turn(
+                self,
+                agent,
+                session,
+                state,
+                prompt,
                 model=model,
-                instructions=mode_instructions,
-                capabilities=[bridge],
-                toolsets=mcp_toolsets(session.mcp_servers),
+                instructions=mode.instructions if mode is not None else None,
+                deps=deps,
             )
-            state.history = result.all_messages()
-        except anyio.get_cancelled_exc_class() as exc:
-            cancelled = RunCancelled.from_cancellation(exc)
-            if cancelled is not None:
-                state.history = list(cancelled.all_messages())
-            raise
         finally:
             end_session_scope(token)
-            await bridge.close_streams()
         return "end_turn"
 
 
@@ -280,228 +416,20 @@ def _on_asyncio() -> bool:
         return False
 
 
+def _check_deps(agent: PydanticAgent[Any, Any], given: bool) -> None:
+    deps_type = getattr(agent, "deps_type", object)
+    if not given and deps_type not in (object, type(None)):
+        raise ValueError(
+            f"this pydantic-ai agent has deps_type={getattr(deps_type, '__name__', deps_type)}: "
+            "give ACPAgent deps= (one value) or deps_factory= (one value per session)"
+        )
+
+
 def _version() -> str:
+    # importlib.metadata costs tens of milliseconds to import: only when no info is given.
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
     try:
         return version("acpio")
     except PackageNotFoundError:  # run from a source tree without metadata
         return "0"
-
-
-# ---------------------------------------------------------------------- prompt in
-
-
-def user_prompt_of(prompt: Sequence[acpio.ContentBlock]) -> list[pai.UserContent]:
-    """The pydantic-ai user content for an ACP prompt: text, resources, images, audio.
-
-    Text stays text; an embedded text resource becomes text headed by its URI; an
-    embedded blob, an image or audio becomes ``BinaryContent`` (the model decides
-    what it accepts); a resource link becomes a text line with its name and URI.
-    """
-    content: list[pai.UserContent] = []
-    for block in prompt:
-        if isinstance(block, schema.TextContent):
-            content.append(block.text)
-        elif isinstance(block, schema.ImageContent | schema.AudioContent):
-            content.append(pai.BinaryContent(data=_b64(block.data), media_type=block.mime_type))
-        elif isinstance(block, schema.EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, schema.TextResourceContents):
-                content.append(f"Contents of {resource.uri}:\n{resource.text}")
-            else:
-                mime = resource.mime_type if isinstance(resource.mime_type, str) else None
-                content.append(
-                    pai.BinaryContent(
-                        data=_b64(resource.blob), media_type=mime or "application/octet-stream"
-                    )
-                )
-        elif isinstance(block, schema.ResourceLink):
-            content.append(f"Resource {block.name}: {block.uri}")
-    return content
-
-
-def _list(value: object) -> list[Any]:
-    items: list[Any] = as_list(value) or []
-    return items
-
-
-def _b64(data: str) -> bytes:
-    return base64.b64decode(data)
-
-
-# ------------------------------------------------------------------- MCP servers
-
-
-def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractToolset[None]]:
-    """One pydantic-ai MCP toolset per MCP server the client passed for the session.
-
-    stdio servers are started with their command, arguments and environment;
-    http servers are reached at their URL with their headers. Tool names are
-    prefixed with the server's name so two servers cannot clash.
-    """
-    toolsets: list[AbstractToolset[None]] = []
-    for server in servers:
-        if isinstance(server, schema.McpServerStdio):
-            env = {**os.environ, **{v.name: v.value for v in _list(server.env)}}
-            transport = StdioTransport(server.command, _list(server.args), env=env)
-            toolsets.append(MCPToolset(transport, id=server.name).prefixed(server.name))
-        elif isinstance(server, schema.McpServerHttp):
-            headers = {h.name: h.value for h in _list(server.headers)}
-            toolsets.append(
-                MCPToolset(server.url, id=server.name, headers=headers or None).prefixed(
-                    server.name
-                )
-            )
-    return toolsets
-
-
-# ------------------------------------------------------------------------ bridge
-
-
-class _SessionBridge(AbstractCapability[None]):
-    """The per-turn capability that turns one pydantic-ai run into ACP updates."""
-
-    def __init__(self, session: acpio.Session, owner: ACPAgent) -> None:
-        self.session = session
-        self.owner = owner
-        self._stream: acpio.MessageStream | None = None
-        self._calls: dict[str, acpio.ToolCallHandle] = {}
-
-    @classmethod
-    def get_serialization_name(cls) -> str | None:
-        return None
-
-    async def close_streams(self) -> None:
-        self._stream = None
-
-    # --- streaming -------------------------------------------------------------
-
-    async def wrap_run_event_stream(
-        self, ctx: RunContext[None], *, stream: AsyncIterable[pai.AgentStreamEvent]
-    ) -> AsyncIterable[pai.AgentStreamEvent]:
-        async for event in stream:
-            if isinstance(event, pai.PartStartEvent):
-                part = event.part
-                if isinstance(part, pai.TextPart):
-                    self._stream = self.session.message_stream()
-                    if part.content:
-                        await self._stream.write(part.content)
-                elif isinstance(part, pai.ThinkingPart):
-                    self._stream = self.session.thought_stream()
-                    if part.content:
-                        await self._stream.write(part.content)
-                else:
-                    self._stream = None
-            elif isinstance(event, pai.PartDeltaEvent):
-                delta = event.delta
-                if (
-                    isinstance(delta, pai.TextPartDelta | pai.ThinkingPartDelta)
-                    and self._stream is not None
-                    and delta.content_delta
-                ):
-                    await self._stream.write(delta.content_delta)
-            elif isinstance(event, pai.PartEndEvent):
-                self._stream = None
-            yield event
-
-    async def after_model_request(
-        self, ctx: RunContext[None], *, request_context: Any, response: pai.ModelResponse
-    ) -> pai.ModelResponse:
-        profile = getattr(ctx.model, "profile", None)
-        size = self.owner.context_window or getattr(profile, "context_window", None)
-        if size:
-            # What the context holds after this response: its input plus its output.
-            used = min(response.usage.input_tokens + response.usage.output_tokens, size)
-            await self.session.usage(used, size, cost=_cost(response))
-        return response
-
-    # --- tools -----------------------------------------------------------------
-
-    def _handle(self, call: pai.ToolCallPart) -> acpio.ToolCallHandle:
-        handle = self._calls.get(call.tool_call_id)
-        if handle is None:
-            args = call.args_as_dict()
-            kind = self.owner.tool_kinds.get(call.tool_name) or infer_kind(call.tool_name)
-            handle = self.session.tool_call(
-                _title(call.tool_name, args),
-                kind=kind,
-                name=call.tool_name,
-                raw_input=args,
-                locations=_locations(args, self.session.cwd),
-            )
-            self._calls[call.tool_call_id] = handle
-        return handle
-
-    async def wrap_tool_execute(
-        self,
-        ctx: RunContext[None],
-        *,
-        call: pai.ToolCallPart,
-        tool_def: ToolDefinition,
-        args: Any,
-        handler: Any,
-    ) -> Any:
-        if is_self_reporting(tool_def):
-            return await handler(args)
-        handle = self._handle(call)
-        result: Any = None  # when the client cancels the call, its block ends early
-        async with handle:
-            result = await handler(args)
-            await handle.update(raw_output=_jsonable(result))
-        return result
-
-    async def handle_deferred_tool_calls(
-        self, ctx: RunContext[None], *, requests: DeferredToolRequests
-    ) -> DeferredToolResults | None:
-        if not requests.approvals:
-            return None
-        results = DeferredToolResults()
-        for call in requests.approvals:
-            handle = self._handle(call)
-            await handle.announce()
-            outcome = await handle.request_permission(
-                acpio.permission.ALL_OPTIONS, remember=f"pydantic-ai tool {call.tool_name}"
-            )
-            if outcome.cancelled:
-                # A cancelled turn raises here; a client that dismissed the prompt is a denial.
-                await anyio.lowlevel.checkpoint()
-            if outcome.allowed:
-                results.approvals[call.tool_call_id] = True
-            else:
-                message = "The user rejected this tool call."
-                await handle.fail(message)
-                results.approvals[call.tool_call_id] = ToolDenied(message)
-        return results
-
-
-def _title(name: str, args: Mapping[str, object]) -> str:
-    shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
-    title = f"{name}({shown})"
-    return title if len(title) <= _TITLE_LIMIT else title[: _TITLE_LIMIT - 1] + "…"
-
-
-def _locations(args: Mapping[str, object], cwd: str) -> list[str] | None:
-    found: list[str] = []
-    for key, value in args.items():
-        if key.lower() not in PATH_ARGUMENTS:
-            continue
-        for item in as_list(value) or [value]:
-            if isinstance(item, str) and item:
-                found.append(os.path.normpath(os.path.join(cwd, item)))
-    return found or None
-
-
-def _jsonable(value: object) -> object:
-    try:
-        return schema.to_builtins(value)
-    except TypeError:
-        return repr(value)
-
-
-def _cost(response: pai.ModelResponse) -> schema.Cost | None:
-    if not response.model_name:
-        return None
-    try:
-        price = response.cost()
-    except Exception:  # unknown model or no usage: the protocol's cost is optional
-        return None
-    return schema.Cost(amount=float(price.total_price), currency="USD")
