@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-lowest=$(sed -n 's/^pydantic-ai = \["pydantic-ai-slim\[mcp\]>=\([0-9.]*\)".*/\1/p' pyproject.toml)
+lowest=$(sed -n 's/.*"pydantic-ai-slim\[mcp\]>=\([0-9.]*\)".*/\1/p' pyproject.toml | head -n 1)
 version="$lowest"
 if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then  # a first argument not starting with "-"
   version="$1"
