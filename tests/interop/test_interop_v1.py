@@ -274,6 +274,28 @@ def _wire(log: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return sent, received
 
 
+def _requests_and_answers(log: Path) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """Each request the client sent, in order, with the answer it got (``None`` if none).
+
+    acpx starts the agent again for every command, so request ids repeat across the
+    log: an answer belongs to the request of its id sent last on the same connection
+    (a connection starts with ``initialize``)."""
+    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    pending: dict[object, int] = {}
+    for line in log.read_text().splitlines():
+        message = json.loads(line[2:])
+        if line.startswith("> "):
+            if "id" in message and "method" in message:
+                if message["method"] == "initialize":
+                    pending.clear()
+                pending[message["id"]] = len(pairs)
+                pairs.append((message, None))
+        elif "id" in message and "method" not in message and message["id"] in pending:
+            index = pending.pop(message["id"])
+            pairs[index] = (pairs[index][0], message)
+    return pairs
+
+
 def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> None:
     # acpx sends session/set_config_option without `type` (a value id, as v1 says) and
     # session/set_mode; the llm agent's model and mode pickers take both.
@@ -316,21 +338,25 @@ def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> N
     )
     assert text.startswith("[scripted-terse]") and "no tool named 'run_command'" in text, text
     assert not marker.exists()
-    sent, received = _wire(wire)
-    answers = {m["id"]: m for m in received if "id" in m and "method" not in m}
-    configs = [m for m in sent if m.get("method") == "session/set_config_option"]
+    pairs = _requests_and_answers(wire)
+    configs = [(r, a) for r, a in pairs if r["method"] == "session/set_config_option"]
     # acpx starts the agent for each command, resumes the session and sets again every
     # value it was told to keep, before the command's own request.
-    assert {(m["params"]["configId"], m["params"]["value"]) for m in configs} == {
+    assert {(r["params"]["configId"], r["params"]["value"]) for r, _ in configs} == {
         ("model", "scripted-terse"),
         ("mode", "ask"),
     }
-    assert not [m for m in configs if "type" in m["params"]]  # what acpx really sends
-    modes = [m for m in sent if m.get("method") == "session/set_mode"]
-    assert [m["params"]["modeId"] for m in modes] == ["code", "ask"]
-    for request in configs + modes:
-        assert "result" in answers[request["id"]], answers[request["id"]]
-    new = next(answers[m["id"]] for m in sent if m.get("method") == "session/new")
-    assert new["result"]["modes"]["currentModeId"] == "code"
+    assert not [r for r, _ in configs if "type" in r["params"]]  # what acpx really sends
+    modes = [(r, a) for r, a in pairs if r["method"] == "session/set_mode"]
+    assert [r["params"]["modeId"] for r, _ in modes] == ["code", "ask"]
+    for _, answer in configs + modes:
+        assert answer is not None and "result" in answer, answer
+    new = next(a for r, a in pairs if r["method"] == "session/new")
+    assert new is not None and new["result"]["modes"]["currentModeId"] == "code"
+    # The agent keeps the chosen values with the session: the last restart's resume
+    # answer shows them before acpx sends them again.
+    resumed = [a for r, a in pairs if r["method"] == "session/resume"]
+    assert resumed[-1] is not None
+    assert resumed[-1]["result"]["modes"]["currentModeId"] == "ask"
     left = subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == "", f"processes left: {left.stdout}"
