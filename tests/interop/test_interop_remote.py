@@ -33,7 +33,9 @@ TOKEN = "interop-secret-token"
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.fail("Node.js (`node`) is not on PATH; the remote interop test needs it", pytrace=False)
+        pytest.fail(
+            "Node.js (`node`) is not on PATH; the remote interop test needs it", pytrace=False
+        )
     if not (HERE / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json").is_file():
         pytest.fail("run `npm ci --prefix tests/interop` first", pytrace=False)
     return node
@@ -57,13 +59,20 @@ def test_sdk_remote_clients(transport: str, protocol: int, tmp_path: Path) -> No
                 "--experimental-websocket",
                 "--no-warnings",
                 str(PROGRAM),
-                "--echo", echo,
-                "--shell", shell,
-                "--transport", transport,
-                "--protocol", str(protocol),
-                "--token", TOKEN,
-                "--workdir", str(workdir),
-                "--result", str(result),
+                "--echo",
+                echo,
+                "--shell",
+                shell,
+                "--transport",
+                transport,
+                "--protocol",
+                str(protocol),
+                "--token",
+                TOKEN,
+                "--workdir",
+                str(workdir),
+                "--result",
+                str(result),
             ],
             capture_output=True,
             text=True,

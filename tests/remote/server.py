@@ -17,7 +17,9 @@ _READY = re.compile(r"on (http://\S+/acp)")
 
 
 @contextlib.contextmanager
-def served(target: str, *extra: str, token: str | None = None, cwd: Path | None = None) -> Iterator[str]:
+def served(
+    target: str, *extra: str, token: str | None = None, cwd: Path | None = None
+) -> Iterator[str]:
     """Run ``acpio serve --listen 127.0.0.1:0 ... target``; yield its URL; stop it with SIGTERM."""
     env = dict(os.environ)
     args = [sys.executable, "-m", "acpio._cli", "serve", "--listen", "127.0.0.1:0", *extra]

@@ -15,7 +15,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["main"]
 
@@ -170,7 +170,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _serve_parser(commands: Any) -> None:
     from ._serve import add_serve_parser  # noqa: PLC0415 - the remote layer only when used
 
     add_serve_parser(commands)

@@ -14,6 +14,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .._limits import RemoteLimits
 from .._store.history import InMemorySessionStore, SessionStore
@@ -24,7 +25,7 @@ from ..remote._app import AgentSource
 __all__ = ["add_serve_parser", "serve_command"]
 
 
-def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_serve_parser(commands: Any) -> None:
     """Register ``acpio serve``."""
     serve = commands.add_parser(
         "serve",
@@ -64,6 +65,13 @@ def add_serve_parser(commands: argparse._SubParsersAction[argparse.ArgumentParse
     serve.add_argument(
         "--max-connections", type=int, default=RemoteLimits().max_connections, metavar="N"
     )
+    serve.add_argument(
+        "--max-body-size",
+        type=int,
+        default=RemoteLimits().max_body_size,
+        metavar="BYTES",
+        help="largest POST body or WebSocket message (default 32 MiB)",
+    )
     serve.add_argument("target", metavar="FILE.py:NAME", help="the agent to serve")
 
 
@@ -93,7 +101,7 @@ def _load_target(target: str) -> AgentSource:
         raise ValueError(f"{path_text} has no {name!r}")
     if not callable(source):
         raise ValueError(f"{name} is neither an acpio.Agent subclass nor a factory")
-    return source  # type: ignore[return-value]
+    return source  # type: ignore[return-value,unused-ignore]
 
 
 def _store(url: str) -> SessionStore:
@@ -106,17 +114,22 @@ def _store(url: str) -> SessionStore:
     return SqliteSessionStore(url.removeprefix("sqlite://"))
 
 
+def _token(variable: str | None) -> str | None:
+    if not variable:
+        return None
+    token = os.environ.get(variable)
+    if not token:
+        raise ValueError(f"--token-env: ${variable} is empty or not set")
+    return token
+
+
 def serve_command(args: argparse.Namespace) -> int:
     """Run ``acpio serve``; returns the exit code."""
     try:
         host, port = _split_listen(args.listen)
         source = _load_target(args.target)
         store = _store(args.store)
-        token = None
-        if args.token_env:
-            token = os.environ.get(args.token_env)
-            if not token:
-                raise ValueError(f"--token-env: ${args.token_env} is empty or not set")
+        token = _token(args.token_env)
     except ValueError as error:
         print(f"acpio serve: {error}", file=sys.stderr)
         return 2
@@ -126,7 +139,7 @@ def serve_command(args: argparse.Namespace) -> int:
         token=token,
         allowed_origins=args.allow_origin,
         affinity_cookie=args.affinity_cookie,
-        limits=RemoteLimits(max_connections=args.max_connections),
+        limits=RemoteLimits(max_connections=args.max_connections, max_body_size=args.max_body_size),
     )
 
     def ready(bound_host: str, bound_port: int) -> None:

@@ -114,9 +114,7 @@ async def _respond(
 
 
 async def _json_error(send: Send, status: int, code: int, message: str) -> None:
-    await _respond(
-        send, status, error_line(None, code, message), content_type="application/json"
-    )
+    await _respond(send, status, error_line(None, code, message), content_type="application/json")
 
 
 class _Refused(Exception):
@@ -207,7 +205,9 @@ class RemoteApp:
         connections = list(self.registry.connections.values())
         for connection in connections:
             await connection.close("server shutting down")
-        with anyio.move_on_after(grace if grace is not None else self.agent_limits.shutdown_grace + 1):
+        with anyio.move_on_after(
+            grace if grace is not None else self.agent_limits.shutdown_grace + 1
+        ):
             for connection in connections:
                 await connection.finished.wait()
 
@@ -244,9 +244,11 @@ class RemoteApp:
         source = self._agent_source
         if isinstance(source, Agent):
             return source
-        agent = source()
+        agent: Any = source()
         if not isinstance(agent, Agent):
-            raise TypeError(f"the agent factory returned {type(agent).__name__}, not an acpio.Agent")
+            raise TypeError(
+                f"the agent factory returned {type(agent).__name__}, not an acpio.Agent"
+            )
         return agent
 
     def _new_connection(self, transport: str) -> RemoteConnection:
@@ -292,7 +294,9 @@ class RemoteApp:
             elif method == "DELETE":
                 await self._delete(send, headers)
             else:
-                raise _Refused(405, "Method not allowed", [(b"allow", b"GET, POST, DELETE")])
+                await _respond(
+                    send, 405, b"Method not allowed", headers=[(b"allow", b"GET, POST, DELETE")]
+                )
         except _Refused as refused:
             await _respond(send, refused.status, refused.text.encode(), headers=refused.headers)
 
@@ -448,10 +452,9 @@ class RemoteApp:
         if session_id is None:
             outbox = connection.connection_stream
         else:
-            if (
-                session_id not in connection.session_streams
-                and len(connection.session_streams) >= connection_stream_limit(self)
-            ):
+            if session_id not in connection.session_streams and len(
+                connection.session_streams
+            ) >= connection_stream_limit(self):
                 raise _Refused(429, "Too many session streams on this connection")
             outbox = connection.session_stream(session_id)
         if not await outbox.acquire_within(_TAKEOVER_WAIT):
@@ -491,9 +494,7 @@ class RemoteApp:
                     batch = await outbox.take()
                 if batch is None:
                     break
-                body = (
-                    b"".join(b"data: " + line + b"\n\n" for line in batch) if batch else b":\n\n"
-                )
+                body = b"".join(b"data: " + line + b"\n\n" for line in batch) if batch else b":\n\n"
                 await send({"type": "http.response.body", "body": body, "more_body": True})
             group.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b""})
@@ -510,9 +511,10 @@ class RemoteApp:
         if first["type"] != "websocket.connect":
             return
         headers = _headers(scope)
+        if scope.get("path") != self.path:
+            await self._refuse_upgrade(scope, send, _Refused(404, "Not found"))
+            return
         try:
-            if scope.get("path") != self.path:
-                raise _Refused(404, "Not found")
             await self._check_access(scope, headers)
             connection = self._new_connection("websocket")
         except _Refused as refused:
@@ -553,7 +555,9 @@ class RemoteApp:
             return
         await send({"type": "websocket.close", "code": 1008, "reason": refused.text[:120]})
 
-    async def _socket_input(self, receive: Receive, send: Send, connection: RemoteConnection) -> None:
+    async def _socket_input(
+        self, receive: Receive, send: Send, connection: RemoteConnection
+    ) -> None:
         initialized = False
         limit = self.limits.max_body_size
         while True:
@@ -570,12 +574,16 @@ class RemoteApp:
             try:
                 envelope = decode_client_message(data)
             except msgspec.DecodeError:
-                connection.deliver(None, error_line(None, PARSE_ERROR, "Parse error: not valid JSON"))
+                connection.deliver(
+                    None, error_line(None, PARSE_ERROR, "Parse error: not valid JSON")
+                )
                 continue
             if envelope is None:
                 connection.deliver(
                     None,
-                    error_line(None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object"),
+                    error_line(
+                        None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object"
+                    ),
                 )
                 continue
             if not initialized:

@@ -295,6 +295,8 @@ class RemoteConnection:
                     group.start_soon(self._watch_idle)
         finally:
             self.closing = self.closed = True
+            with anyio.CancelScope(shield=True):
+                await self._side.aclose()
             self._end_initialize()
             self.connection_stream.close()
             for outbox in self.session_streams.values():
@@ -304,9 +306,7 @@ class RemoteConnection:
 
     async def _serve_agent(self) -> None:
         try:
-            await serve(
-                self._agent, self._agent_side, store=self._store, limits=self._agent_limits
-            )
+            await serve(self._agent, self._agent_side, store=self._store, limits=self._agent_limits)
         except Exception:
             logger.exception("the agent of connection %s failed", self.id)
         finally:
@@ -356,8 +356,11 @@ class RemoteConnection:
         with anyio.move_on_after(self._limits.stall_timeout):
             await outbox.wait_for_room(limit)
             return True
-        logger.warning("closing connection %s: its client read no output for %.0fs",
-                       self.id, self._limits.stall_timeout)
+        logger.warning(
+            "closing connection %s: its client read no output for %.0fs",
+            self.id,
+            self._limits.stall_timeout,
+        )
         await self.close("output stalled")
         return False
 

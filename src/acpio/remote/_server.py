@@ -51,7 +51,7 @@ async def serve_uvicorn(
     class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
         async def shutdown(self, sockets: Any = None) -> None:
             await app.aclose()
-            await super().shutdown(sockets=sockets)
+            await super().shutdown(sockets=sockets)  # pyright: ignore[reportUnknownMemberType]
 
     config = uvicorn.Config(
         app,
