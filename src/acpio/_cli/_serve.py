@@ -3,7 +3,7 @@
 How this works: ``FILE.py:NAME`` is imported as a module from its path;
 ``NAME`` must be an :class:`acpio.Agent` subclass or a zero-argument factory
 returning an agent, called once per connection. The server is
-:func:`acpio.remote.run` (uvicorn), on loopback unless ``--listen`` says
+:func:`acpio.remote.run_server` (uvicorn), on loopback unless ``--listen`` says
 otherwise.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from .._limits import RemoteLimits
 from .._store.history import InMemorySessionStore, SessionStore
 from .._store.sqlite_store import SqliteSessionStore
-from ..remote import RemoteApp, run
+from ..remote import RemoteApp, run_server
 from ..remote._app import AgentSource
 
 __all__ = ["add_serve_parser", "serve_command"]
@@ -148,7 +148,7 @@ def serve_command(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     try:
-        run(app, host=host, port=port, on_ready=ready)
+        run_server(app, host=host, port=port, on_ready=ready)
     except OSError as error:
         print(f"acpio serve: cannot listen on {args.listen}: {error}", file=sys.stderr)
         return 1

@@ -17,7 +17,7 @@ from typing import Any
 
 from ._app import RemoteApp
 
-__all__ = ["run", "serve_uvicorn"]
+__all__ = ["run_server", "serve_uvicorn"]
 
 logger = logging.getLogger("acpio.remote")
 
@@ -81,7 +81,7 @@ async def serve_uvicorn(
         await server.serve(sockets=[sock])
 
 
-def run(
+def run_server(
     app: RemoteApp,
     *,
     host: str = "127.0.0.1",
