@@ -59,7 +59,10 @@ async def test_the_asgi_app_block_answers_initialize(tmp_path: Path) -> None:
         "type": "http",
         "method": "POST",
         "path": "/acp",
-        "headers": [(b"content-type", b"application/json"), (b"authorization", b"Bearer change-me")],
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"authorization", b"Bearer change-me"),
+        ],
     }
     with anyio.fail_after(10):
         async with anyio.create_task_group() as group:

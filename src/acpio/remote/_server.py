@@ -72,7 +72,7 @@ async def serve_uvicorn(
     except OSError:
         sock.close()
         raise
-    sock.set_inheritable(True)
+    sock.listen(config.backlog)  # connections wait in the backlog until uvicorn accepts them
     server = _Server(config)
     if on_ready is not None:
         bound = sock.getsockname()
