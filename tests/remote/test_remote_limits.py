@@ -123,12 +123,12 @@ def test_the_process_session_limit_answers_with_an_error() -> None:
 
 
 def test_the_connection_limit_answers_503() -> None:
-    with serving(RemoteApp(Chatty, limits=RemoteLimits(max_connections=1))) as url:
-        with httpx.Client(timeout=20) as client:
-            _connect(client, url)
-            refused = client.post(url, json=INIT)
-            assert refused.status_code == 503
-            assert refused.headers["retry-after"]
+    app = RemoteApp(Chatty, limits=RemoteLimits(max_connections=1))
+    with serving(app) as url, httpx.Client(timeout=20) as client:
+        _connect(client, url)
+        refused = client.post(url, json=INIT)
+        assert refused.status_code == 503
+        assert refused.headers["retry-after"]
 
 
 def _served_shell() -> Iterator[tuple[subprocess.Popen[str], str]]:
