@@ -16,7 +16,7 @@ from acpio.remote import RemoteApp
 @contextlib.contextmanager
 def serving(app: RemoteApp) -> Iterator[str]:
     """Serve ``app`` until the block ends; yield its ``/acp`` URL."""
-    sock = socket.socket()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=3)
