@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import socket
 import statistics
 import sys
 import time
@@ -166,8 +167,15 @@ class HttpLink(Link):
 @contextlib.asynccontextmanager
 async def server() -> AsyncIterator[tuple[str, int]]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "acpio._cli", "serve", "--listen", "127.0.0.1:0",
-        "--max-connections", "100000", f"{AGENT}:BenchAgent",
+        sys.executable,
+        "-m",
+        "acpio._cli",
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--max-connections",
+        "100000",
+        f"{AGENT}:BenchAgent",
         stderr=asyncio.subprocess.PIPE,
     )
     assert process.stderr is not None
@@ -183,16 +191,26 @@ async def server() -> AsyncIterator[tuple[str, int]]:
 async def open_link(kind: str, url: str) -> Link:
     if kind == "stdio":
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(AGENT), stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, limit=64 * 1024 * 1024,
+            sys.executable,
+            str(AGENT),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=64 * 1024 * 1024,
             env={**os.environ, "ACPIO_SESSION_STORE": ":memory:"},
         )
         link: Link = StdioLink(process)
     elif kind == "ws":
-        link = WsLink(await websockets.asyncio.client.connect(
-            url.replace("http", "ws", 1), max_size=None, open_timeout=30))
+        link = WsLink(
+            await websockets.asyncio.client.connect(
+                url.replace("http", "ws", 1), max_size=None, open_timeout=30
+            )
+        )
     else:
-        http = HttpLink(httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=1000)), url)
+        # TCP_NODELAY, as browsers and Node's fetch set it: without it httpx's small POSTs
+        # wait for delayed ACKs.
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        transport = httpx.AsyncHTTPTransport(socket_options=nodelay)
+        http = HttpLink(httpx.AsyncClient(timeout=60, transport=transport), url)
         await http.start()
         link = http
     result = await link.request(0, "initialize", INIT)
@@ -208,9 +226,15 @@ async def new_session(link: Link, rid: int) -> str:
 
 async def turn(link: Link, session: str, text: str, rid: int) -> tuple[int, int]:
     """Run one prompt to its idle; the (chunks, permission round trips) it took."""
-    await link.send({"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
-                     "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]}},
-                    session)
+    await link.send(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
+        },
+        session,
+    )
     chunks = permissions = 0
     while True:
         message = await link.recv()
@@ -233,7 +257,9 @@ async def rate(kind: str, url: str, text: str, per: str, repeats: int) -> float:
     for _ in range(repeats):
         link = await open_link(kind, url)
         # bench_agent.py uses one tool call id per session: one turn per session.
-        await turn(link, await new_session(link, 1), text.split()[0] + " 10", 2)  # warm up
+        await turn(
+            link, await new_session(link, 1), text.split(maxsplit=1)[0] + " 10", 2
+        )  # warm up
         session = await new_session(link, 4)
         started = time.perf_counter()
         chunks, permissions = await turn(link, session, text, 3)
@@ -272,9 +298,17 @@ async def scale(url: str, pid: int, sessions: int, per_connection: int) -> tuple
     async def drive(link: Link, ids: list[str]) -> int:
         # Prompts of one connection go out together; each turn ends with its own idle.
         for i, session in enumerate(ids):
-            await link.send({"jsonrpc": "2.0", "id": 1000 + i, "method": "session/prompt",
-                             "params": {"sessionId": session,
-                                        "prompt": [{"type": "text", "text": "notify 20"}]}})
+            await link.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1000 + i,
+                    "method": "session/prompt",
+                    "params": {
+                        "sessionId": session,
+                        "prompt": [{"type": "text", "text": "notify 20"}],
+                    },
+                }
+            )
         ended = 0
         while ended < len(ids):
             message = await link.recv()
@@ -293,6 +327,29 @@ async def scale(url: str, pid: int, sessions: int, per_connection: int) -> tuple
     return elapsed, ended, peak
 
 
+async def rates_and_memory(args: argparse.Namespace) -> None:
+    async with server() as (url, pid):
+        print(f"server {url} (pid {pid}); medians of {args.repeats}")
+        for name, text, per in (
+            ("reply chunks/s", f"notify {args.chunks}", "chunks"),
+            ("permission round trips/s", f"permission {args.permissions}", "permissions"),
+        ):
+            figures = {
+                kind: await rate(kind, url, text, per, args.repeats)
+                for kind in ("stdio", "ws", "http")
+            }
+            shown = ", ".join(
+                f"{kind} {value:,.0f} ({value / figures['stdio']:.2f}x)"
+                for kind, value in figures.items()
+            )
+            print(f"{name}: {shown}")
+        per_connection, per_session = await memory(url, pid, args.idle)
+        print(
+            f"memory: {per_connection / 1024:.1f} KiB per idle WebSocket connection, "
+            f"{per_session / 1024:.1f} KiB per idle session ({args.idle} of each)"
+        )
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=20_000)
@@ -301,28 +358,17 @@ async def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--per-connection", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scale-only", action="store_true", help="only the N-sessions run")
     args = parser.parse_args()
-    async with server() as (url, pid):
-        print(f"server {url} (pid {pid}); medians of {args.repeats}")
-        for name, text, per in (
-            ("reply chunks/s", f"notify {args.chunks}", "chunks"),
-            ("permission round trips/s", f"permission {args.permissions}", "permissions"),
-        ):
-            figures = {kind: await rate(kind, url, text, per, args.repeats)
-                       for kind in ("stdio", "ws", "http")}
-            shown = ", ".join(
-                f"{kind} {value:,.0f} ({value / figures['stdio']:.2f}x)"
-                for kind, value in figures.items()
-            )
-            print(f"{name}: {shown}")
-        per_connection, per_session = await memory(url, pid, args.idle)
-        print(f"memory: {per_connection / 1024:.1f} KiB per idle WebSocket connection, "
-              f"{per_session / 1024:.1f} KiB per idle session ({args.idle} of each)")
+    if not args.scale_only:
+        await rates_and_memory(args)
     async with server() as (url, pid):
         elapsed, ended, peak = await scale(url, pid, args.sessions, args.per_connection)
-        print(f"scale: {args.sessions} sessions over WebSocket ({args.per_connection} per "
-              f"connection), one turn each: {ended} turns ended idle in {elapsed:.2f}s; "
-              f"server peak RSS {peak / 2**20:.0f} MiB")
+        print(
+            f"scale: {args.sessions} sessions over WebSocket ({args.per_connection} per "
+            f"connection), one turn each: {ended} turns ended idle in {elapsed:.2f}s; "
+            f"server peak RSS {peak / 2**20:.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

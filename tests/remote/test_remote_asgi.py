@@ -11,10 +11,11 @@ from collections.abc import MutableMapping
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 import acpio
-from acpio.remote import RemoteApp, RemoteLimits
+from acpio.remote import AuthRequest, RemoteApp, RemoteLimits
 
 pytestmark = pytest.mark.anyio
 
@@ -76,3 +77,26 @@ async def test_initialize_then_limits_then_shutdown() -> None:
             assert not app.registry.connections
             closed, _, _ = await _post(app, INIT, auth)
             assert closed == 503
+
+
+async def test_the_authentication_hook_sees_every_request() -> None:
+    seen: list[AuthRequest] = []
+
+    async def authenticate(request: AuthRequest) -> bool:
+        seen.append(request)
+        await anyio.lowlevel.checkpoint()
+        return request.headers.get("x-api-key") == "k1"
+
+    app = RemoteApp(Echo, authenticate=authenticate, affinity_cookie="route")
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as group:
+            app._group = group
+            refused, headers, _ = await _post(app, INIT, [(b"x-api-key", b"nope")])
+            assert refused == 401
+            assert headers[b"www-authenticate"] == b"Bearer"
+            status, headers, _ = await _post(app, INIT, [(b"x-api-key", b"k1")])
+            assert status == 200
+            assert headers[b"set-cookie"].startswith(b"route=")
+            await app.aclose()
+    assert [r.headers.get("x-api-key") for r in seen] == ["nope", "k1"]
+    assert all(r.method == "POST" and r.path == "/acp" for r in seen)

@@ -22,6 +22,7 @@ task of the request that opened them).
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import inspect
 import logging
@@ -528,10 +529,12 @@ class RemoteApp:
         if _SUBPROTOCOL in offered:
             accept["subprotocol"] = _SUBPROTOCOL
         await send(accept)
+        socket = _Socket(send)
         async with anyio.create_task_group() as group:
             group.start_soon(connection.run)
-            group.start_soon(self._socket_output, send, connection)
-            await self._socket_input(receive, send, connection)
+            group.start_soon(self._socket_output, socket, connection)
+            await self._socket_input(receive, socket, connection)
+            socket.gone = True
             await connection.close("the client closed the WebSocket", discard=True)
             with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
                 await connection.finished.wait()
@@ -556,7 +559,7 @@ class RemoteApp:
         await send({"type": "websocket.close", "code": 1008, "reason": refused.text[:120]})
 
     async def _socket_input(
-        self, receive: Receive, send: Send, connection: RemoteConnection
+        self, receive: Receive, socket: _Socket, connection: RemoteConnection
     ) -> None:
         initialized = False
         limit = self.limits.max_body_size
@@ -569,7 +572,7 @@ class RemoteApp:
             if data is None:
                 continue  # binary frames carry no ACP message
             if len(data) > limit:
-                await send({"type": "websocket.close", "code": 1009, "reason": "message too large"})
+                await socket.close(1009, "message too large")
                 return
             try:
                 envelope = decode_client_message(data)
@@ -611,23 +614,41 @@ class RemoteApp:
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return
 
-    async def _socket_output(self, send: Send, connection: RemoteConnection) -> None:
+    async def _socket_output(self, socket: _Socket, connection: RemoteConnection) -> None:
         outbox = connection.connection_stream
         outbox.acquire()
+        while True:
+            batch = await outbox.take()
+            if batch is None:
+                break
+            for line in batch:
+                await socket.send_text(line.decode())
+        reason = connection.close_reason or "connection closed"
+        code = {"server shutting down": 1001, "output stalled": 1008}.get(reason, 1000)
+        await socket.close(code, reason)
+
+
+class _Socket:
+    """The sending side of an accepted WebSocket; quiet once the client is gone."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.gone = False
+
+    async def send_text(self, text: str) -> None:
+        if self.gone:
+            return
         try:
-            while True:
-                batch = await outbox.take()
-                if batch is None:
-                    break
-                for line in batch:
-                    await send({"type": "websocket.send", "text": line.decode()})
-            reason = connection.close_reason or "connection closed"
-            code = 1001 if reason == "server shutting down" else 1000
-            if reason == "output stalled":
-                code = 1008
-            await send({"type": "websocket.close", "code": code, "reason": reason[:120]})
-        except OSError:
-            pass
+            await self._send({"type": "websocket.send", "text": text})
+        except OSError:  # the client went away (uvicorn's ClientDisconnected)
+            self.gone = True
+
+    async def close(self, code: int, reason: str) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        with contextlib.suppress(OSError):
+            await self._send({"type": "websocket.close", "code": code, "reason": reason[:120]})
 
 
 def connection_stream_limit(app: RemoteApp) -> int:
