@@ -207,3 +207,55 @@ def test_sigterm_cancels_and_reports_running_turns() -> None:
         # uvicorn re-raises the signal once it has shut down (older versions exit 0).
         assert process.wait(timeout=20) in (0, -signal.SIGTERM)
         del message
+
+
+class Big(acpio.Agent):
+    """Answers with one message as long as the prompt asks for."""
+
+    info = acpio.Implementation(name="big", version="1")
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        await session.message("y" * int(acpio.text_of(prompt)))
+        return "end_turn"
+
+
+def test_a_message_larger_than_a_read_arrives_whole() -> None:
+    size = 3 * 1024 * 1024 + 17  # more than the router's 1 MiB reads
+    with (
+        serving(RemoteApp(Big)) as url,
+        websockets.sync.client.connect(
+            url.replace("http", "ws", 1), max_size=None, open_timeout=10
+        ) as ws,
+    ):
+        ws.send(json.dumps(INIT))
+        ws.recv(timeout=10)
+        ws.send(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp"}}
+            )
+        )
+        session = json.loads(ws.recv(timeout=10))["result"]["sessionId"]
+        ws.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "session/prompt",
+                    "params": {
+                        "sessionId": session,
+                        "prompt": [{"type": "text", "text": str(size)}],
+                    },
+                }
+            )
+        )
+        text = ""
+        while True:
+            message = json.loads(ws.recv(timeout=20))
+            update = message.get("params", {}).get("update", {})
+            if update.get("sessionUpdate") in ("agent_message", "agent_message_chunk"):
+                content = update["content"]
+                blocks = content if isinstance(content, list) else [content]
+                text += "".join(block.get("text", "") for block in blocks)
+            if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
+                break
+        assert text == "y" * size

@@ -329,7 +329,7 @@ class RemoteConnection:
                     return
 
     async def _route_output(self) -> None:
-        buffer = b""
+        partial: list[bytes] = []  # pieces of a line not yet ended (joined once, not re-copied)
         stalled = False
         try:
             while True:
@@ -337,10 +337,16 @@ class RemoteConnection:
                     chunk = await self._side.receive.receive(1 << 20)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
-                buffer += chunk
                 if b"\n" not in chunk:
+                    partial.append(chunk)
                     continue
-                *lines, buffer = buffer.split(b"\n")
+                lines = chunk.split(b"\n")
+                if partial:
+                    lines[0] = b"".join((*partial, lines[0]))
+                    partial.clear()
+                tail = lines.pop()
+                if tail:
+                    partial.append(tail)
                 for line in lines:
                     if line:
                         outbox = self._route(line)
