@@ -60,6 +60,9 @@ async def serve_uvicorn(
         log_level=log_level,
         lifespan="on",
         ws_max_size=app.limits.max_body_size,
+        # ACP messages are small JSON: compressing each frame cost a quarter of the
+        # server's time when streaming reply chunks (benchmarks/remote.py).
+        ws_per_message_deflate=False,
         timeout_graceful_shutdown=int(app.agent_limits.shutdown_grace) + 2,
         proxy_headers=False,
         server_header=False,
