@@ -35,7 +35,6 @@ import msgspec
 
 from .._agent.agent import Agent
 from .._agent.serve import serve
-from .._errors import INTERNAL_ERROR
 from .._limits import AgentLimits, RemoteLimits
 from .._rpc.transport import StreamPair, memory_stream_pair
 from .._store.history import SessionStore
@@ -553,6 +552,3 @@ class ConnectionRegistry:
     def sessions_full(self) -> bool:
         """No further session may attach."""
         return self.sessions >= self.limits.max_sessions
-
-
-SERVER_LIMIT_CODE: Final = INTERNAL_ERROR
