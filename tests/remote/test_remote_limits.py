@@ -58,11 +58,17 @@ def _new_session(client: httpx.Client, url: str, headers: dict[str, str]) -> str
 
 
 def _prompt(
-    client: httpx.Client, url: str, headers: dict[str, str], session: str, text: str
+    client: httpx.Client,
+    url: str,
+    headers: dict[str, str],
+    session: str,
+    text: str,
+    *,
+    rid: int = 2,
 ) -> int:
     body = {
         "jsonrpc": "2.0",
-        "id": 2,
+        "id": rid,
         "method": "session/prompt",
         "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
     }
@@ -259,3 +265,33 @@ def test_a_message_larger_than_a_read_arrives_whole() -> None:
             if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
                 break
         assert text == "y" * size
+
+
+def test_a_slow_reader_holds_back_its_own_session_only() -> None:
+    limits = RemoteLimits(max_buffered_bytes=256 * 1024, stall_timeout=60.0)
+    with serving(RemoteApp(Chatty, limits=limits)) as url, httpx.Client(timeout=30) as client:
+        headers = _connect(client, url)
+        slow = _new_session(client, url, headers)
+        fast = _new_session(client, url, headers)
+        # 4 MiB for a session whose stream is not read yet: its gate closes at 256 KiB.
+        assert _prompt(client, url, headers, slow, "64") == 202
+        time.sleep(0.5)
+        fast_listen = {**headers, "Acp-Session-Id": fast, "Accept": "text/event-stream"}
+        with client.stream("GET", url, headers=fast_listen) as stream:
+            assert _prompt(client, url, headers, fast, "2", rid=3) == 202
+            for line in stream.iter_lines():
+                if '"idle"' in line:
+                    assert '"end_turn"' in line
+                    break  # the other session's turn ended while the slow one waits
+        slow_listen = {**headers, "Acp-Session-Id": slow, "Accept": "text/event-stream"}
+        received = 0
+        with client.stream("GET", url, headers=slow_listen) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data: "):
+                    update = json.loads(line[6:]).get("params", {}).get("update", {})
+                    if update.get("sessionUpdate") == "agent_message_chunk":
+                        received += len(update["content"]["text"])
+                    if update.get("state") == "idle":
+                        assert update["stopReason"] == "end_turn"
+                        break
+        assert received == 64 * 65536  # nothing of the held-back session was lost

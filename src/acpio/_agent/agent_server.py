@@ -40,6 +40,7 @@ from .._protocol.ids import new_id
 from .._protocol.paths import is_absolute
 from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
+from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore
 from .session import PromptHandler, Session, SessionCore, create_session
 from .v1_server import V1Methods
@@ -108,6 +109,12 @@ def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b)
 
 
+#: What a session talks to the client through, given the connection and the session's id:
+#: the connection itself unless a transport puts something of its own in between (the
+#: remote transport: a per-session gate, so a slow reader holds back its session only).
+SessionConnection = Callable[[Connection, str], ClientConnection]
+
+
 class AgentServer:
     """The connection's message handler for one agent (see the module docstring)."""
 
@@ -117,8 +124,10 @@ class AgentServer:
         work_group: anyio.abc.TaskGroup,
         store: SessionStore,
         limits: AgentLimits,
+        session_connection: SessionConnection | None = None,
     ) -> None:
         self.agent = agent
+        self._session_connection = session_connection
         self.work_group = work_group
         self.store = store
         self.limits = limits
@@ -308,10 +317,13 @@ class AgentServer:
             raise RequestError.internal_error(
                 f"Too many active sessions (limit {self.limits.max_sessions}); close one first"
             )
+        connection: ClientConnection = self.connection
+        if self._session_connection is not None:
+            connection = self._session_connection(self.connection, record.session_id)
         core = create_session(
             record.session_id,
             record.cwd,
-            connection=self.connection,
+            connection=connection,
             task_group=self.work_group,
             history=record.history,
             prompt_handler=prompt_handler(self.agent),

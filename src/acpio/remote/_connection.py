@@ -27,16 +27,18 @@ from __future__ import annotations
 import collections
 import logging
 import secrets
-from collections.abc import Callable
-from typing import Final, Literal
+from collections.abc import Awaitable, Callable
+from typing import Final, Literal, TypeVar
 
 import anyio
 import msgspec
 
 from .._agent.agent import Agent
-from .._agent.serve import serve
+from .._agent.serve import _serve  # pyright: ignore[reportPrivateUsage]
 from .._limits import AgentLimits, RemoteLimits
+from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, memory_stream_pair
+from .._session.updates import ClientConnection
 from .._store.history import SessionStore
 
 __all__ = [
@@ -76,6 +78,9 @@ SESSION_SCOPED: Final = NEEDS_ATTACHED | {
 }
 
 Id = int | str | float | None
+
+#: Writes of the agent (each at most its write buffer) the stream pair holds unread.
+_IN_FLIGHT_CHUNKS: Final = 4
 
 
 class _SessionRef(msgspec.Struct):
@@ -156,6 +161,7 @@ class Outbox:
         self._room = anyio.Event()
         self._released = anyio.Event()
         self.waiting = 0
+        self.gate: SessionGate | None = None
         self._on_release = on_release
 
     def push(self, line: bytes) -> None:
@@ -208,6 +214,8 @@ class Outbox:
         self._queue.clear()
         self.buffered = 0
         self._room.set()
+        if self.gate is not None:
+            self.gate.open()
         return batch
 
     async def wait_for_room(self, limit: int) -> None:
@@ -227,6 +235,98 @@ class Outbox:
         self._queue.clear()
         self.buffered = 0
         self.close()
+
+
+T = TypeVar("T")
+
+
+class SessionGate:
+    """Whether one session may send: closed while its stream holds more than the limit.
+
+    A closed gate makes the session's own sends wait (backpressure on that
+    session only); its other sessions and the connection go on.
+    """
+
+    def __init__(self) -> None:
+        self.is_open = True
+        self.closed_at = 0.0
+        self._opened = anyio.Event()
+
+    def close(self) -> None:
+        """Hold the session's sends back."""
+        if self.is_open:
+            self.is_open = False
+            self.closed_at = anyio.current_time()
+            self._opened = anyio.Event()
+
+    def open(self) -> None:
+        """Let the session's sends go on."""
+        if not self.is_open:
+            self.is_open = True
+            self._opened.set()
+
+    async def wait(self) -> None:
+        """Return once the gate is open."""
+        while not self.is_open:
+            await self._opened.wait()
+
+
+class GatedConnection:
+    """A session's view of its connection that waits at the session's gate before sending.
+
+    Keeps the connection's order: a send that waits goes out after every line
+    sent before it, since each of the session's senders awaits its own send.
+    """
+
+    def __init__(self, connection: Connection, gate: SessionGate) -> None:
+        self._connection = connection
+        self._gate = gate
+        self._send = connection.line_sender
+        self._try_send = connection.line_try_sender
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has closed."""
+        return self._connection.closed
+
+    @property
+    def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
+        """Send a line once the gate is open."""
+        return self._send_line
+
+    @property
+    def line_try_sender(self) -> Callable[[bytes], bool]:
+        """Send a line now if the gate is open; False otherwise (then ``line_sender``)."""
+        return self._try_send_line
+
+    async def _send_line(self, line: bytes) -> None:
+        if not self._gate.is_open:
+            await self._gate.wait()
+        await self._send(line)
+
+    def _try_send_line(self, line: bytes) -> bool:
+        return self._gate.is_open and self._try_send(line)
+
+    async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
+        """The connection's ``request``, once the gate is open."""
+        await self._gate.wait()
+        return await self._connection.request(method, params, decode)
+
+    def prepare_request(self, method: str, params: object) -> bytes:
+        """The connection's ``prepare_request``."""
+        return self._connection.prepare_request(method, params)
+
+    async def request_prepared(
+        self, method: str, tail: bytes, decode: Callable[[msgspec.Raw], T]
+    ) -> T:
+        """The connection's ``request_prepared``, once the gate is open."""
+        await self._gate.wait()
+        return await self._connection.request_prepared(method, tail, decode)
+
+    async def notify(self, method: str, params: object) -> None:
+        """The connection's ``notify``, once the gate is open."""
+        await self._gate.wait()
+        await self._connection.notify(method, params)
 
 
 class _Pending(msgspec.Struct):
@@ -264,10 +364,11 @@ class RemoteConnection:
         self._agent_limits = agent_limits
         self._limits = limits
         self._registry = registry
-        agent_side, self._side = memory_stream_pair(64)
+        agent_side, self._side = memory_stream_pair(_IN_FLIGHT_CHUNKS)
         self._agent_side: StreamPair = agent_side
         self.connection_stream = Outbox()
         self.session_streams: dict[str, Outbox] = {}
+        self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
         self._pending: dict[tuple[str, Id], _Pending] = {}
         self._client_routes: dict[tuple[str, Id], Route] = {}
@@ -305,18 +406,46 @@ class RemoteConnection:
 
     async def _serve_agent(self) -> None:
         try:
-            await serve(self._agent, self._agent_side, store=self._store, limits=self._agent_limits)
+            await _serve(
+                self._agent,
+                self._agent_side,
+                store=self._store,
+                limits=self._agent_limits,
+                session_connection=self._session_connection if self.transport == "http" else None,
+            )
         except Exception:
             logger.exception("the agent of connection %s failed", self.id)
         finally:
             with anyio.CancelScope(shield=True):
                 await self._agent_side.aclose()
 
+    def _session_connection(self, connection: Connection, session_id: str) -> ClientConnection:
+        return GatedConnection(connection, self._gate(session_id))
+
+    def _gate(self, session_id: str) -> SessionGate:
+        gate = self.gates.get(session_id)
+        if gate is None:
+            gate = self.gates[session_id] = SessionGate()
+        return gate
+
     async def _watch_idle(self) -> None:
         with self._stop:
             while True:
-                await anyio.sleep(min(self._limits.idle_timeout, 30.0) / 2)
+                limits = self._limits
+                await anyio.sleep(min(limits.idle_timeout, limits.stall_timeout, 30.0) / 2)
                 if self.closed:
+                    return
+                now = anyio.current_time()
+                if any(
+                    not gate.is_open and now - gate.closed_at > limits.stall_timeout
+                    for gate in self.gates.values()
+                ):
+                    logger.warning(
+                        "closing connection %s: a session's reader took nothing for %.0fs",
+                        self.id,
+                        limits.stall_timeout,
+                    )
+                    await self.close("output stalled")
                     return
                 busy = self.active_requests > 0 or self.connection_stream.has_receiver
                 busy = busy or any(o.has_receiver for o in self.session_streams.values())
@@ -356,6 +485,14 @@ class RemoteConnection:
 
     async def _wait_for_room(self, outbox: Outbox) -> bool:
         limit = self._limits.max_buffered_bytes
+        if outbox.gate is not None:
+            if outbox.buffered > limit and not self.closing:
+                outbox.gate.close()
+            # The gate holds the session's own sends back; only what was already on
+            # its way (the write buffer, and the few blocks of it in the stream pair)
+            # or sent past the session's sends (answers) comes on top: the router
+            # waits, holding back the whole connection, only past that.
+            limit = limit * 2 + (_IN_FLIGHT_CHUNKS + 2) * self._agent_limits.write_buffer_size
         if outbox.buffered <= limit or self.closed:
             return True
         with anyio.move_on_after(self._limits.stall_timeout):
@@ -429,6 +566,7 @@ class RemoteConnection:
         outbox = self.session_streams.get(session_id)
         if outbox is None:
             outbox = Outbox(self._maybe_forget_stream)
+            outbox.gate = self._gate(session_id)
             self.session_streams[session_id] = outbox
         return outbox
 
@@ -502,6 +640,8 @@ class RemoteConnection:
             return
         self.closing = True
         self.close_reason = reason
+        for gate in self.gates.values():
+            gate.open()
         with anyio.CancelScope(shield=True):
             await self._side.send.aclose()
         self._end_initialize()
