@@ -30,6 +30,13 @@ SCENARIOS = ("echo", "permission_allow", "permission_reject", "cancel", "two_ses
 TOKEN = "interop-secret-token"
 
 
+def _websocket_flags(node: str) -> list[str]:
+    """Node 20 has a WebSocket client only behind a flag; later versions have it built in."""
+    probe = [node, "-e", "process.exit(typeof WebSocket === 'function' ? 0 : 1)"]
+    built_in = subprocess.run(probe, capture_output=True, check=False).returncode == 0
+    return [] if built_in else ["--experimental-websocket"]
+
+
 def _node() -> str:
     node = shutil.which("node")
     if node is None:
@@ -56,7 +63,7 @@ def test_sdk_remote_clients(transport: str, protocol: int, tmp_path: Path) -> No
         completed = subprocess.run(
             [
                 node,
-                "--experimental-websocket",
+                *_websocket_flags(node),
                 "--no-warnings",
                 str(PROGRAM),
                 "--echo",
