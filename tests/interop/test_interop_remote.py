@@ -57,7 +57,14 @@ def test_sdk_remote_clients(transport: str, protocol: int, tmp_path: Path) -> No
     workdir.mkdir()
     cookie = ("--affinity-cookie", "acp_affinity")
     with (
-        served(f"{EXAMPLES}/echo_agent.py:EchoAgent", *cookie, token=TOKEN) as echo,
+        # The echo agent keeps its sessions in SQLite: reconnecting reads them back from it.
+        served(
+            f"{EXAMPLES}/echo_agent.py:EchoAgent",
+            *cookie,
+            "--store",
+            str(tmp_path / "sessions.db"),
+            token=TOKEN,
+        ) as echo,
         served(f"{EXAMPLES}/shell_agent.py:ShellAgent", *cookie, token=TOKEN) as shell,
     ):
         completed = subprocess.run(
