@@ -119,10 +119,10 @@ class RemoteLimits:
     connection's own bound is :attr:`AgentLimits.max_sessions`);
     ``max_body_size`` bytes per POST body or WebSocket message (HTTP 413, or
     WebSocket close 1009); ``max_buffered_bytes`` of output held for one
-    stream whose client does not read (the connection's output then waits:
-    backpressure, no error); ``stall_timeout`` seconds a stream may stay over
-    that bound without its client reading anything before the connection is
-    closed; ``idle_timeout`` seconds a Streamable HTTP connection with no
+    stream whose client does not read (then that session's sends wait, over
+    WebSocket the connection's: backpressure, no error); ``stall_timeout``
+    seconds a session or stream may stay held back without its client reading
+    anything before the connection is closed; ``idle_timeout`` seconds a Streamable HTTP connection with no
     open stream and no request may live before it is closed (a later request
     for it is answered 404); ``keepalive_interval`` seconds between SSE
     comments on a quiet stream.

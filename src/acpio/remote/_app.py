@@ -44,6 +44,7 @@ from ._connection import (
     SESSION_SCOPED,
     ClientMessage,
     ConnectionRegistry,
+    Outbox,
     RemoteConnection,
     decode_client_message,
     error_line,
@@ -467,7 +468,7 @@ class RemoteApp:
             connection.last_activity = anyio.current_time()
 
     async def _stream(
-        self, receive: Receive, send: Send, connection: RemoteConnection, outbox: Any
+        self, receive: Receive, send: Send, connection: RemoteConnection, outbox: Outbox
     ) -> None:
         await send(
             {

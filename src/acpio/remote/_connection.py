@@ -14,12 +14,16 @@ writes is read back line by line and routed:
   stream, anything else to the connection's stream;
 - over WebSocket everything goes to the one socket.
 
-Each stream (:class:`Outbox`) holds at most ``max_buffered_bytes`` for a
-client that does not read; past that the router waits, so the agent's writes
-wait (backpressure), and a stream that stays full for ``stall_timeout``
-seconds closes the connection. The connection also keeps which sessions it
-attached (created, loaded, resumed or forked), so a message for a session it
-never attached is refused (HTTP 409) until the client reattaches it.
+Each stream (:class:`Outbox`) is bounded: once a session's stream holds
+``max_buffered_bytes`` its reader has not taken, that session's gate
+(:class:`SessionGate`, seen by the session through a :class:`GatedConnection`)
+makes its own sends wait while the connection's other sessions go on; past a
+hard bound (what was already on its way) or on the connection's own stream,
+the router waits, which holds back the whole connection. A session held back,
+or a stream full, for ``stall_timeout`` seconds closes the connection. The
+connection also keeps which sessions it attached (created, loaded, resumed or
+forked), so a message for a session it never attached is refused (HTTP 409)
+until the client reattaches it.
 """
 
 from __future__ import annotations
