@@ -122,8 +122,8 @@ class RemoteLimits:
     stream whose client does not read (then that session's sends wait, over
     WebSocket the connection's: backpressure, no error); ``stall_timeout``
     seconds a session or stream may stay held back without its client reading
-    anything before the connection is closed; ``idle_timeout`` seconds a Streamable HTTP connection with no
-    open stream and no request may live before it is closed (a later request
+    anything before the connection is closed; ``idle_timeout`` seconds a
+    Streamable HTTP connection with no open stream and no request may live before it is closed (a later request
     for it is answered 404); ``keepalive_interval`` seconds between SSE
     comments on a quiet stream.
     """
