@@ -123,9 +123,9 @@ class RemoteLimits:
     WebSocket the connection's: backpressure, no error); ``stall_timeout``
     seconds a session or stream may stay held back without its client reading
     anything before the connection is closed; ``idle_timeout`` seconds a
-    Streamable HTTP connection with no open stream and no request may live before it is closed (a later request
-    for it is answered 404); ``keepalive_interval`` seconds between SSE
-    comments on a quiet stream.
+    Streamable HTTP connection with no open stream and no request may live
+    before it is closed (a later request for it is answered 404);
+    ``keepalive_interval`` seconds between SSE comments on a quiet stream.
     """
 
     max_connections: int = 1024
