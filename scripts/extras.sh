@@ -11,7 +11,7 @@ helpers="$root/scripts/extras"
 
 # To add an extra: name it here, list its modules in MODULES, and write check_<name>
 # (dashes become underscores) that runs its example with "$venv/bin/python".
-EXTRAS=(core cli testing mcp pydantic-ai langgraph)
+EXTRAS=(core cli testing mcp pydantic-ai langgraph remote)
 declare -A MODULES=(
   # NAME.* imports a package and every module in it (but __main__); several extras share
   # acpio.adapters: name their own modules, not the package.
@@ -21,6 +21,7 @@ declare -A MODULES=(
   [mcp]="acpio.mcp"
   [pydantic-ai]="acpio.adapters.pydantic_ai"
   [langgraph]="acpio.adapters.langgraph"
+  [remote]="acpio.remote.*"
 )
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/acpio-extras.XXXXXX")"
@@ -82,6 +83,18 @@ check_langgraph() {
       --prompt "hello, graph" --expect "hello, graph" \
       -- "$venv/bin/python" "$work/examples/langgraph_agent.py"
   done
+}
+
+check_remote() {
+  local port
+  port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "$venv/bin/acpio" serve --listen "127.0.0.1:$port" --store memory \
+    "$work/examples/echo_agent.py:EchoAgent" &
+  local server=$!
+  local status=0
+  "$venv/bin/python" "$work/examples/remote_probe.py" "$port" || status=$?
+  kill -TERM "$server" && wait "$server" || true
+  return "$status"
 }
 
 import_all() {

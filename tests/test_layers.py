@@ -27,7 +27,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_features"}),
     frozenset({"_agent"}),
     frozenset({"", "permission", "rpc", "store", "mcp"}),  # "": acpio/__init__.py
-    frozenset({"testing"}),
+    frozenset({"testing", "remote"}),
     frozenset({"_cli", "adapters"}),
 )
 

@@ -11,7 +11,7 @@ import acpio
 
 # Subpackages that become attributes of ``acpio`` once imported (the pytest
 # plugin imports the testing kit); they are imported by name, not re-exported.
-SUBPACKAGES = {"testing", "mcp", "adapters"}
+SUBPACKAGES = {"testing", "mcp", "adapters", "remote"}
 
 
 def _public_names() -> set[str]:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import acpio
+import acpio.remote
 import acpio.rpc
 import acpio.store
 from acpio import schema
@@ -26,7 +27,7 @@ from acpio.testing import MockClient
 
 pytestmark_anyio = pytest.mark.anyio
 
-SUBMODULES = (acpio.rpc, acpio.store)
+SUBMODULES = (acpio.rpc, acpio.store, acpio.remote)
 PUBLIC_MODULES = (acpio, *SUBMODULES)
 # What the package imports besides its own modules: anyio and msgspec are the core.
 OPTIONAL_EXTRAS = (
@@ -38,6 +39,8 @@ OPTIONAL_EXTRAS = (
     "jsonschema",
     "pytest",
     "trio",
+    "uvicorn",
+    "websockets",
 )
 
 
@@ -98,6 +101,7 @@ class Missing:
             raise ImportError(f"{{name}} is not installed")
         return None
 sys.meta_path.insert(0, Missing())
+import acpio.remote
 import acpio.rpc
 import acpio.store
 from acpio.rpc import *

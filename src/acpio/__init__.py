@@ -19,7 +19,8 @@ JSON-RPC connection and byte streams, for clients, proxies and custom
 transports), :mod:`acpio.store` (histories and session stores, with
 :class:`~acpio.store.SessionStoreError`), :mod:`acpio.schema` (every protocol
 type), :mod:`acpio.permission` (permission option presets); and, imported by
-name, :mod:`acpio.testing`, :mod:`acpio.mcp` and :mod:`acpio.adapters`.
+name, :mod:`acpio.testing`, :mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote`
+(serving an agent over the remote transport).
 """
 
 from . import permission as permission

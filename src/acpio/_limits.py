@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_WRITE_BUFFER_SIZE",
     "AgentLimits",
     "HistoryLimits",
+    "RemoteLimits",
     "SessionLimits",
     "check_count",
 ]
@@ -147,3 +148,32 @@ def check_count(field: str, count: int, limit: int, setting: str) -> None:
             f"(SessionLimits.{setting}, set by the agent)",
             {"field": field, "count": count, "limit": limit},
         )
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, slots=True)
+class RemoteLimits:
+    """Limits of one remote server process (:mod:`acpio.remote`); each has its answer.
+
+    ``max_connections`` ACP connections at once (``initialize`` and the
+    WebSocket upgrade answered HTTP 503 beyond); ``max_sessions`` sessions
+    attached across all connections (``session/new``, ``session/load``,
+    ``session/resume`` and ``session/fork`` answered ``-32603`` beyond; each
+    connection's own bound is :attr:`AgentLimits.max_sessions`);
+    ``max_body_size`` bytes per POST body or WebSocket message (HTTP 413, or
+    WebSocket close 1009); ``max_buffered_bytes`` of output held for one
+    stream whose client does not read (then that session's sends wait, over
+    WebSocket the connection's: backpressure, no error); ``stall_timeout``
+    seconds a session or stream may stay held back without its client reading
+    anything before the connection is closed; ``idle_timeout`` seconds a
+    Streamable HTTP connection with no open stream and no request may live
+    before it is closed (a later request for it is answered 404);
+    ``keepalive_interval`` seconds between SSE comments on a quiet stream.
+    """
+
+    max_connections: int = 1024
+    max_sessions: int = 4096
+    max_body_size: int = DEFAULT_MAX_MESSAGE_SIZE
+    max_buffered_bytes: int = 8 * 1024 * 1024
+    stall_timeout: float = 60.0
+    idle_timeout: float = 300.0
+    keepalive_interval: float = 15.0

@@ -42,6 +42,7 @@ from .._protocol.ids import new_id
 from .._protocol.paths import is_absolute
 from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
+from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
@@ -112,6 +113,12 @@ def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b)
 
 
+#: What a session talks to the client through, given the connection and the session's id:
+#: the connection itself unless a transport puts something of its own in between (the
+#: remote transport: a per-session gate, so a slow reader holds back its session only).
+SessionConnection = Callable[[Connection, str], ClientConnection]
+
+
 class AgentServer:
     """The connection's message handler for one agent (see the module docstring)."""
 
@@ -121,8 +128,10 @@ class AgentServer:
         work_group: anyio.abc.TaskGroup,
         store: SessionStore,
         limits: AgentLimits,
+        session_connection: SessionConnection | None = None,
     ) -> None:
         self.agent = agent
+        self._session_connection = session_connection
         self.work_group = work_group
         self.store = store
         self.limits = limits
@@ -317,10 +326,13 @@ class AgentServer:
             raise RequestError.internal_error(
                 f"Too many active sessions (limit {self.limits.max_sessions}); close one first"
             )
+        connection: ClientConnection = self.connection
+        if self._session_connection is not None:
+            connection = self._session_connection(self.connection, record.session_id)
         core = create_session(
             record.session_id,
             record.cwd,
-            connection=self.connection,
+            connection=connection,
             task_group=self.work_group,
             history=record.history,
             prompt_handler=prompt_handler(self.agent),

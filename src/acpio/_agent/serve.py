@@ -32,7 +32,7 @@ from .._store.default_store import default_session_store
 from .._store.history import InMemorySessionStore, SessionStore
 from .._store.sqlite_store import SqliteSessionStore
 from .agent import Agent
-from .agent_server import AgentServer
+from .agent_server import AgentServer, SessionConnection
 
 __all__ = ["run", "serve"]
 
@@ -66,19 +66,22 @@ async def _serve(
     limits: AgentLimits | None = None,
     on_shutdown: Callable[[], None] | None = None,
     stop: anyio.CancelScope | None = None,
+    session_connection: SessionConnection | None = None,
 ) -> None:
     """:func:`serve`, plus a hook called when shutdown begins and a scope that starts it.
 
     Cancelling ``stop`` shuts down exactly as if the client had closed the
     connection: work is cancelled and reported while the connection still
     writes (the work itself is not cancelled from outside).
+    ``session_connection`` puts a transport's own object between each session
+    and the connection (see :data:`~acpio._agent.agent_server.SessionConnection`).
     """
     limits = limits or AgentLimits()
     stop = stop if stop is not None else anyio.CancelScope()
     try:
         async with anyio.create_task_group() as work_group:
             store = store or InMemorySessionStore(limits.history)
-            server = AgentServer(agent, work_group, store, limits)
+            server = AgentServer(agent, work_group, store, limits, session_connection)
             try:
                 async with Connection(
                     streams,

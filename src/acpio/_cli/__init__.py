@@ -15,7 +15,7 @@ import importlib
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["main"]
 
@@ -166,7 +166,14 @@ def _parser() -> argparse.ArgumentParser:
         help="check only this ACP version (default: 2, then 1, each reported on its own)",
     )
     check.add_argument("agent", nargs=argparse.REMAINDER, help="-- then the agent's command line")
+    _serve_parser(commands)
     return parser
+
+
+def _serve_parser(commands: Any) -> None:
+    from ._serve import add_serve_parser  # noqa: PLC0415 - the remote layer only when used
+
+    add_serve_parser(commands)
 
 
 def _version() -> str:
@@ -195,6 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    if args.command == "serve":
+        from ._serve import serve_command  # noqa: PLC0415 - needs no rich
+
+        logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING)
+        return serve_command(args)
     try:
         importlib.import_module("rich")
     except ImportError:

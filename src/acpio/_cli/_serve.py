@@ -1,0 +1,160 @@
+"""``acpio serve``: serve an agent class or factory from a Python file over the remote transport.
+
+How this works: ``FILE.py:NAME`` is imported as a module from its path;
+``NAME`` must be an :class:`acpio.Agent` subclass or a zero-argument factory
+returning an agent, called once per connection. The server is
+:func:`acpio.remote.run_server` (uvicorn), on loopback unless ``--listen`` says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .._limits import RemoteLimits
+from .._store.history import InMemorySessionStore, SessionStore
+from .._store.sqlite_store import SqliteSessionStore
+from ..remote import RemoteApp, run_server
+from ..remote._app import AgentSource
+
+__all__ = ["add_serve_parser", "serve_command"]
+
+
+def add_serve_parser(commands: Any) -> None:
+    """Register ``acpio serve``."""
+    serve = commands.add_parser(
+        "serve",
+        help="serve an agent to remote clients (Streamable HTTP and WebSocket on /acp)",
+        description="Serve FILE.py:NAME, an acpio.Agent subclass or a zero-argument factory "
+        "(called once per connection), over the ACP remote transport: POST/SSE and WebSocket "
+        "on one /acp endpoint. Listens on loopback unless told otherwise.",
+    )
+    serve.add_argument(
+        "--listen",
+        default="127.0.0.1:8765",
+        metavar="HOST:PORT",
+        help="address to listen on (default 127.0.0.1:8765; port 0 picks a free one)",
+    )
+    serve.add_argument(
+        "--store",
+        default="memory",
+        metavar="URL",
+        help="where sessions live: `memory` (default) or a SQLite file path",
+    )
+    serve.add_argument(
+        "--token-env",
+        metavar="VAR",
+        help="require `Authorization: Bearer <token>`, the token read from this environment "
+        "variable",
+    )
+    serve.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a browser Origin allowed to connect (repeatable; none by default)",
+    )
+    serve.add_argument(
+        "--affinity-cookie", metavar="NAME", help="set this affinity cookie on each connection"
+    )
+    serve.add_argument(
+        "--max-connections", type=int, default=RemoteLimits().max_connections, metavar="N"
+    )
+    serve.add_argument(
+        "--max-body-size",
+        type=int,
+        default=RemoteLimits().max_body_size,
+        metavar="BYTES",
+        help="largest POST body or WebSocket message (default 32 MiB)",
+    )
+    serve.add_argument("target", metavar="FILE.py:NAME", help="the agent to serve")
+
+
+def _split_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"--listen wants HOST:PORT, got {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _load_target(target: str) -> AgentSource:
+    path_text, sep, name = target.rpartition(":")
+    if not sep or not name or not path_text.endswith(".py"):
+        raise ValueError(f"the agent must be given as FILE.py:NAME, got {target!r}")
+    path = Path(path_text).resolve()
+    if not path.is_file():
+        raise ValueError(f"no such file: {path_text}")
+    spec = importlib.util.spec_from_file_location(f"acpio_served_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot import {path_text}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    sys.path.insert(0, str(path.parent))
+    spec.loader.exec_module(module)
+    source: object = getattr(module, name, None)
+    if source is None:
+        raise ValueError(f"{path_text} has no {name!r}")
+    if not callable(source):
+        raise ValueError(f"{name} is neither an acpio.Agent subclass nor a factory")
+    return source  # type: ignore[return-value,unused-ignore]
+
+
+def _store(url: str) -> SessionStore:
+    if url == "memory":
+        return InMemorySessionStore()
+    if url.startswith(("postgresql://", "postgres://")):
+        raise ValueError("a PostgreSQL store is not yet supported; use `memory` or a SQLite path")
+    if "://" in url and not url.startswith("sqlite://"):
+        raise ValueError(f"unsupported store URL {url!r}; use `memory` or a SQLite path")
+    return SqliteSessionStore(url.removeprefix("sqlite://"))
+
+
+def _token(variable: str | None) -> str | None:
+    if not variable:
+        return None
+    token = os.environ.get(variable)
+    if not token:
+        raise ValueError(f"--token-env: ${variable} is empty or not set")
+    return token
+
+
+def serve_command(args: argparse.Namespace) -> int:
+    """Run ``acpio serve``; returns the exit code."""
+    try:
+        host, port = _split_listen(args.listen)
+        source = _load_target(args.target)
+        store = _store(args.store)
+        token = _token(args.token_env)
+    except ValueError as error:
+        print(f"acpio serve: {error}", file=sys.stderr)
+        return 2
+    app = RemoteApp(
+        source,
+        store=store,
+        token=token,
+        allowed_origins=args.allow_origin,
+        affinity_cookie=args.affinity_cookie,
+        limits=RemoteLimits(max_connections=args.max_connections, max_body_size=args.max_body_size),
+    )
+
+    def ready(bound_host: str, bound_port: int) -> None:
+        shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+        print(f"acpio serve: {args.target} on http://{shown}:{bound_port}/acp", file=sys.stderr)
+        sys.stderr.flush()
+
+    try:
+        run_server(app, host=host, port=port, on_ready=ready)
+    except OSError as error:
+        print(f"acpio serve: cannot listen on {args.listen}: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if isinstance(store, SqliteSessionStore):
+            store.close()
+    return 0

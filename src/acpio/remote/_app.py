@@ -1,0 +1,657 @@
+"""The ASGI application of the remote transport: one ``/acp`` endpoint, HTTP and WebSocket.
+
+How this works: :class:`RemoteApp` is a plain ASGI callable. Every request
+(and every WebSocket upgrade) is authenticated and its ``Origin`` checked
+first. Streamable HTTP:
+
+- ``POST`` with ``initialize`` and no ``Acp-Connection-Id`` opens a
+  connection (:class:`~acpio.remote._connection.RemoteConnection`) and is
+  answered 200 with the agent's answer and the new ``Acp-Connection-Id``;
+- any other ``POST`` is forwarded to the connection's agent and answered 202;
+  the agent's messages reach the client on SSE streams;
+- ``GET`` with ``Accept: text/event-stream`` opens the connection's stream,
+  or with ``Acp-Session-Id`` a session's stream (409 when it already has a
+  reader);
+- ``DELETE`` closes the connection (202).
+
+A WebSocket upgrade on the same path carries the same messages, one per text
+frame, both ways; the first must be ``initialize``. Connections run in a task
+group that the ASGI lifespan owns (or, for a server without lifespan, in the
+task of the request that opened them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import inspect
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+import msgspec
+
+from .._agent.agent import Agent
+from .._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from .._limits import AgentLimits, RemoteLimits
+from .._store.history import InMemorySessionStore, SessionStore
+from ._connection import (
+    NEEDS_ATTACHED,
+    SESSION_SCOPED,
+    ClientMessage,
+    ConnectionRegistry,
+    Outbox,
+    RemoteConnection,
+    decode_client_message,
+    error_line,
+)
+
+__all__ = ["AgentSource", "AuthRequest", "RemoteApp"]
+
+logger = logging.getLogger("acpio.remote")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: An agent class (instantiated per connection), a zero-argument factory, or one shared agent.
+AgentSource = type[Agent] | Callable[[], Agent] | Agent
+
+CONNECTION_HEADER: Final = "acp-connection-id"
+SESSION_HEADER: Final = "acp-session-id"
+_EVENT_STREAM: Final = "text/event-stream"
+_LIMITED_METHODS: Final = frozenset(
+    {"session/new", "session/load", "session/resume", "session/fork"}
+)
+_SUBPROTOCOL: Final = "acp"
+#: How long a GET waits for the stream's previous reader to be seen leaving before 409.
+_TAKEOVER_WAIT: Final = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class AuthRequest:
+    """What an authentication hook sees of a request (or a WebSocket upgrade).
+
+    ``headers`` maps lower-case names to values (repeated headers joined
+    with ``", "``); ``client`` is the peer's ``(host, port)`` when known.
+    """
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    client: tuple[str, int] | None
+
+
+Authenticate = Callable[[AuthRequest], bool | Awaitable[bool]]
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = bytes(raw_name).decode("latin-1").lower()
+        value = bytes(raw_value).decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes = b"",
+    *,
+    content_type: str = "text/plain; charset=utf-8",
+    headers: Collection[tuple[bytes, bytes]] = (),
+) -> None:
+    response_headers = [*headers]
+    if body:
+        response_headers.append((b"content-type", content_type.encode()))
+    response_headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": response_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _json_error(send: Send, status: int, code: int, message: str) -> None:
+    await _respond(send, status, error_line(None, code, message), content_type="application/json")
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, text: str, headers: Collection[tuple[bytes, bytes]] = ()):
+        super().__init__(text)
+        self.status = status
+        self.text = text
+        self.headers = headers
+
+
+class RemoteApp:
+    """Serves an :class:`~acpio.Agent` remotely: an ASGI app for one ``/acp`` endpoint.
+
+    ``agent`` is an :class:`~acpio.Agent` subclass or a zero-argument
+    factory, called once per connection (or one agent instance, shared).
+    Every request and WebSocket upgrade must pass ``token`` (as
+    ``Authorization: Bearer <token>``) when one is set, then ``authenticate``
+    when one is given (401 otherwise); a request with an ``Origin`` header
+    must name one of ``allowed_origins`` (403 otherwise), so a web page
+    cannot drive the agent unless allowed. ``affinity_cookie`` names a cookie
+    set on ``initialize`` and the upgrade, for load balancers that route a
+    connection's requests to one process. Sessions live in ``store`` (shared
+    by the connections, so a client can reattach from a new connection);
+    ``agent_limits`` bound each connection's agent and ``limits`` the server
+    (:class:`~acpio.remote.RemoteLimits`).
+    """
+
+    def __init__(
+        self,
+        agent: AgentSource,
+        *,
+        store: SessionStore | None = None,
+        token: str | None = None,
+        authenticate: Authenticate | None = None,
+        allowed_origins: Collection[str] = (),
+        affinity_cookie: str | None = None,
+        limits: RemoteLimits | None = None,
+        agent_limits: AgentLimits | None = None,
+        path: str = "/acp",
+    ) -> None:
+        self._agent_source = agent
+        self.limits = limits or RemoteLimits()
+        self.agent_limits = agent_limits or AgentLimits()
+        self.store: SessionStore = store or InMemorySessionStore(self.agent_limits.history)
+        self._token = token.encode() if token is not None else None
+        self._authenticate = authenticate
+        self._origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
+        self._affinity = affinity_cookie
+        self._affinity_value = secrets.token_urlsafe(12)
+        self.path = path
+        self.registry = ConnectionRegistry(self.limits)
+        self._group: anyio.abc.TaskGroup | None = None
+        self._shutting_down = False
+
+    # -- ASGI --------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI entry point (``http``, ``websocket`` and ``lifespan`` scopes)."""
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        async with anyio.create_task_group() as group:
+            self._group = group
+            await send({"type": "lifespan.startup.complete"})
+            while (await receive())["type"] != "lifespan.shutdown":
+                pass
+            await self.aclose()
+            group.cancel_scope.cancel()
+        self._group = None
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def aclose(self, grace: float | None = None) -> None:
+        """Shut down: every connection's running turns are cancelled and reported, streams end.
+
+        Waits at most ``grace`` seconds (default: the agent limits'
+        ``shutdown_grace`` plus one) for the connections to finish.
+        """
+        self._shutting_down = True
+        connections = list(self.registry.connections.values())
+        for connection in connections:
+            await connection.close("server shutting down")
+        with anyio.move_on_after(
+            grace if grace is not None else self.agent_limits.shutdown_grace + 1
+        ):
+            for connection in connections:
+                await connection.finished.wait()
+
+    # -- checks common to HTTP and WebSocket -------------------------------------
+
+    async def _check_access(self, scope: Scope, headers: Mapping[str, str]) -> None:
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() not in self._origins:
+            raise _Refused(403, f"Origin {origin!r} is not allowed")
+        if self._token is not None:
+            given = headers.get("authorization", "")
+            scheme, _, credentials = given.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(
+                credentials.strip().encode(), self._token
+            ):
+                raise _Refused(
+                    401, "Missing or wrong bearer token", [(b"www-authenticate", b"Bearer")]
+                )
+        if self._authenticate is not None:
+            client = scope.get("client")
+            request = AuthRequest(
+                method=scope.get("method", "GET"),
+                path=scope.get("path", ""),
+                headers=headers,
+                client=(client[0], client[1]) if client else None,
+            )
+            verdict = self._authenticate(request)
+            if inspect.isawaitable(verdict):
+                verdict = await verdict
+            if not verdict:
+                raise _Refused(401, "Not authorized", [(b"www-authenticate", b"Bearer")])
+
+    def _new_agent(self) -> Agent:
+        source = self._agent_source
+        if isinstance(source, Agent):
+            return source
+        agent: Any = source()
+        if not isinstance(agent, Agent):
+            raise TypeError(
+                f"the agent factory returned {type(agent).__name__}, not an acpio.Agent"
+            )
+        return agent
+
+    def _new_connection(self, transport: str) -> RemoteConnection:
+        if self._shutting_down:
+            raise _Refused(503, "The server is shutting down")
+        if self.registry.full:
+            raise _Refused(
+                503,
+                f"Too many connections (limit {self.limits.max_connections}); try again later",
+                [(b"retry-after", b"5")],
+            )
+        connection = RemoteConnection(
+            self._new_agent(),
+            "http" if transport == "http" else "websocket",
+            store=self.store,
+            agent_limits=self.agent_limits,
+            limits=self.limits,
+            registry=self.registry,
+        )
+        self.registry.add(connection)
+        return connection
+
+    def _cookie_headers(self) -> list[tuple[bytes, bytes]]:
+        if self._affinity is None:
+            return []
+        cookie = f"{self._affinity}={self._affinity_value}; Path=/; HttpOnly; SameSite=Strict"
+        return [(b"set-cookie", cookie.encode())]
+
+    # -- Streamable HTTP -----------------------------------------------------------
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("path") != self.path:
+            await _respond(send, 404, b"Not found: the ACP endpoint is " + self.path.encode())
+            return
+        headers = _headers(scope)
+        method = scope.get("method", "GET")
+        try:
+            await self._check_access(scope, headers)
+            if method == "POST":
+                await self._post(scope, receive, send, headers)
+            elif method == "GET":
+                await self._get(receive, send, headers)
+            elif method == "DELETE":
+                await self._delete(send, headers)
+            else:
+                await _respond(
+                    send, 405, b"Method not allowed", headers=[(b"allow", b"GET, POST, DELETE")]
+                )
+        except _Refused as refused:
+            await _respond(send, refused.status, refused.text.encode(), headers=refused.headers)
+
+    def _connection(self, headers: Mapping[str, str]) -> RemoteConnection:
+        connection_id = headers.get(CONNECTION_HEADER)
+        if not connection_id:
+            raise _Refused(400, "Missing Acp-Connection-Id")
+        connection = self.registry.get(connection_id)
+        if connection is None or connection.transport != "http":
+            raise _Refused(404, "Unknown Acp-Connection-Id")
+        return connection
+
+    async def _read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        limit = self.limits.max_body_size
+        declared = headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise _Refused(413, f"Body too large (limit {limit} bytes)")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Refused(499, "Client disconnected")
+            chunk = bytes(message.get("body", b""))
+            size += len(chunk)
+            if size > limit:
+                raise _Refused(413, f"Body too large (limit {limit} bytes)")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _post(
+        self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]
+    ) -> None:
+        content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if content_type != "application/json":
+            raise _Refused(415, "Content-Type must be application/json")
+        body = await self._read_body(receive, headers)
+        try:
+            message = decode_client_message(body)
+        except msgspec.DecodeError:
+            await _json_error(send, 400, PARSE_ERROR, "Parse error: the body is not valid JSON")
+            return
+        if message is None:
+            stripped = body.lstrip()
+            text = (
+                "JSON-RPC batches are not supported"
+                if stripped.startswith(b"[")
+                else "Invalid request: expected a JSON-RPC message object"
+            )
+            await _json_error(send, 400, INVALID_REQUEST, text)
+            return
+        if message.method == "initialize" and message.is_request:
+            if headers.get(CONNECTION_HEADER):
+                raise _Refused(400, "initialize is not allowed on an existing connection")
+            await self._initialize(send, message, body)
+            return
+        connection = self._connection(headers)
+        connection.active_requests += 1
+        try:
+            await self._forward(connection, message, body, headers)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            raise _Refused(404, "Unknown Acp-Connection-Id (the connection closed)") from None
+        finally:
+            connection.active_requests -= 1
+        await _respond(send, 202)
+
+    async def _initialize(self, send: Send, message: ClientMessage, body: bytes) -> None:
+        connection = self._new_connection("http")
+        if self._group is not None:
+            self._group.start_soon(connection.run)
+            await self._answer_initialize(send, connection, message, body)
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(connection.run)
+            await self._answer_initialize(send, connection, message, body)
+
+    async def _answer_initialize(
+        self, send: Send, connection: RemoteConnection, message: ClientMessage, body: bytes
+    ) -> None:
+        answer = await connection.initialize(message, body)
+        if answer is None:
+            await connection.close("initialize failed", discard=True)
+            await _respond(
+                send,
+                500,
+                error_line(message.id, INTERNAL_ERROR, "The agent closed during initialize"),  # type: ignore[arg-type]
+                content_type="application/json",
+            )
+            return
+        connection.last_activity = anyio.current_time()
+        await _respond(
+            send,
+            200,
+            answer,
+            content_type="application/json",
+            headers=[(b"acp-connection-id", connection.id.encode()), *self._cookie_headers()],
+        )
+
+    async def _forward(
+        self,
+        connection: RemoteConnection,
+        message: ClientMessage,
+        body: bytes,
+        headers: Mapping[str, str],
+    ) -> None:
+        header_session = headers.get(SESSION_HEADER) or None
+        if message.is_response:
+            asked, route = connection.response_route(message)
+            if asked and route is not None and header_session not in (None, route):
+                raise _Refused(400, "Acp-Session-Id does not match the request this answers")
+            await connection.send_line(body)
+            return
+        params_session = message.session_id
+        needs_header = message.method in SESSION_SCOPED or params_session is not None
+        if needs_header and header_session is None:
+            raise _Refused(400, "Missing Acp-Session-Id")
+        if header_session is not None and params_session not in (None, header_session):
+            raise _Refused(400, "Acp-Session-Id does not match params.sessionId")
+        route = header_session
+        if (
+            message.method in NEEDS_ATTACHED
+            and route is not None
+            and route not in connection.attached
+        ):
+            raise _Refused(
+                409,
+                f"Session {route!r} is not attached to this connection; "
+                "reattach it with session/load or session/resume",
+            )
+        if (
+            message.method in _LIMITED_METHODS
+            and message.is_request
+            and route not in connection.attached
+            and self.registry.sessions_full()
+        ):
+            connection.answer_locally(
+                message,
+                route if message.method != "session/load" else None,
+                INTERNAL_ERROR,
+                f"Too many sessions on this server (limit {self.limits.max_sessions}); "
+                "close one first",
+            )
+            return
+        connection.track_request(message, route)
+        await connection.send_line(body)
+
+    async def _get(self, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
+        if _EVENT_STREAM not in headers.get("accept", "").lower():
+            raise _Refused(406, "Accept must include text/event-stream")
+        connection = self._connection(headers)
+        session_id = headers.get(SESSION_HEADER) or None
+        if session_id is None:
+            outbox = connection.connection_stream
+        else:
+            if session_id not in connection.session_streams and len(
+                connection.session_streams
+            ) >= connection_stream_limit(self):
+                raise _Refused(429, "Too many session streams on this connection")
+            outbox = connection.session_stream(session_id)
+        if not await outbox.acquire_within(_TAKEOVER_WAIT):
+            raise _Refused(409, "This stream already has a reader")
+        try:
+            await self._stream(receive, send, connection, outbox)
+        finally:
+            outbox.release()
+            connection.last_activity = anyio.current_time()
+
+    async def _stream(
+        self, receive: Receive, send: Send, connection: RemoteConnection, outbox: Outbox
+    ) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        keepalive = self.limits.keepalive_interval
+        async with anyio.create_task_group() as group:
+
+            async def watch_disconnect() -> None:
+                while (await receive())["type"] != "http.disconnect":
+                    pass
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch_disconnect)
+            while True:
+                batch: list[bytes] | None = []
+                with anyio.move_on_after(keepalive):
+                    batch = await outbox.take()
+                if batch is None:
+                    break
+                body = b"".join(b"data: " + line + b"\n\n" for line in batch) if batch else b":\n\n"
+                await send({"type": "http.response.body", "body": body, "more_body": True})
+            group.cancel_scope.cancel()
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _delete(self, send: Send, headers: Mapping[str, str]) -> None:
+        connection = self._connection(headers)
+        await connection.close("closed by the client", discard=True)
+        await _respond(send, 202)
+
+    # -- WebSocket -------------------------------------------------------------------
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        first = await receive()
+        if first["type"] != "websocket.connect":
+            return
+        headers = _headers(scope)
+        if scope.get("path") != self.path:
+            await self._refuse_upgrade(scope, send, _Refused(404, "Not found"))
+            return
+        try:
+            await self._check_access(scope, headers)
+            connection = self._new_connection("websocket")
+        except _Refused as refused:
+            await self._refuse_upgrade(scope, send, refused)
+            return
+        offered = [p.strip() for p in headers.get("sec-websocket-protocol", "").split(",")]
+        accept: dict[str, Any] = {
+            "type": "websocket.accept",
+            "headers": [(b"acp-connection-id", connection.id.encode()), *self._cookie_headers()],
+        }
+        if _SUBPROTOCOL in offered:
+            accept["subprotocol"] = _SUBPROTOCOL
+        await send(accept)
+        socket = _Socket(send)
+        async with anyio.create_task_group() as group:
+            group.start_soon(connection.run)
+            group.start_soon(self._socket_output, socket, connection)
+            await self._socket_input(receive, socket, connection)
+            socket.gone = True
+            await connection.close("the client closed the WebSocket", discard=True)
+            with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
+                await connection.finished.wait()
+            group.cancel_scope.cancel()
+
+    async def _refuse_upgrade(self, scope: Scope, send: Send, refused: _Refused) -> None:
+        if "websocket.http.response" in scope.get("extensions", {}) or {}:
+            body = refused.text.encode()
+            await send(
+                {
+                    "type": "websocket.http.response.start",
+                    "status": refused.status,
+                    "headers": [
+                        (b"content-type", b"text/plain; charset=utf-8"),
+                        (b"content-length", str(len(body)).encode()),
+                        *refused.headers,
+                    ],
+                }
+            )
+            await send({"type": "websocket.http.response.body", "body": body})
+            return
+        await send({"type": "websocket.close", "code": 1008, "reason": refused.text[:120]})
+
+    async def _socket_input(
+        self, receive: Receive, socket: _Socket, connection: RemoteConnection
+    ) -> None:
+        initialized = False
+        limit = self.limits.max_body_size
+        while True:
+            message = await receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            data = text.encode() if text is not None else None
+            if data is None:
+                continue  # binary frames carry no ACP message
+            if len(data) > limit:
+                await socket.close(1009, "message too large")
+                return
+            try:
+                envelope = decode_client_message(data)
+            except msgspec.DecodeError:
+                connection.deliver(
+                    None, error_line(None, PARSE_ERROR, "Parse error: not valid JSON")
+                )
+                continue
+            if envelope is None:
+                connection.deliver(
+                    None,
+                    error_line(
+                        None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object"
+                    ),
+                )
+                continue
+            if not initialized:
+                if not (envelope.method == "initialize" and envelope.is_request):
+                    if envelope.is_request:
+                        connection.answer_locally(
+                            envelope, None, INVALID_REQUEST, "The first message must be initialize"
+                        )
+                    continue
+                initialized = True
+            elif envelope.method in _LIMITED_METHODS and envelope.is_request:
+                route = envelope.session_id
+                if route not in connection.attached and self.registry.sessions_full():
+                    connection.answer_locally(
+                        envelope,
+                        None,
+                        INTERNAL_ERROR,
+                        f"Too many sessions on this server (limit {self.limits.max_sessions}); "
+                        "close one first",
+                    )
+                    continue
+            connection.track_request(envelope, envelope.session_id)
+            try:
+                await connection.send_line(data)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+
+    async def _socket_output(self, socket: _Socket, connection: RemoteConnection) -> None:
+        outbox = connection.connection_stream
+        outbox.acquire()
+        while True:
+            batch = await outbox.take()
+            if batch is None:
+                break
+            for line in batch:
+                await socket.send_text(line.decode())
+        reason = connection.close_reason or "connection closed"
+        code = {"server shutting down": 1001, "output stalled": 1008}.get(reason, 1000)
+        await socket.close(code, reason)
+
+
+class _Socket:
+    """The sending side of an accepted WebSocket; quiet once the client is gone."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.gone = False
+
+    async def send_text(self, text: str) -> None:
+        if self.gone:
+            return
+        try:
+            await self._send({"type": "websocket.send", "text": text})
+        except OSError:  # the client went away (uvicorn's ClientDisconnected)
+            self.gone = True
+
+    async def close(self, code: int, reason: str) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        with contextlib.suppress(OSError):
+            await self._send({"type": "websocket.close", "code": code, "reason": reason[:120]})
+
+
+def connection_stream_limit(app: RemoteApp) -> int:
+    """How many session streams one connection may have: its agent's session bound, plus slack."""
+    return app.agent_limits.max_sessions + 16

@@ -1,0 +1,698 @@
+"""One remote ACP connection: an agent served over in-memory streams, its output routed to streams.
+
+How this works: each ACP connection (an ``Acp-Connection-Id``) runs
+:func:`acpio.serve` over a :func:`~acpio.rpc.memory_stream_pair`, exactly as
+over stdio, so the agent and the JSON-RPC layer know nothing of HTTP. What the
+client sends is written to the agent as one line per message. What the agent
+writes is read back line by line and routed:
+
+- a response goes where its request came from (the session's stream for a
+  request carrying a session id, the connection's stream otherwise, and
+  ``session/load`` answers on the connection's stream, as the TypeScript SDK
+  expects);
+- a request or notification with ``params.sessionId`` goes to that session's
+  stream, anything else to the connection's stream;
+- over WebSocket everything goes to the one socket.
+
+Each stream (:class:`Outbox`) is bounded: once a session's stream holds
+``max_buffered_bytes`` its reader has not taken, that session's gate
+(:class:`SessionGate`, seen by the session through a :class:`GatedConnection`)
+makes its own sends wait while the connection's other sessions go on; past a
+hard bound (what was already on its way) or on the connection's own stream,
+the router waits, which holds back the whole connection. A session held back,
+or a stream full, for ``stall_timeout`` seconds closes the connection. The
+connection also keeps which sessions it attached (created, loaded, resumed or
+forked), so a message for a session it never attached is refused (HTTP 409)
+until the client reattaches it.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Final, Literal, TypeVar
+
+import anyio
+import msgspec
+
+from .._agent.agent import Agent
+from .._agent.serve import _serve  # pyright: ignore[reportPrivateUsage]
+from .._limits import AgentLimits, RemoteLimits
+from .._rpc.connection import Connection
+from .._rpc.transport import StreamPair, memory_stream_pair
+from .._session.updates import ClientConnection
+from .._store.history import SessionStore
+
+__all__ = [
+    "CONNECTION_ROUTE",
+    "ClientMessage",
+    "Outbox",
+    "RemoteConnection",
+    "Route",
+    "decode_client_message",
+]
+
+logger = logging.getLogger("acpio.remote")
+
+#: Where an outgoing message goes: the connection's stream, or a session's.
+Route = str | None
+CONNECTION_ROUTE: Final[Route] = None
+
+#: Methods that attach a session to the connection when they succeed.
+_ATTACHING: Final = frozenset({"session/new", "session/load", "session/resume", "session/fork"})
+#: Methods that act on a session the connection must have attached.
+NEEDS_ATTACHED: Final = frozenset(
+    {
+        "session/prompt",
+        "session/cancel",
+        "session/set_config_option",
+        "session/set_mode",
+        "session/set_model",
+        "session/close",
+    }
+)
+#: Methods whose POST must name its session in ``Acp-Session-Id`` (as the TypeScript SDK sends).
+SESSION_SCOPED: Final = NEEDS_ATTACHED | {
+    "session/load",
+    "session/resume",
+    "session/fork",
+    "session/delete",
+}
+
+Id = int | str | float | None
+
+#: Writes of the agent (each at most its write buffer) the stream pair holds unread.
+_IN_FLIGHT_CHUNKS: Final = 4
+
+
+class _SessionRef(msgspec.Struct):
+    sessionId: object = None
+
+
+class ClientMessage(msgspec.Struct):
+    """The envelope fields of one JSON-RPC message: all the routing needs to read."""
+
+    jsonrpc: object = None
+    id: Id | msgspec.UnsetType = msgspec.UNSET
+    method: str | None = None
+    params: _SessionRef | None = None
+    result: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+    error: object = None
+
+    @property
+    def session_id(self) -> str | None:
+        """``params.sessionId`` when it is a string."""
+        ref = self.params
+        return ref.sessionId if ref is not None and isinstance(ref.sessionId, str) else None
+
+    @property
+    def is_request(self) -> bool:
+        """A method call that expects an answer."""
+        return self.method is not None and self.id is not msgspec.UNSET
+
+    @property
+    def is_response(self) -> bool:
+        """An answer (``result`` or ``error``) to a request."""
+        return self.method is None and self.id is not msgspec.UNSET
+
+
+_ENVELOPE: Final = msgspec.json.Decoder(ClientMessage)
+_REF: Final = msgspec.json.Decoder(_SessionRef)
+_ENCODE: Final = msgspec.json.Encoder()
+
+
+def decode_client_message(body: bytes) -> ClientMessage | None:
+    """The envelope of ``body``, or ``None`` when it is valid JSON of another shape.
+
+    Raises :class:`msgspec.DecodeError` (not its ``ValidationError`` subclass)
+    for text that is not JSON at all.
+    """
+    try:
+        return _ENVELOPE.decode(body)
+    except msgspec.ValidationError:
+        msgspec.json.decode(body)  # raises DecodeError when it is not JSON at all
+        return None
+
+
+def _key(value: Id) -> tuple[str, Id]:
+    return (type(value).__name__, value)
+
+
+def error_line(request_id: Id, code: int, message: str) -> bytes:
+    """A JSON-RPC error response, encoded."""
+    return _ENCODE.encode(
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    )
+
+
+class Outbox:
+    """The messages waiting for one stream's client, bounded by bytes.
+
+    At most one receiver holds it at a time (:meth:`acquire`); a second gets
+    ``False``, which the HTTP layer answers 409. Messages pushed while no
+    receiver holds it wait for the next one. Closing it ends the receiver's
+    stream after what is queued.
+    """
+
+    def __init__(self, on_release: Callable[[Outbox], None] | None = None) -> None:
+        self._queue: collections.deque[bytes] = collections.deque()
+        self.buffered = 0
+        self.has_receiver = False
+        self.closed = False
+        self._ready = anyio.Event()
+        self._room = anyio.Event()
+        self._released = anyio.Event()
+        self.waiting = 0
+        self.gate: SessionGate | None = None
+        self._on_release = on_release
+
+    def push(self, line: bytes) -> None:
+        """Queue one message (its JSON text, no newline)."""
+        if self.closed:
+            return
+        self._queue.append(line)
+        self.buffered += len(line)
+        self._ready.set()
+
+    def acquire(self) -> bool:
+        """Become this stream's receiver; ``False`` when it already has one."""
+        if self.has_receiver:
+            return False
+        self.has_receiver = True
+        return True
+
+    async def acquire_within(self, seconds: float) -> bool:
+        """:meth:`acquire`, waiting up to ``seconds`` for a receiver that is leaving.
+
+        A client that reopens a stream may do so before the server saw the
+        previous request's disconnect.
+        """
+        self.waiting += 1
+        try:
+            with anyio.move_on_after(seconds):
+                while not self.acquire():
+                    self._released = anyio.Event()
+                    await self._released.wait()
+                return True
+            return False
+        finally:
+            self.waiting -= 1
+
+    def release(self) -> None:
+        """Stop being the receiver; what is queued waits for the next one."""
+        self.has_receiver = False
+        self._released.set()
+        if self._on_release is not None:
+            self._on_release(self)
+
+    async def take(self) -> list[bytes] | None:
+        """Everything queued, waiting for at least one message; ``None`` once closed and empty."""
+        while not self._queue:
+            if self.closed:
+                return None
+            self._ready = anyio.Event()
+            await self._ready.wait()
+        batch = list(self._queue)
+        self._queue.clear()
+        self.buffered = 0
+        self._room.set()
+        if self.gate is not None:
+            self.gate.open()
+        return batch
+
+    async def wait_for_room(self, limit: int) -> None:
+        """Return once at most ``limit`` bytes are queued (or the outbox is closed)."""
+        while self.buffered > limit and not self.closed:
+            self._room = anyio.Event()
+            await self._room.wait()
+
+    def close(self) -> None:
+        """No more messages; the receiver gets what is queued, then the end."""
+        self.closed = True
+        self._ready.set()
+        self._room.set()
+
+    def discard(self) -> None:
+        """Close and drop what is queued (the connection is gone)."""
+        self._queue.clear()
+        self.buffered = 0
+        self.close()
+
+
+T = TypeVar("T")
+
+
+class SessionGate:
+    """Whether one session may send: closed while its stream holds more than the limit.
+
+    A closed gate makes the session's own sends wait (backpressure on that
+    session only); its other sessions and the connection go on.
+    """
+
+    def __init__(self) -> None:
+        self.is_open = True
+        self.closed_at = 0.0
+        self._opened = anyio.Event()
+
+    def close(self) -> None:
+        """Hold the session's sends back."""
+        if self.is_open:
+            self.is_open = False
+            self.closed_at = anyio.current_time()
+            self._opened = anyio.Event()
+
+    def open(self) -> None:
+        """Let the session's sends go on."""
+        if not self.is_open:
+            self.is_open = True
+            self._opened.set()
+
+    async def wait(self) -> None:
+        """Return once the gate is open."""
+        while not self.is_open:
+            await self._opened.wait()
+
+
+class GatedConnection:
+    """A session's view of its connection that waits at the session's gate before sending.
+
+    Keeps the connection's order: a send that waits goes out after every line
+    sent before it, since each of the session's senders awaits its own send.
+    """
+
+    def __init__(self, connection: Connection, gate: SessionGate) -> None:
+        self._connection = connection
+        self._gate = gate
+        self._send = connection.line_sender
+        self._try_send = connection.line_try_sender
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has closed."""
+        return self._connection.closed
+
+    @property
+    def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
+        """Send a line once the gate is open."""
+        return self._send_line
+
+    @property
+    def line_try_sender(self) -> Callable[[bytes], bool]:
+        """Send a line now if the gate is open; False otherwise (then ``line_sender``)."""
+        return self._try_send_line
+
+    async def _send_line(self, line: bytes) -> None:
+        if not self._gate.is_open:
+            await self._gate.wait()
+        await self._send(line)
+
+    def _try_send_line(self, line: bytes) -> bool:
+        return self._gate.is_open and self._try_send(line)
+
+    async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
+        """The connection's ``request``, once the gate is open."""
+        await self._gate.wait()
+        return await self._connection.request(method, params, decode)
+
+    def prepare_request(self, method: str, params: object) -> bytes:
+        """The connection's ``prepare_request``."""
+        return self._connection.prepare_request(method, params)
+
+    async def request_prepared(
+        self, method: str, tail: bytes, decode: Callable[[msgspec.Raw], T]
+    ) -> T:
+        """The connection's ``request_prepared``, once the gate is open."""
+        await self._gate.wait()
+        return await self._connection.request_prepared(method, tail, decode)
+
+    async def notify(self, method: str, params: object) -> None:
+        """The connection's ``notify``, once the gate is open."""
+        await self._gate.wait()
+        await self._connection.notify(method, params)
+
+
+class _Pending(msgspec.Struct):
+    route: Route
+    method: str
+    session_id: str | None
+
+
+Transport = Literal["http", "websocket"]
+
+
+class RemoteConnection:
+    """One ACP connection of the remote server: its agent, its streams and its routes.
+
+    Invariant: every line the agent writes reaches exactly one stream (or is
+    dropped after the client closed the connection), in the order written;
+    every line the client sends reaches the agent in the order the transport
+    delivered it.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        transport: Transport,
+        *,
+        store: SessionStore | None,
+        agent_limits: AgentLimits,
+        limits: RemoteLimits,
+        registry: ConnectionRegistry,
+    ) -> None:
+        self.id = secrets.token_urlsafe(24)
+        self.transport: Transport = transport
+        self._agent = agent
+        self._store = store
+        self._agent_limits = agent_limits
+        self._limits = limits
+        self._registry = registry
+        agent_side, self._side = memory_stream_pair(_IN_FLIGHT_CHUNKS)
+        self._agent_side: StreamPair = agent_side
+        self.connection_stream = Outbox()
+        self.session_streams: dict[str, Outbox] = {}
+        self.gates: dict[str, SessionGate] = {}
+        self.attached: set[str] = set()
+        self._pending: dict[tuple[str, Id], _Pending] = {}
+        self._client_routes: dict[tuple[str, Id], Route] = {}
+        self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
+        self.initialize_answer: bytes | None = None
+        self._send_lock = anyio.Lock()
+        self.closing = False
+        self.closed = False
+        self.finished = anyio.Event()
+        self._stop = anyio.CancelScope()
+        self.last_activity = anyio.current_time()
+        self.active_requests = 0
+        self.close_reason: str | None = None
+
+    # -- running ---------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Serve the agent and route its output until both have ended."""
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._serve_agent)
+                group.start_soon(self._route_output)
+                if self.transport == "http":
+                    group.start_soon(self._watch_idle)
+        finally:
+            self.closing = self.closed = True
+            with anyio.CancelScope(shield=True):
+                await self._side.aclose()
+            self._end_initialize()
+            self.connection_stream.close()
+            for outbox in self.session_streams.values():
+                outbox.close()
+            self._registry.forget(self)
+            self.finished.set()
+
+    async def _serve_agent(self) -> None:
+        try:
+            await _serve(
+                self._agent,
+                self._agent_side,
+                store=self._store,
+                limits=self._agent_limits,
+                session_connection=self._session_connection if self.transport == "http" else None,
+            )
+        except Exception:
+            logger.exception("the agent of connection %s failed", self.id)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._agent_side.aclose()
+
+    def _session_connection(self, connection: Connection, session_id: str) -> ClientConnection:
+        return GatedConnection(connection, self._gate(session_id))
+
+    def _gate(self, session_id: str) -> SessionGate:
+        gate = self.gates.get(session_id)
+        if gate is None:
+            gate = self.gates[session_id] = SessionGate()
+        return gate
+
+    async def _watch_idle(self) -> None:
+        with self._stop:
+            while True:
+                limits = self._limits
+                await anyio.sleep(min(limits.idle_timeout, limits.stall_timeout, 30.0) / 2)
+                if self.closed:
+                    return
+                now = anyio.current_time()
+                if any(
+                    not gate.is_open and now - gate.closed_at > limits.stall_timeout
+                    for gate in self.gates.values()
+                ):
+                    logger.warning(
+                        "closing connection %s: a session's reader took nothing for %.0fs",
+                        self.id,
+                        limits.stall_timeout,
+                    )
+                    await self.close("output stalled")
+                    return
+                busy = self.active_requests > 0 or self.connection_stream.has_receiver
+                busy = busy or any(o.has_receiver for o in self.session_streams.values())
+                if busy:
+                    self.last_activity = anyio.current_time()
+                elif anyio.current_time() - self.last_activity > self._limits.idle_timeout:
+                    logger.info("closing idle connection %s", self.id)
+                    await self.close("idle timeout", discard=True)
+                    return
+
+    async def _route_output(self) -> None:
+        partial: list[bytes] = []  # pieces of a line not yet ended (joined once, not re-copied)
+        stalled = False
+        try:
+            while True:
+                try:
+                    chunk = await self._side.receive.receive(1 << 20)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                if b"\n" not in chunk:
+                    partial.append(chunk)
+                    continue
+                lines = chunk.split(b"\n")
+                if partial:
+                    lines[0] = b"".join((*partial, lines[0]))
+                    partial.clear()
+                tail = lines.pop()
+                if tail:
+                    partial.append(tail)
+                for line in lines:
+                    if line:
+                        outbox = self._route(line)
+                        if outbox is not None and not stalled:
+                            stalled = not await self._wait_for_room(outbox)
+        finally:
+            self._stop.cancel()
+
+    async def _wait_for_room(self, outbox: Outbox) -> bool:
+        limit = self._limits.max_buffered_bytes
+        if outbox.gate is not None:
+            if outbox.buffered > limit and not self.closing:
+                outbox.gate.close()
+            # The gate holds the session's own sends back; only what was already on
+            # its way (the write buffer, and the few blocks of it in the stream pair)
+            # or sent past the session's sends (answers) comes on top: the router
+            # waits, holding back the whole connection, only past that.
+            limit = limit * 2 + (_IN_FLIGHT_CHUNKS + 2) * self._agent_limits.write_buffer_size
+        if outbox.buffered <= limit or self.closed:
+            return True
+        with anyio.move_on_after(self._limits.stall_timeout):
+            await outbox.wait_for_room(limit)
+            return True
+        logger.warning(
+            "closing connection %s: its client read no output for %.0fs",
+            self.id,
+            self._limits.stall_timeout,
+        )
+        await self.close("output stalled")
+        return False
+
+    # -- routing ---------------------------------------------------------------
+
+    def _route(self, line: bytes) -> Outbox | None:
+        try:
+            message = _ENVELOPE.decode(line)
+        except msgspec.DecodeError:
+            message = None
+        route: Route = CONNECTION_ROUTE
+        if message is not None and message.is_response:
+            key = _key(message.id)  # type: ignore[arg-type]  # a response has an id
+            if self._initialize is not None and key == self._initialize[0]:
+                self.initialize_answer = line
+                self._initialize[1].set()
+                self._initialize = None
+                return None
+            pending = self._pending.pop(key, None)
+            if pending is not None:
+                route = pending.route
+                if message.error is None:
+                    self._note_success(pending, message)
+        elif message is not None:
+            route = message.session_id
+            if message.is_request:
+                self._client_routes[_key(message.id)] = route  # type: ignore[arg-type]
+        return self.deliver(route, line)
+
+    def _note_success(self, pending: _Pending, message: ClientMessage) -> None:
+        if pending.method == "session/close" and pending.session_id is not None:
+            self.attached.discard(pending.session_id)
+            self._registry.session_count_changed()
+            return
+        if pending.method not in _ATTACHING:
+            return
+        session_id = pending.session_id
+        if session_id is None and message.result:
+            try:
+                ref = _REF.decode(message.result)
+            except msgspec.DecodeError:
+                ref = _SessionRef()
+            session_id = ref.sessionId if isinstance(ref.sessionId, str) else None
+        if session_id is not None and session_id not in self.attached:
+            self.attached.add(session_id)
+            self._registry.session_count_changed()
+
+    def deliver(self, route: Route, line: bytes) -> Outbox | None:
+        """Queue ``line`` on the stream for ``route``; the outbox it went to, if any."""
+        if self.closed:
+            return None
+        if self.transport == "websocket" or route is None:
+            outbox = self.connection_stream
+        else:
+            outbox = self.session_stream(route)
+        outbox.push(line)
+        return outbox
+
+    def session_stream(self, session_id: str) -> Outbox:
+        """The stream of ``session_id``, made on first use."""
+        outbox = self.session_streams.get(session_id)
+        if outbox is None:
+            outbox = Outbox(self._maybe_forget_stream)
+            outbox.gate = self._gate(session_id)
+            self.session_streams[session_id] = outbox
+        return outbox
+
+    def _maybe_forget_stream(self, outbox: Outbox) -> None:
+        for session_id, existing in list(self.session_streams.items()):
+            if (
+                existing is outbox
+                and not outbox.buffered
+                and not outbox.waiting
+                and session_id not in self.attached
+                and not self._awaiting_attach(session_id)
+            ):
+                del self.session_streams[session_id]
+
+    def _awaiting_attach(self, session_id: str) -> bool:
+        return any(p.session_id == session_id for p in self._pending.values())
+
+    # -- input -------------------------------------------------------------------
+
+    async def initialize(self, message: ClientMessage, body: bytes) -> bytes | None:
+        """Send the ``initialize`` request and return the agent's answer (``None``: it closed)."""
+        done = anyio.Event()
+        self._initialize = (_key(message.id), done)  # type: ignore[arg-type]
+        await self.send_line(body)
+        await done.wait()
+        return self.initialize_answer
+
+    def track_request(self, message: ClientMessage, route: Route) -> None:
+        """Remember where the answer to a client request goes."""
+        if not message.is_request:
+            return
+        assert message.method is not None
+        answer_route = CONNECTION_ROUTE if message.method == "session/load" else route
+        self._pending[_key(message.id)] = _Pending(  # type: ignore[arg-type]
+            answer_route, message.method, message.session_id
+        )
+
+    def response_route(self, message: ClientMessage) -> tuple[bool, Route]:
+        """Whether the agent asked what ``message`` answers, and on which route it asked."""
+        key = _key(message.id)  # type: ignore[arg-type]
+        if key not in self._client_routes:
+            return False, CONNECTION_ROUTE
+        return True, self._client_routes.pop(key)
+
+    def answer_locally(self, message: ClientMessage, route: Route, code: int, text: str) -> None:
+        """Answer a client request with an error without the agent (a limit of the server)."""
+        if message.is_request:
+            self.deliver(route, error_line(message.id, code, text))  # type: ignore[arg-type]
+
+    async def send_line(self, body: bytes) -> None:
+        """Write one client message to the agent (newlines in it are JSON whitespace)."""
+        if b"\n" in body or b"\r" in body:
+            body = body.replace(b"\r", b" ").replace(b"\n", b" ")
+        self.last_activity = anyio.current_time()
+        async with self._send_lock:
+            await self._side.send.send(body + b"\n")
+
+    async def close(self, reason: str, *, discard: bool = False) -> None:
+        """End the connection: the agent sees end of input, reports, and stops.
+
+        No new input is taken from then on. Running turns are cancelled and
+        reported on their streams, which end after that; with ``discard``
+        (the client closed the connection itself) what remains is dropped.
+        """
+        if discard and not self.closed:
+            self.closed = True
+            self.connection_stream.discard()
+            for outbox in self.session_streams.values():
+                outbox.discard()
+        if self.closing:
+            return
+        self.closing = True
+        self.close_reason = reason
+        for gate in self.gates.values():
+            gate.open()
+        with anyio.CancelScope(shield=True):
+            await self._side.send.aclose()
+        self._end_initialize()
+
+    def _end_initialize(self) -> None:
+        if self._initialize is not None:
+            self._initialize[1].set()
+            self._initialize = None
+
+    @property
+    def session_count(self) -> int:
+        """Sessions attached to this connection."""
+        return len(self.attached)
+
+
+class ConnectionRegistry:
+    """The connections of one server process, by id, with the process-wide counts."""
+
+    def __init__(self, limits: RemoteLimits) -> None:
+        self.limits = limits
+        self.connections: dict[str, RemoteConnection] = {}
+        self.sessions = 0
+
+    def add(self, connection: RemoteConnection) -> None:
+        """Register a new connection."""
+        self.connections[connection.id] = connection
+
+    def get(self, connection_id: str) -> RemoteConnection | None:
+        """The open connection with this id."""
+        connection = self.connections.get(connection_id)
+        return None if connection is None or connection.closing else connection
+
+    def forget(self, connection: RemoteConnection) -> None:
+        """Drop a finished connection."""
+        if self.connections.get(connection.id) is connection:
+            del self.connections[connection.id]
+        self.session_count_changed()
+
+    def session_count_changed(self) -> None:
+        """Recount the sessions attached across connections."""
+        self.sessions = sum(c.session_count for c in self.connections.values())
+
+    @property
+    def full(self) -> bool:
+        """No further connection may open."""
+        return len(self.connections) >= self.limits.max_connections
+
+    def sessions_full(self) -> bool:
+        """No further session may attach."""
+        return self.sessions >= self.limits.max_sessions
