@@ -46,3 +46,8 @@ def _isolated_session_store(
     shared machine), and never see another test's sessions."""
     monkeypatch.delenv("ACPIO_SESSION_STORE", raising=False)
     monkeypatch.setenv("ACPIO_STATE_DIR", os.fspath(tmp_path_factory.mktemp("state")))
+
+
+# A real PostgreSQL server (started on first use) and a database per test: tests/pg_server.py.
+from pg_server import postgres_server as postgres_server  # noqa: E402
+from pg_server import postgres_url as postgres_url  # noqa: E402
