@@ -75,9 +75,9 @@ def postgres_server() -> Iterator[str]:
         capture_output=True,
     )
     options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+    start = [pg_ctl, "-D", os.fspath(data), "-l", os.fspath(log), "-o", options, "-w", "start"]
     started = subprocess.run(
-        [*as_user, pg_ctl, "-D", os.fspath(data), "-l", os.fspath(log), "-o", options, "-w"]
-        + ["start"],
+        [*as_user, *start],
         capture_output=True,
         text=True,
         check=False,

@@ -22,11 +22,11 @@ from pathlib import Path
 import anyio
 import msgspec
 import pytest
+from test_sqlite_store import messages, replay_lines, texts
 
 import acpio
 from acpio import schema
 from acpio.testing import ClientSession, MockClient
-from test_sqlite_store import messages, replay_lines, texts
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +52,11 @@ class Store:
         sqlite_sql = sql.replace("acpio_", "").replace("%s", "?")
         with sqlite3.connect(self.url) as conn:
             return conn.execute(sqlite_sql, params).fetchall()
+
+    def stored(self, session_id: str, part: bytes) -> bool:
+        """Whether a committed row of the session holds ``part``."""
+        found = self.query("SELECT data FROM acpio_events WHERE session_id = %s", session_id)
+        return any(part in bytes(row[0]) for row in found)  # type: ignore[call-overload]
 
     def owned(self) -> int:
         """How many sessions name a process that serves them."""
@@ -126,7 +131,9 @@ async def test_sigkill_during_a_streaming_turn_keeps_what_was_flushed(
     store: Store, tmp_path: Path, anyio_backend: str
 ) -> None:
     env = store.env(tmp_path)
-    async with MockClient(store_agent(anyio_backend), env=env, cwd=tmp_path, strict=False) as client:
+    async with MockClient(
+        store_agent(anyio_backend), env=env, cwd=tmp_path, strict=False
+    ) as client:
         session = await client.new_session()
         await session.prompt("rich")
         await session.resume(replay=True)
@@ -137,12 +144,7 @@ async def test_sigkill_during_a_streaming_turn_keeps_what_was_flushed(
             lambda: texts(session.updates, "streamed").count("<") >= 200, what="200 chunks"
         )
         # At least one flush of the running turn is committed before the kill.
-        await until(
-            lambda: store.query(
-                "SELECT count(*) FROM acpio_events WHERE session_id = %s", session.id
-            )[0][0],
-            "a row of the streaming turn",
-        )
+        await until(lambda: store.stored(session.id, b"<10>"), "a row of the streaming turn")
         os.kill(int(pid_text), signal.SIGKILL)
     assert client.returncode == -signal.SIGKILL
     sent = texts(session.updates, "streamed")
@@ -203,18 +205,14 @@ async def test_a_killed_turns_tool_calls_are_ended_on_reopen(
     store: Store, tmp_path: Path, anyio_backend: str
 ) -> None:
     env = store.env(tmp_path)
-    async with MockClient(store_agent(anyio_backend), env=env, cwd=tmp_path, strict=False) as client:
+    async with MockClient(
+        store_agent(anyio_backend), env=env, cwd=tmp_path, strict=False
+    ) as client:
         session = await client.new_session()
         (pid,) = messages((await session.prompt("pid")).updates)
         await session.start_prompt("hang")
         await session.wait_for_tool_call("long", status="in_progress")
-        await until(
-            lambda: any(
-                b"working" in bytes(row[0])  # type: ignore[call-overload]
-                for row in store.query("SELECT data FROM acpio_events")
-            ),
-            "the tool call's row",
-        )
+        await until(lambda: store.stored(session.id, b"working"), "the tool call's row")
         os.kill(int(pid), signal.SIGKILL)
     assert client.returncode == -signal.SIGKILL
     for _ in range(2):  # the ending is stored: a third process shows it without ending it again
@@ -252,7 +250,9 @@ async def test_agent_state_and_config_survive_sigkill_and_restart(
     # The state agent flushes only at turn ends and config changes (an hour's interval).
     url = store.url + ("?acpio_flush_interval=3600" if store.kind == "postgres" else "")
     env = store.env(tmp_path, url)
-    async with MockClient(state_agent(anyio_backend), env=env, cwd=tmp_path, strict=False) as client:
+    async with MockClient(
+        state_agent(anyio_backend), env=env, cwd=tmp_path, strict=False
+    ) as client:
         session = await client.new_session()
         await session.prompt("remember apple")
         await session.prompt("remember pear")
