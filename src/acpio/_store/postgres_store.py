@@ -388,7 +388,9 @@ class PostgresSessionStore:
         if record is not None:
             if record.history not in self._lost:
                 return record
-            del self._served[session_id]  # taken over: load what its new owner keeps
+            # Taken over from this store: forget it here, load what its new owner keeps.
+            del self._served[session_id]
+            self._lost.pop(record.history, None)
         loaded = await anyio.to_thread.run_sync(self._load, session_id)
         record = self._served.get(session_id)  # another connection won the race
         if record is not None or loaded is None:
