@@ -252,18 +252,27 @@ class PostgresSessionStore:
         self._reported = False
         self._conn: psycopg.Connection[Any] | None = None
         self._conn = self._connect()
+        writer_conn: psycopg.Connection[Any] | None = None
         try:
             self._migrate(self._conn)
             self._retain(self._conn)
+            # Connected now, not at the first flush: that one comes with a session's
+            # first turn, which must not share the CPU with a connection handshake.
+            writer_conn = self._connect()
         except BaseException as exc:
             self._conn.close()
+            if writer_conn is not None:
+                writer_conn.close()
             if isinstance(exc, SessionStoreError):
                 raise
             raise SessionStoreError(
                 f"cannot prepare the session store {self._where}: {exc}"
             ) from exc
         self._writer = threading.Thread(
-            target=self._write_loop, name="acpio-store:postgres", daemon=True
+            target=self._write_loop,
+            args=(writer_conn,),
+            name="acpio-store:postgres",
+            daemon=True,
         )
         self._writer.start()
 
@@ -687,8 +696,7 @@ class PostgresSessionStore:
 
     # ------------------------------------------------------------ the writer
 
-    def _write_loop(self) -> None:
-        conn: psycopg.Connection[Any] | None = None
+    def _write_loop(self, conn: psycopg.Connection[Any] | None) -> None:
         renewed = time.monotonic()
         while True:
             self._wake.wait(self.flush_interval)
