@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import msgspec
 import psycopg
 import pytest
@@ -352,3 +353,26 @@ def test_importing_acpio_loads_no_driver() -> None:
     """psycopg is the postgres extra's: loaded only when a PostgreSQL store is opened."""
     code = "import sys, acpio, acpio.store; assert 'psycopg' not in sys.modules, 'loaded'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_two_reopens_at_once_in_one_store_keep_the_session_writable(
+    postgres_url: str,
+) -> None:
+    store = PostgresSessionStore(postgres_url)
+    try:
+        await store.release(await store.create("s", "/w", []))
+        found: list[acpio.store.SessionRecord | None] = []
+
+        async def reopen() -> None:
+            found.append(await store.get("s"))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(reopen)
+            group.start_soon(reopen)
+        record = found[0]
+        assert record is not None and found[1] is record
+        record.history.record(schema.AgentMessage(message_id="after", content=[]))
+        await store.release(record)  # raises when the flush was fenced off
+    finally:
+        store.close()
+    assert query(postgres_url, "SELECT fence, owner FROM acpio_sessions") == [(2, None)]

@@ -604,7 +604,9 @@ class PostgresSessionStore:
                         and not _owner_gone(owner)
                     ):
                         return _Busy(owner, remaining)
-                    fence = int(row[5]) + 1
+                    # Already this store's (two reopens at once): the fence stays, so the
+                    # record that wins the race writes with the fence the row holds.
+                    fence = int(row[5]) + (owner != self.owner)
                     conn.execute(
                         "UPDATE acpio_sessions SET owner = %s, fence = %s, "
                         "lease_until = now() + %s * interval '1 second' WHERE id = %s",
