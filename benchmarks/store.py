@@ -110,14 +110,25 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def fresh_database(server: str) -> str:
-    """A new, empty database on ``server``: its URL."""
+def fresh_databases(server: str, count: int) -> list[str]:
+    """``count`` new databases on ``server`` with the store's tables and no session: their
+    URLs. Made before the runs, then a checkpoint: creating a database writes a lot, and
+    a run must not share the disk with that (a deployment's tables exist already)."""
     import psycopg  # noqa: PLC0415 - the postgres extra
 
-    name = f"bench_{secrets.token_hex(6)}"
+    from acpio.store import PostgresSessionStore  # noqa: PLC0415
+
+    urls: list[str] = []
     with psycopg.connect(server, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}".encode())
-    return urllib.parse.urlunsplit(urllib.parse.urlsplit(server)._replace(path=f"/{name}"))
+        for _ in range(count):
+            name = f"bench_{secrets.token_hex(6)}"
+            admin.execute(f"CREATE DATABASE {name}".encode())
+            url = urllib.parse.urlsplit(server)._replace(path=f"/{name}")
+            urls.append(urllib.parse.urlunsplit(url))
+            PostgresSessionStore(urls[-1]).close()
+        with contextlib.suppress(psycopg.Error):  # needs a superuser or pg_checkpoint
+            admin.execute(b"CHECKPOINT")
+    return urls
 
 
 def compare(
@@ -127,6 +138,7 @@ def compare(
     parts = scenario.split(":")
     kinds = [kind for kind in KINDS if kind != "postgres" or postgres is not None]
     runs: dict[str, list[dict[str, object]]] = {kind: [] for kind in kinds}
+    databases = fresh_databases(postgres, repeats) if postgres is not None else []
     for repeat in range(repeats):
         order = kinds[repeat % len(kinds) :] + kinds[: repeat % len(kinds)]
         for kind in order:
@@ -135,8 +147,7 @@ def compare(
             elif kind == "sqlite":
                 store = str(work / f"{kind}-{repeat}.sqlite3")
             else:
-                assert postgres is not None
-                store = fresh_database(postgres)
+                store = databases[repeat]
             runs[kind].append(run_once(parts, store))
     return {
         kind: (

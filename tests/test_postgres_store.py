@@ -160,10 +160,11 @@ async def test_a_paused_owner_loses_its_lease_and_cannot_write_when_it_comes_bac
 
 
 async def test_fencing_in_one_process_refuses_the_old_owners_writes(postgres_url: str) -> None:
-    """Two stores, two owners: the first stops renewing (its writer sleeps for an hour),
-    its lease of 0.3 s runs out, the second takes over (fence 2); the first's later
-    writes are refused, its save_state and release raise, and nothing of them is stored."""
-    old = PostgresSessionStore(postgres_url, lease=0.3, flush_interval=3600)
+    """Two stores, two owners. The first's lease runs out as if it had hung (set in the
+    past: its writer renews only every 10 s, so not during the test); the second takes
+    over (fence 2); the first's later writes are refused, its save_state and release
+    raise, and nothing of them is stored."""
+    old = PostgresSessionStore(postgres_url, lease=30, flush_interval=3600)
     new = PostgresSessionStore(postgres_url, lease=30)
     try:
         record = await old.create("s", "/w", [])
@@ -171,11 +172,9 @@ async def test_fencing_in_one_process_refuses_the_old_owners_writes(postgres_url
         await old.flush()
         with pytest.raises(acpio.RequestError):
             await new.get("s")  # the same process: alive, so only the lease tells
-        await until(
-            lambda: (
-                query(postgres_url, "SELECT lease_until < now() FROM acpio_sessions") == [(True,)]
-            ),
-            "the lease to run out",
+        query(
+            postgres_url,
+            "UPDATE acpio_sessions SET lease_until = now() - interval '1 second' RETURNING id",
         )
         taken = await new.get("s")
         assert taken is not None
@@ -376,3 +375,24 @@ async def test_two_reopens_at_once_in_one_store_keep_the_session_writable(
     finally:
         store.close()
     assert query(postgres_url, "SELECT fence, owner FROM acpio_sessions") == [(2, None)]
+
+
+async def test_leases_are_renewed_whatever_the_flush_interval(postgres_url: str) -> None:
+    owner = PostgresSessionStore(postgres_url, lease=0.6, flush_interval=3600)
+    other = PostgresSessionStore(postgres_url)
+    try:
+        await owner.create("s", "/w", [])
+        await owner.flush()
+        (first,) = query(postgres_url, "SELECT lease_until FROM acpio_sessions")
+        # Past the first lease's end: renewed meanwhile, so still the owner's.
+        await until(
+            lambda: (
+                query(postgres_url, "SELECT now() > %s FROM acpio_sessions", first[0]) == [(True,)]
+            ),
+            "the first lease's end",
+        )
+        with pytest.raises(acpio.RequestError, match="another agent process"):
+            await other.get("s")
+    finally:
+        owner.close()
+        other.close()

@@ -19,7 +19,8 @@ either; the store's coroutines run their queries in worker threads
 Ownership across machines: every store has an owner id (host, process and
 a random token) and every session row names the owner serving it, the
 owner's lease (``lease_until``, on the database's clock) and a fencing
-token (``fence``). The writer renews its leases every third of ``lease``.
+token (``fence``). The writer renews its leases every third of ``lease``
+(whatever ``flush_interval`` is).
 :meth:`PostgresSessionStore.get` takes a session over when nobody serves
 it, when its owner's lease has expired, or at once when that owner is a
 process of this machine that is gone; the takeover increments the fence.
@@ -699,20 +700,27 @@ class PostgresSessionStore:
     # ------------------------------------------------------------ the writer
 
     def _write_loop(self, conn: psycopg.Connection[Any] | None) -> None:
-        renewed = time.monotonic()
+        renew_every = self.lease / 3
+        renewed = flushed = time.monotonic()
         while True:
-            self._wake.wait(self.flush_interval)
+            # Up at every wake-up, every flush interval, and every third of a lease: the
+            # leases are renewed however long the flush interval is.
+            woken = self._wake.wait(min(self.flush_interval, renew_every))
             self._wake.clear()
             stopping = self._stopping
+            now = time.monotonic()
+            ok = True
             try:
                 if conn is None or conn.closed or conn.broken:
                     if conn is not None:
                         conn.close()
                     conn = None
                     conn = self._connect()
-                ok = self._flush(conn)
-                if ok and time.monotonic() - renewed >= self.lease / 3:
-                    renewed = time.monotonic()
+                if woken or stopping or now - flushed >= self.flush_interval:
+                    flushed = now
+                    ok = self._flush(conn)
+                if ok and now - renewed >= renew_every:
+                    renewed = now
                     conn.execute(
                         "UPDATE acpio_sessions SET lease_until = now() + %s * interval '1 second' "
                         "WHERE owner = %s",
