@@ -118,7 +118,7 @@ async def test_a_paused_owner_loses_its_lease_and_cannot_write_when_it_comes_bac
     """A replica that stops (SIGSTOP: alive, but renewing nothing) keeps its session until
     its lease runs out; then another replica takes it over. Continued (SIGCONT), the old
     owner writes nothing more of the session and says so on stderr."""
-    url = postgres_url + "?acpio_lease=1&acpio_flush_interval=0.2"
+    url = postgres_url + "?acpio_lease=3&acpio_flush_interval=0.2"
     env = env_for(url, tmp_path)
     async with (
         MockClient(store_agent(anyio_backend), env=env, cwd=tmp_path, strict=False) as a,
@@ -378,7 +378,7 @@ async def test_two_reopens_at_once_in_one_store_keep_the_session_writable(
 
 
 async def test_leases_are_renewed_whatever_the_flush_interval(postgres_url: str) -> None:
-    owner = PostgresSessionStore(postgres_url, lease=0.6, flush_interval=3600)
+    owner = PostgresSessionStore(postgres_url, lease=1.5, flush_interval=3600)
     other = PostgresSessionStore(postgres_url)
     try:
         await owner.create("s", "/w", [])
