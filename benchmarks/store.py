@@ -1,9 +1,14 @@
-"""The SQLite session store against the in-memory store: alternating runs, and its size.
+"""The durable session stores against the in-memory store: alternating runs, and their size.
 
 The acpio bench agent (``acpio.run()``) runs each scenario once with
-``ACPIO_SESSION_STORE=memory`` and once with a fresh SQLite file, the order
-reversing every repeat, so a slow phase of the machine hits each alike; the
-medians and their ratio are printed (target: SQLite at least 0.8x). Then the
+``ACPIO_SESSION_STORE=memory``, once with a fresh SQLite file and once with a
+fresh PostgreSQL database, the order rotating every repeat, so a slow phase of
+the machine hits each alike; the medians and their ratios are printed (targets:
+SQLite at least 0.8x the in-memory store, PostgreSQL at least 0.8x SQLite).
+PostgreSQL is a private server this script starts (``initdb``/``pg_ctl`` on a
+temporary directory, default settings, as the ``postgres`` user when run as
+root) unless ``--postgres URL`` names one (each run gets a database of its
+own there); ``--no-postgres`` leaves it out. Then the
 store size per 10,000 updates: 10,000 streamed message chunks recorded
 in-process (the compressed rows while the session is served, the snapshot and
 the file once it was closed), and the file after the bench agent's ``notify
@@ -13,21 +18,29 @@ the file once it was closed), and the file after the bench agent's ``notify
     python benchmarks/store.py                       # notify 100000, both terminals, 6 repeats
     python benchmarks/store.py --quick --repeats 2   # a tenth of the sizes
     python benchmarks/store.py --scenarios notify:20000 --repeats 10
+    python benchmarks/store.py --postgres postgresql://user@host/db
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import json
 import os
+import pwd
 import random
+import secrets
+import shutil
+import socket
 import sqlite3
 import statistics
 import string
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import urllib.parse
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -51,23 +64,99 @@ def _median(runs: list[dict[str, object]], key: str) -> float:
     return statistics.median(float(r[key]) for r in runs)  # type: ignore[arg-type]
 
 
-def compare(scenario: str, repeats: int, work: Path) -> tuple[float, ...]:
-    """Medians: throughput, agent CPU per unit and start-up, in memory and in SQLite."""
-    parts = scenario.split(":")
-    runs: dict[str, list[dict[str, object]]] = {"memory": [], "sqlite": []}
-    for repeat in range(repeats):
-        order = ["memory", "sqlite"] if repeat % 2 == 0 else ["sqlite", "memory"]
-        for kind in order:
-            store = "memory" if kind == "memory" else str(work / f"{kind}-{repeat}.sqlite3")
-            runs[kind].append(run_once(parts, store))
-    return (
-        _median(runs["memory"], "throughput"),
-        _median(runs["sqlite"], "throughput"),
-        _median(runs["memory"], "cpu_per_unit_s"),
-        _median(runs["sqlite"], "cpu_per_unit_s"),
-        _median(runs["memory"], "startup_s"),
-        _median(runs["sqlite"], "startup_s"),
+KINDS = ("memory", "sqlite", "postgres")
+
+
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """A private PostgreSQL server on a temporary directory (loopback, a free port)."""
+
+    def binary(name: str) -> str:
+        found = shutil.which(name) or next(
+            iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), reverse=True)), None
+        )
+        if found is None:
+            raise SystemExit(f"{name} not found: install PostgreSQL or pass --no-postgres")
+        return found
+
+    root = Path(tempfile.mkdtemp(prefix="acpio-bench-pg-"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:  # PostgreSQL refuses to run as root
+        user = pwd.getpwnam("postgres")
+        os.chown(root, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    data = os.fspath(root / "data")
+    subprocess.run(
+        [*as_user, binary("initdb"), "-D", data, "-A", "trust", "-U", "acpio"],
+        check=True,
+        capture_output=True,
     )
+    options = f"-p {port} -k {root} -c listen_addresses=127.0.0.1"
+    pg_ctl = binary("pg_ctl")
+    log = os.fspath(root / "log")
+    subprocess.run(
+        [*as_user, pg_ctl, "-D", data, "-l", log, "-o", options, "-w", "start"],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield f"postgresql://acpio@127.0.0.1:{port}/postgres"
+    finally:
+        stop = [*as_user, pg_ctl, "-D", data, "-m", "fast", "stop"]
+        subprocess.run(stop, check=False, capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_databases(server: str, count: int) -> list[str]:
+    """``count`` new databases on ``server`` with the store's tables and no session: their
+    URLs. Made before the runs, then a checkpoint: creating a database writes a lot, and
+    a run must not share the disk with that (a deployment's tables exist already)."""
+    import psycopg  # noqa: PLC0415 - the postgres extra
+
+    from acpio.store import PostgresSessionStore  # noqa: PLC0415
+
+    urls: list[str] = []
+    with psycopg.connect(server, autocommit=True) as admin:
+        for _ in range(count):
+            name = f"bench_{secrets.token_hex(6)}"
+            admin.execute(f"CREATE DATABASE {name}".encode())
+            url = urllib.parse.urlsplit(server)._replace(path=f"/{name}")
+            urls.append(urllib.parse.urlunsplit(url))
+            PostgresSessionStore(urls[-1]).close()
+        with contextlib.suppress(psycopg.Error):  # needs a superuser or pg_checkpoint
+            admin.execute(b"CHECKPOINT")
+    return urls
+
+
+def compare(
+    scenario: str, repeats: int, work: Path, postgres: str | None
+) -> dict[str, tuple[float, float, float]]:
+    """Per store: the medians of throughput, agent CPU per unit and start-up."""
+    parts = scenario.split(":")
+    kinds = [kind for kind in KINDS if kind != "postgres" or postgres is not None]
+    runs: dict[str, list[dict[str, object]]] = {kind: [] for kind in kinds}
+    databases = fresh_databases(postgres, repeats) if postgres is not None else []
+    for repeat in range(repeats):
+        order = kinds[repeat % len(kinds) :] + kinds[: repeat % len(kinds)]
+        for kind in order:
+            if kind == "memory":
+                store = "memory"
+            elif kind == "sqlite":
+                store = str(work / f"{kind}-{repeat}.sqlite3")
+            else:
+                store = databases[repeat]
+            runs[kind].append(run_once(parts, store))
+    return {
+        kind: (
+            _median(found, "throughput"),
+            _median(found, "cpu_per_unit_s"),
+            _median(found, "startup_s"),
+        )
+        for kind, found in runs.items()
+    }
 
 
 def store_size(updates: int, work: Path) -> tuple[int, int, int]:
@@ -120,28 +209,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenarios", help="comma-separated, e.g. notify:100000")
     parser.add_argument("--repeats", type=int, default=6)
     parser.add_argument("--quick", action="store_true", help="a tenth of the sizes")
+    parser.add_argument("--postgres", help="a PostgreSQL server URL (else one is started)")
+    parser.add_argument("--no-postgres", action="store_true", help="SQLite and memory only")
     args = parser.parse_args(argv)
     scenarios = args.scenarios.split(",") if args.scenarios else QUICK if args.quick else FULL
-    with tempfile.TemporaryDirectory(prefix="acpio-store-bench-") as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="acpio-store-bench-"))
+        postgres: str | None = None
+        if not args.no_postgres:
+            postgres = args.postgres or stack.enter_context(postgres_server())
         work = Path(tmp)
         print(
-            "| scenario | in-memory | SQLite | ratio | CPU/unit in-memory | CPU/unit SQLite "
-            "| start-up in-memory | start-up SQLite |"
+            "| scenario | in-memory | SQLite | PostgreSQL | SQLite/memory | PostgreSQL/SQLite "
+            "| CPU/unit in-memory | CPU/unit SQLite | CPU/unit PostgreSQL "
+            "| start-up in-memory | start-up SQLite | start-up PostgreSQL |"
         )
-        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| --- " * 12 + "|")
         for scenario in scenarios:
-            medians = compare(scenario, args.repeats, work)
-            memory, sqlite, memory_cpu, sqlite_cpu, memory_start, sqlite_start = medians
+            medians = compare(scenario, args.repeats, work, postgres)
             notify = scenario.startswith("notify")
             # client.py counts notify in messages and terminals in MiB.
             unit, cpu_unit, cpu_scale = (
                 ("msgs/s", "µs/msg", 1e6) if notify else ("MiB/s", "ms/MiB", 1e3)
             )
+            absent = (float("nan"),) * 3
+            memory, sqlite, pg = (medians.get(kind, absent) for kind in KINDS)
             print(
-                f"| {scenario} | {memory:,.0f} {unit} | {sqlite:,.0f} {unit} | "
-                f"{sqlite / memory:.2f}x | {memory_cpu * cpu_scale:.2f} {cpu_unit} | "
-                f"{sqlite_cpu * cpu_scale:.2f} {cpu_unit} | {memory_start * 1e3:.0f} ms | "
-                f"{sqlite_start * 1e3:.0f} ms |"
+                f"| {scenario} | {memory[0]:,.0f} {unit} | {sqlite[0]:,.0f} {unit} | "
+                f"{pg[0]:,.0f} {unit} | {sqlite[0] / memory[0]:.2f}x | {pg[0] / sqlite[0]:.2f}x | "
+                f"{memory[1] * cpu_scale:.2f} {cpu_unit} | {sqlite[1] * cpu_scale:.2f} {cpu_unit} "
+                f"| {pg[1] * cpu_scale:.2f} {cpu_unit} | {memory[2] * 1e3:.0f} ms | "
+                f"{sqlite[2] * 1e3:.0f} ms | {pg[2] * 1e3:.0f} ms |"
             )
         import anyio  # noqa: PLC0415
 

@@ -146,3 +146,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                 red=True,
             )
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# A real PostgreSQL server (started on first use) and a database per test: tests/pg_server.py.
+from pg_server import postgres_server as postgres_server  # noqa: E402
+from pg_server import postgres_url as postgres_url  # noqa: E402

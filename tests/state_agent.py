@@ -2,7 +2,9 @@
 
 ``python tests/state_agent.py [asyncio|trio]``. Its SQLite store is the file
 ``ACPIO_SESSION_STORE`` names, with a flush interval of an hour: only a turn's
-end (or a config change) makes the writer commit, which the tests rely on.
+end (or a config change) makes the writer commit, which the tests rely on. A
+``postgresql://`` URL there opens the PostgreSQL store instead (the tests give
+it ``acpio_flush_interval=3600``).
 ``STATE_AGENT_VERSION`` sets its ``agent_state_version`` (default 1);
 ``STATE_AGENT_MIGRATE=1`` makes it migrate older states (it refuses otherwise).
 
@@ -19,7 +21,7 @@ import sys
 import msgspec
 
 import acpio
-from acpio.store import SqliteSessionStore
+from acpio.store import SqliteSessionStore, open_session_store
 
 
 class StateAgent(acpio.Agent):
@@ -56,7 +58,12 @@ class StateAgent(acpio.Agent):
 
 
 if __name__ == "__main__":
-    store = SqliteSessionStore(os.environ["ACPIO_SESSION_STORE"], flush_interval=3600.0)
+    where = os.environ["ACPIO_SESSION_STORE"]
+    store = (
+        open_session_store(where)
+        if where.startswith("postgresql://")
+        else SqliteSessionStore(where, flush_interval=3600.0)
+    )
     try:
         acpio.run(
             StateAgent(), store=store, backend=sys.argv[1] if len(sys.argv) > 1 else "asyncio"

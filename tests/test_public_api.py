@@ -61,6 +61,7 @@ AGENT_FRAMEWORK = [
     acpio.store.SessionRecord,
     acpio.store.SessionStore,
     acpio.store.SqliteSessionStore,
+    acpio.store.PostgresSessionStore,
 ]
 
 

@@ -172,6 +172,8 @@ def test_the_default_store_keeps_the_history_limits_it_is_given(
     monkeypatch.setenv("ACPIO_SESSION_STORE", f"{tmp_path}/sessions.db")
     sqlite = acpio.store.default_session_store("a", limits=bounds)
     assert isinstance(sqlite, acpio.store.SqliteSessionStore)
+    memory = acpio.store.open_session_store("memory", limits=bounds)
+    assert isinstance(memory, acpio.store.InMemorySessionStore)
     try:
         assert sqlite.limits == bounds
     finally:
@@ -243,5 +245,9 @@ def test_the_durable_agent_state_api() -> None:
         {},
     )
     assert "save_state" in dir(acpio.store.SessionStore)
-    for store in (acpio.store.InMemorySessionStore, acpio.store.SqliteSessionStore):
+    for store in (
+        acpio.store.InMemorySessionStore,
+        acpio.store.SqliteSessionStore,
+        acpio.store.PostgresSessionStore,
+    ):
         assert inspect.iscoroutinefunction(store.save_state)

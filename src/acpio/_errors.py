@@ -233,7 +233,10 @@ class AgentStateError(AcpError, ValueError):
 
 class SessionStoreError(AcpError):
     """Raised when a session store cannot be opened: the file is unreadable, is not a
-    session store, or was written by a newer acpio (its schema version is newer).
+    session store, or was written by a newer acpio (its schema version is newer), or
+    the database cannot be reached; and by a store call after the store could not
+    keep what a session recorded (a write failed, or another process took the
+    session over).
 
     :func:`acpio.run` reports it on stderr and keeps sessions in memory instead.
     """

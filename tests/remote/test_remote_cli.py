@@ -30,15 +30,26 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
     ("args", "message"),
     [
         (
-            ["--store", "postgresql://u@h/db", f"{EXAMPLES}/echo_agent.py:EchoAgent"],
-            "not yet supported",
+            ["--store", "postgresql://acpio@127.0.0.1:1/db", f"{EXAMPLES}/echo_agent.py:EchoAgent"],
+            "cannot connect to the session store postgresql://acpio@127.0.0.1:1/db",
+        ),
+        (
+            ["--store", "redis://host", f"{EXAMPLES}/echo_agent.py:EchoAgent"],
+            "unknown session store redis://",
         ),
         ([f"{EXAMPLES}/echo_agent.py:Missing"], "has no 'Missing'"),
         (["nowhere.py:Agent"], "no such file"),
         (["--listen", "localhost", f"{EXAMPLES}/echo_agent.py:EchoAgent"], "HOST:PORT"),
         (["--token-env", "ACPIO_UNSET_VAR", f"{EXAMPLES}/echo_agent.py:EchoAgent"], "not set"),
     ],
-    ids=["postgresql", "missing-name", "missing-file", "bad-listen", "empty-token"],
+    ids=[
+        "postgresql-unreachable",
+        "unknown-store",
+        "missing-name",
+        "missing-file",
+        "bad-listen",
+        "empty-token",
+    ],
 )
 def test_serve_refuses_with_a_clear_message(args: list[str], message: str) -> None:
     completed = _serve(*args)

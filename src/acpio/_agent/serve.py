@@ -30,6 +30,7 @@ from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, stdio_streams
 from .._store.default_store import default_session_store
 from .._store.history import InMemorySessionStore, SessionStore
+from .._store.postgres_store import PostgresSessionStore
 from .._store.sqlite_store import SqliteSessionStore
 from .agent import Agent
 from .agent_server import AgentServer, SessionConnection
@@ -145,7 +146,7 @@ def run(
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(_run_stdio, agent, store, limits, backend=backend)
     finally:
-        if owned and isinstance(store, SqliteSessionStore):
+        if owned and isinstance(store, SqliteSessionStore | PostgresSessionStore):
             store.close()
 
 

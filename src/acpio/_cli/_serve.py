@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._errors import SessionStoreError
 from .._limits import RemoteLimits
-from .._store.history import InMemorySessionStore, SessionStore
-from .._store.sqlite_store import SqliteSessionStore
+from .._store.default_store import open_session_store
 from ..remote import RemoteApp, run_server
 from ..remote._app import AgentSource
 
@@ -44,7 +44,8 @@ def add_serve_parser(commands: Any) -> None:
         "--store",
         default="memory",
         metavar="URL",
-        help="where sessions live: `memory` (default) or a SQLite file path",
+        help="where sessions live: `memory` (default), a SQLite file path (or sqlite:///path), "
+        "or postgresql://... for sessions shared by replicas (the postgres extra)",
     )
     serve.add_argument(
         "--token-env",
@@ -104,16 +105,6 @@ def _load_target(target: str) -> AgentSource:
     return source  # type: ignore[return-value,unused-ignore]
 
 
-def _store(url: str) -> SessionStore:
-    if url == "memory":
-        return InMemorySessionStore()
-    if url.startswith(("postgresql://", "postgres://")):
-        raise ValueError("a PostgreSQL store is not yet supported; use `memory` or a SQLite path")
-    if "://" in url and not url.startswith("sqlite://"):
-        raise ValueError(f"unsupported store URL {url!r}; use `memory` or a SQLite path")
-    return SqliteSessionStore(url.removeprefix("sqlite://"))
-
-
 def _token(variable: str | None) -> str | None:
     if not variable:
         return None
@@ -128,9 +119,9 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         host, port = _split_listen(args.listen)
         source = _load_target(args.target)
-        store = _store(args.store)
         token = _token(args.token_env)
-    except ValueError as error:
+        store = open_session_store(args.store)
+    except (ValueError, SessionStoreError) as error:
         print(f"acpio serve: {error}", file=sys.stderr)
         return 2
     app = RemoteApp(
@@ -155,6 +146,7 @@ def serve_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        if isinstance(store, SqliteSessionStore):
-            store.close()
+        close = getattr(store, "close", None)
+        if callable(close):
+            close()  # what is queued is written, the sessions given up for other replicas
     return 0

@@ -81,9 +81,10 @@ from .._limits import HistoryLimits
 from .history import SessionRecord
 from .store_paths import current_owner, owner_alive
 from .stored_history import (
-    OPS,
+    COMPACT_BYTES,
     Barrier,
     Create,
+    Drained,
     Meta,
     Release,
     SaveState,
@@ -93,20 +94,22 @@ from .stored_history import (
     Unloaded,
     config_decode,
     dirs_decode,
+    drain,
     json_encode,
+    mark_written,
     pack,
+    put_back,
+    release_barriers,
+    write_batches,
 )
 
-__all__ = ["SCHEMA_VERSION", "SqliteSessionStore"]
+__all__ = ["COMPACT_BYTES", "SCHEMA_VERSION", "SqliteSessionStore"]
 
 _List = list  # the store has a method named list
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 2
-COMPACT_BYTES: Final = 4 * 1024 * 1024
-"""A session's rows are folded into a snapshot once they exceed this and twice the
-snapshot (amortized: each byte recorded is snapshotted a bounded number of times)."""
 RETAIN_EVERY: Final = 100
 
 _V1: Final = """
@@ -699,7 +702,7 @@ class SqliteSessionStore:
                 ok = self._flush(conn)
             except Exception as exc:  # the writer outlives any failure
                 self._fail(exc)
-                self._release_barriers()
+                release_barriers(self._queue)
                 ok = False
             # Stopping: done once all is written, or when the file cannot be written.
             if stopping and (
@@ -709,31 +712,9 @@ class SqliteSessionStore:
         if conn is not None:
             conn.close()
 
-    def _release_barriers(self) -> None:
-        """Wake every flush waiting on this writer (what is queued besides stays queued)."""
-        queue = self._queue
-        for _ in range(len(queue)):
-            item = queue.popleft()
-            if isinstance(item, Barrier):
-                item.done.set()
-            else:
-                queue.append(item)
-
     def _flush(self, conn: sqlite3.Connection) -> bool:
         """Write what is queued in one transaction; False when the write failed."""
-        queue = self._queue
-        # Taken before the histories are drained: a barrier covers what was recorded before it.
-        items = [queue.popleft() for _ in range(len(queue))]
-        drained: list[tuple[StoredHistory, list[object], int]] = []
-        for history in list(self._histories):
-            pending = history.pending
-            count = len(pending)  # before the counts: an op or mark counted there is in these
-            ops = history.ops
-            marks = history.marks
-            history.scan_marks = marks != history.marks_done
-            if count:
-                drained.append((history, [pending.popleft() for _ in range(count)], ops))
-                history.marks_seen = marks
+        items, drained = drain(self._queue, self._histories)
         if not items and not drained:
             return True
         written = False
@@ -752,26 +733,27 @@ class SqliteSessionStore:
             if "locked" in str(exc) or "busy" in str(exc):
                 # Another process held the lock past the busy timeout: try again later.
                 logger.warning("session store %s busy; retrying: %s", self.path, exc)
-                self._put_back(items, drained)
+                put_back(self._queue, items, drained)
                 return True
             failed = True
             self._fail(exc)
-            self._put_back([item for item in items if not isinstance(item, Barrier)], drained)
+            put_back(
+                self._queue, [item for item in items if not isinstance(item, Barrier)], drained
+            )
         except (sqlite3.Error, OSError) as exc:
             # The file cannot be written now (disk full, I/O error): kept queued, retried.
             failed = True
             self._fail(exc)
-            self._put_back([item for item in items if not isinstance(item, Barrier)], drained)
+            put_back(
+                self._queue, [item for item in items if not isinstance(item, Barrier)], drained
+            )
         except Exception as exc:
             # Not the file: a failure no retry mends. This batch is lost, and reported.
             failed = True
             self._fail(exc)
             written = True
         if written:
-            for history, _, ops in drained:
-                # Only once written: a batch put back (busy) is scanned again.
-                history.ops_done = ops
-                history.marks_done = history.marks_seen
+            mark_written(drained)
         if not failed:
             self._reported = False  # a later failure is reported again
         for item in items:
@@ -784,13 +766,6 @@ class SqliteSessionStore:
             except sqlite3.Error as exc:
                 logger.warning("session store %s retention failed: %s", self.path, exc)
         return not failed
-
-    def _put_back(
-        self, items: _List[object], drained: _List[tuple[StoredHistory, _List[object], int]]
-    ) -> None:
-        self._queue.extendleft(reversed(items))
-        for history, batch, _ in drained:
-            history.pending.extendleft(reversed(batch))
 
     def _fail(self, exc: BaseException) -> None:
         """A write failed: on stderr (once until a write succeeds), and raised by the next
@@ -817,12 +792,7 @@ class SqliteSessionStore:
                 f"the session store {self.path} could not be written ({type(exc).__name__}: {exc})"
             ) from exc
 
-    def _write(
-        self,
-        conn: sqlite3.Connection,
-        items: _List[object],
-        drained: _List[tuple[StoredHistory, _List[object], int]],
-    ) -> None:
+    def _write(self, conn: sqlite3.Connection, items: _List[object], drained: Drained) -> None:
         for item in items:
             if isinstance(item, Create):
                 self._creates += 1
@@ -837,26 +807,13 @@ class SqliteSessionStore:
                         *item.owner,
                     ),
                 )
-        for history, batch, ops in drained:
-            if history.dropped:
-                self._histories.discard(history)
-                continue
-            if ops == history.ops_done:
-                self._write_events(conn, history, batch)  # nothing but recorded items
-                continue
-            run: _List[object] = []
-            for item in batch:
-                kind = type(item)
-                if kind not in OPS:
-                    run.append(item)
-                elif kind is Snapshot:
-                    run = []  # the snapshot covers everything recorded before it
-                    self._write_snapshot(conn, item)  # type: ignore[arg-type]
-                else:
-                    self._write_events(conn, history, run)
-                    run = []
-                    self._write_op(conn, history, item)
-            self._write_events(conn, history, run)
+        write_batches(
+            drained,
+            self._histories,
+            events=lambda history, events: self._write_events(conn, history, events),
+            snapshot=lambda snapshot: self._write_snapshot(conn, snapshot),
+            op=lambda history, item: self._write_op(conn, history, item),
+        )
 
     def _write_snapshot(self, conn: sqlite3.Connection, snapshot: Snapshot) -> None:
         blob = pack(snapshot.updates)
@@ -894,21 +851,13 @@ class SqliteSessionStore:
     def _write_events(
         self, conn: sqlite3.Connection, history: StoredHistory, events: _List[object]
     ) -> None:
-        if not events:
-            return
-        if history.scan_marks:
-            events = history.terminal_output_events(events)
-        blob = pack(events)
-        history.seq += 1
         # Not compressed: rows are short-lived (folded into the next snapshot), and
         # compressing every streamed chunk costs more CPU than the rest of the store.
+        blob = history.row(events)
         conn.execute(
             "INSERT OR REPLACE INTO events VALUES (?, ?, ?)",
             (history.session_id, history.seq, blob),
         )
-        history.log_bytes += len(blob)
-        if history.log_bytes > max(COMPACT_BYTES, 2 * history.snapshot_bytes):
-            history.compact_due = True
 
 
 def _make_private(path: Path) -> bool:

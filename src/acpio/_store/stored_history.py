@@ -1,12 +1,16 @@
-"""The history half of the SQLite session store: what the event loop queues, and the rows.
+"""The history half of the durable session stores: what the event loop queues, and the rows.
 
 How this works: :class:`StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
 (the same folding, the same bounds) that also queues what it records for the
-store's writer thread (see :mod:`acpio._store.sqlite_store`): the update object, a
-text chunk (after ``[id]`` when the tool call changed), or for terminal output a
-mark naming the terminal. :func:`_terminal_output` turns a batch's marks into
-the terminal's newest bytes as the row is written; :func:`_fold_blob` folds a
-stored row or snapshot back into a history when a session is loaded.
+store's writer thread (see :mod:`acpio._store.sqlite_store` and
+:mod:`acpio._store.postgres_store`): the update object, a text chunk (after
+``[id]`` when the tool call changed), or for terminal output a mark naming the
+terminal. :meth:`StoredHistory.row` turns a batch into the bytes of one row
+(the marks become the terminal's newest bytes); :meth:`StoredHistory.fold_blob`
+folds a stored row or snapshot back into a history when a session is loaded.
+The writer's side of the queues (:func:`drain`, :func:`write_batches`,
+:func:`put_back`, :func:`mark_written`) is shared by both stores: only the SQL
+differs.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import logging
 import threading
 import zlib
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Final, cast
 
 import msgspec
@@ -48,6 +52,9 @@ _NOT_WRITTEN: Final = frozenset(NOT_RECORDED)
 JSON_ITEM: Final = 1
 """The msgpack ext code of an item stored as JSON (see :func:`pack`)."""
 _UNPACKABLE: Final = (msgspec.EncodeError, OverflowError, TypeError, ValueError)
+COMPACT_BYTES: Final = 4 * 1024 * 1024
+"""A session's rows are folded into a snapshot once they exceed this and twice the
+snapshot (amortized: each byte recorded is snapshotted a bounded number of times)."""
 
 logger = logging.getLogger("acpio._store.sqlite_store")
 
@@ -232,6 +239,18 @@ class StoredHistory(InMemoryHistory):
                     out.append([item.terminal_id, terminal.output.newest()])
         return out
 
+    def row(self, events: list[object]) -> bytes:
+        """The next row of this session: ``events`` packed (output marks replaced by the
+        terminals' newest bytes); counts it towards the next snapshot (writer thread)."""
+        if self.scan_marks:
+            events = self.terminal_output_events(events)
+        blob = pack(events)
+        self.seq += 1
+        self.log_bytes += len(blob)
+        if self.log_bytes > max(COMPACT_BYTES, 2 * self.snapshot_bytes):
+            self.compact_due = True
+        return blob
+
     def fold_blob(self, data: bytes, key: list[str]) -> int:
         """Fold one stored row (or snapshot) into a history being loaded; its size.
 
@@ -356,3 +375,96 @@ class _OutputMark:
 
     def __init__(self, terminal_id: str) -> None:
         self.terminal_id = terminal_id
+
+
+# ------------------------------------------------- the writer's side of the queues
+
+Drained = list[tuple[StoredHistory, list[object], int]]
+"""Per history with items: the items taken from its queue and its op count then."""
+
+
+def drain(queue: deque[object], histories: Iterable[StoredHistory]) -> tuple[list[object], Drained]:
+    """Take everything queued: the store's own items and each history's (writer thread).
+
+    The store's queue is taken first: a :class:`Barrier` covers what was recorded
+    before it.
+    """
+    items = [queue.popleft() for _ in range(len(queue))]
+    drained: Drained = []
+    for history in list(histories):
+        pending = history.pending
+        count = len(pending)  # before the counts: an op or mark counted there is in these
+        ops = history.ops
+        marks = history.marks
+        history.scan_marks = marks != history.marks_done
+        if count:
+            drained.append((history, [pending.popleft() for _ in range(count)], ops))
+            history.marks_seen = marks
+    return items, drained
+
+
+def put_back(queue: deque[object], items: list[object], drained: Drained) -> None:
+    """Queue again, in front and in order, what a failed flush took."""
+    queue.extendleft(reversed(items))
+    for history, batch, _ in drained:
+        history.pending.extendleft(reversed(batch))
+
+
+def mark_written(drained: Drained) -> None:
+    """The histories' batches are written: their ops and marks need no scan any more.
+
+    Only once written: a batch put back is scanned again.
+    """
+    for history, _, ops in drained:
+        history.ops_done = ops
+        history.marks_done = history.marks_seen
+
+
+def release_barriers(queue: deque[object]) -> None:
+    """Wake every flush waiting on the writer (what is queued besides stays queued)."""
+    for _ in range(len(queue)):
+        item = queue.popleft()
+        if isinstance(item, Barrier):
+            item.done.set()
+        else:
+            queue.append(item)
+
+
+def write_batches(
+    drained: Drained,
+    histories: set[StoredHistory],
+    *,
+    events: Callable[[StoredHistory, list[object]], None],
+    snapshot: Callable[[Snapshot], None],
+    op: Callable[[StoredHistory, object], None],
+) -> None:
+    """Write each history's batch in order through the store's three writes.
+
+    Recorded items between two operations make one row (``events``, never called
+    empty); a :class:`Snapshot` replaces every row before it (the items recorded
+    before it are not written); the other operations (:class:`Meta`,
+    :class:`SaveState`, :class:`Release`) go to ``op``. A dropped history (its
+    session deleted) is skipped and forgotten.
+    """
+    for history, batch, ops in drained:
+        if history.dropped:
+            histories.discard(history)
+            continue
+        if ops == history.ops_done:
+            events(history, batch)  # nothing but recorded items
+            continue
+        run: list[object] = []
+        for item in batch:
+            kind = type(item)
+            if kind not in OPS:
+                run.append(item)
+            elif kind is Snapshot:
+                run = []  # the snapshot covers everything recorded before it
+                snapshot(item)  # type: ignore[arg-type]
+            else:
+                if run:
+                    events(history, run)
+                run = []
+                op(history, item)
+        if run:
+            events(history, run)
