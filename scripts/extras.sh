@@ -11,7 +11,7 @@ helpers="$root/scripts/extras"
 
 # To add an extra: name it here, list its modules in MODULES, and write check_<name>
 # (dashes become underscores) that runs its example with "$venv/bin/python".
-EXTRAS=(core cli testing mcp pydantic-ai langgraph remote)
+EXTRAS=(core cli testing mcp pydantic-ai langgraph remote postgres)
 declare -A MODULES=(
   # NAME.* imports a package and every module in it (but __main__); several extras share
   # acpio.adapters: name their own modules, not the package.
@@ -22,6 +22,7 @@ declare -A MODULES=(
   [pydantic-ai]="acpio.adapters.pydantic_ai"
   [langgraph]="acpio.adapters.langgraph"
   [remote]="acpio.remote.*"
+  [postgres]="acpio._store.postgres_store"
 )
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/acpio-extras.XXXXXX")"
@@ -94,6 +95,32 @@ check_remote() {
   local status=0
   "$venv/bin/python" "$work/examples/remote_probe.py" "$port" || status=$?
   kill -TERM "$server" && wait "$server" || true
+  return "$status"
+}
+
+check_postgres() {
+  # A private PostgreSQL on loopback (as the postgres user when run as root); the echo agent
+  # keeps its sessions there (ACPIO_SESSION_STORE), over v2 and v1.
+  # Its own directory: the postgres user cannot enter $work (0700, root's).
+  local initdb pg_ctl port pg url status=0
+  local as_user=()
+  initdb="$(command -v initdb || ls /usr/lib/postgresql/*/bin/initdb | tail -n 1)"
+  pg_ctl="$(dirname "$initdb")/pg_ctl"
+  pg="$(mktemp -d "${TMPDIR:-/tmp}/acpio-extras-pg.XXXXXX")"
+  if [ "$(id -u)" = 0 ]; then chown postgres "$pg"; as_user=(runuser -u postgres --); fi
+  port="$("$venv/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  "${as_user[@]}" "$initdb" -D "$pg/data" -A trust -U acpio >/dev/null
+  "${as_user[@]}" "$pg_ctl" -D "$pg/data" -l "$pg/log" -w \
+    -o "-p $port -k $pg -c listen_addresses=127.0.0.1" start >/dev/null
+  url="postgresql://acpio@127.0.0.1:$port/postgres"
+  for protocol in 2 1; do
+    ACPIO_SESSION_STORE="$url" "$venv/bin/python" "$lines" --protocol "$protocol" \
+      --prompt "hello, postgres" --expect "hello, postgres" \
+      -- "$venv/bin/python" "$work/examples/echo_agent.py" || status=$?
+  done
+  [ "$status" != 0 ] || "$venv/bin/python" "$work/examples/pg_sessions.py" "$url" 2 || status=$?
+  "${as_user[@]}" "$pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null || true
+  rm -rf "$pg"
   return "$status"
 }
 
