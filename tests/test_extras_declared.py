@@ -68,12 +68,26 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
+def _catches_import_error(node: ast.Try) -> bool:
+    caught: list[ast.expr] = []
+    for handler in node.handlers:
+        if isinstance(handler.type, ast.Tuple):
+            caught += handler.type.elts
+        elif handler.type is not None:
+            caught.append(handler.type)
+    return any(
+        isinstance(name, ast.Name) and name.id in ("ImportError", "ModuleNotFoundError")
+        for name in caught
+    )
+
+
 def _imports(module: str) -> tuple[set[str], set[str]]:
     """(acpio modules, other top-level names) that running ``module`` may import."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     internal: set[str] = set()
     external: set[str] = set()
+    guarded: set[str] = set()
     stack: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"))]
     while stack:
         node = stack.pop()
@@ -81,6 +95,16 @@ def _imports(module: str) -> tuple[set[str], set[str]]:
             if isinstance(child, ast.If) and _is_type_checking(child):
                 stack.extend(child.orelse)
                 continue
+            if isinstance(child, ast.Try) and _catches_import_error(child):
+                # An optional dependency, imported where it is used and refused with a
+                # clear error naming its extra when missing (the PostgreSQL store's psycopg):
+                # the module's other imports of it run only once this one succeeded.
+                guarded |= {
+                    alias.name.split(".")[0]
+                    for statement in child.body
+                    if isinstance(statement, ast.Import)
+                    for alias in statement.names
+                }
             names: list[str] = []
             if isinstance(child, ast.Import):
                 names = [alias.name for alias in child.names]
@@ -106,7 +130,7 @@ def _imports(module: str) -> tuple[set[str], set[str]]:
                     if ".".join(parts[:n]) in MODULES
                 }
             stack.append(child)
-    return internal, external
+    return internal, external - guarded
 
 
 def _reachable_imports(entries: list[str]) -> dict[str, set[str]]:
