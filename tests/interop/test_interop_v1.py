@@ -278,6 +278,17 @@ def _wire(log: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return sent, received
 
 
+def _lives(log: Path) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The wire, one list per agent process (each starts with acpx's ``initialize``)."""
+    lives: list[list[tuple[str, dict[str, Any]]]] = []
+    for line in log.read_text().splitlines():
+        message = json.loads(line[2:])
+        if line.startswith("> ") and message.get("method") == "initialize":
+            lives.append([])
+        lives[-1].append((line[:1], message))
+    return lives
+
+
 def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> None:
     # acpx sends session/set_config_option without `type` (a value id, as v1 says) and
     # session/set_mode; the llm agent's model and mode pickers take both.
@@ -320,8 +331,7 @@ def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> N
     )
     assert text.startswith("[scripted-terse]") and "no tool named 'run_command'" in text, text
     assert not marker.exists()
-    sent, received = _wire(wire)
-    answers = {m["id"]: m for m in received if "id" in m and "method" not in m}
+    sent, _received = _wire(wire)
     configs = [m for m in sent if m.get("method") == "session/set_config_option"]
     # acpx starts the agent for each command, resumes the session and sets again every
     # value it was told to keep, before the command's own request.
@@ -332,9 +342,14 @@ def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> N
     assert not [m for m in configs if "type" in m["params"]]  # what acpx really sends
     modes = [m for m in sent if m.get("method") == "session/set_mode"]
     assert [m["params"]["modeId"] for m in modes] == ["code", "ask"]
-    for request in configs + modes:
-        assert "result" in answers[request["id"]], answers[request["id"]]
-    new = next(answers[m["id"]] for m in sent if m.get("method") == "session/new")
+    # Each command has its own agent process, whose request ids start again at 0.
+    for life in _lives(wire):
+        answers = {m["id"]: m for d, m in life if d == "<" and "id" in m and "method" not in m}
+        for request in (m for d, m in life if d == ">" and m in configs + modes):
+            assert "result" in answers[request["id"]], answers[request["id"]]
+    first = _lives(wire)[0]
+    (request,) = [m for d, m in first if d == ">" and m.get("method") == "session/new"]
+    (new,) = [m for d, m in first if d == "<" and m.get("id") == request["id"]]
     assert new["result"]["modes"]["currentModeId"] == "code"
     left = subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == "", f"processes left: {left.stdout}"
@@ -386,17 +401,6 @@ def _kill_agent_once_stored(
     while subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, check=False).stdout:
         assert time.monotonic() < deadline, "the killed agent's recorder did not end"
         time.sleep(0.02)
-
-
-def _lives(log: Path) -> list[list[tuple[str, dict[str, Any]]]]:
-    """The wire, one list per agent process (each starts with acpx's ``initialize``)."""
-    lives: list[list[tuple[str, dict[str, Any]]]] = []
-    for line in log.read_text().splitlines():
-        message = json.loads(line[2:])
-        if line.startswith("> ") and message.get("method") == "initialize":
-            lives.append([])
-        lives[-1].append((line[:1], message))
-    return lives
 
 
 def _reopen_answer(life: list[tuple[str, dict[str, Any]]]) -> tuple[str, dict[str, Any]]:
