@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prove the lowest pydantic-ai-slim that the `pydantic-ai` extra accepts: build a fresh
-# virtualenv with exactly that version (plus what the adapter's tests need) and run
-# tests/adapters in it. The newest version is what `scripts/test.sh` installs.
+# virtualenv with the extra and exactly that version (plus what the adapter's tests need) and
+# run the pydantic-ai tests of tests/adapters in it (the LangGraph ones need their own
+# extra). The newest version is what `scripts/test.sh` installs.
 # Usage: bash scripts/pydantic_ai_range.sh [VERSION] [pytest args...]
 # VERSION defaults to the lower bound written in pyproject.toml; the venv is
 # .venv-pydantic-ai-VERSION (rebuilt from scratch on every run).
@@ -26,7 +27,7 @@ python3 -m venv "$venv"
 # Python SDK client that drives the restart journey over protocol v1. The MCP SDK comes
 # in whichever version that pydantic-ai's fastmcp accepts (the test server runs on both).
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  -e ".[testing]" "pydantic-ai-slim[mcp]==$version" "trio>=0.25" \
+  -e ".[testing,pydantic-ai]" "pydantic-ai-slim[mcp]==$version" "trio>=0.25" \
   "agent-client-protocol==0.12.1"
 installed=$("$venv/bin/python" -c 'from importlib.metadata import version; print(version("pydantic-ai-slim"))')
 if [ "$installed" != "$version" ]; then
@@ -34,4 +35,4 @@ if [ "$installed" != "$version" ]; then
   exit 2
 fi
 echo "pydantic-ai-slim $installed in $venv"
-"$venv/bin/python" -m pytest tests/adapters -q "$@"
+"$venv/bin/python" -m pytest tests/adapters/test_pydantic_ai*.py -q "$@"

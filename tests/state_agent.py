@@ -7,6 +7,8 @@ end (or a config change) makes the writer commit, which the tests rely on. A
 it ``acpio_flush_interval=3600``).
 ``STATE_AGENT_VERSION`` sets its ``agent_state_version`` (default 1);
 ``STATE_AGENT_MIGRATE=1`` makes it migrate older states (it refuses otherwise).
+``STATE_AGENT_MODES=1`` gives it a second option, ``mode`` (category ``mode``: v1's
+modes), whose value ``recall`` answers too.
 
 Prompts: ``remember <word>`` (appends the word to the saved list), ``recall``
 (answers the state and the model as JSON), ``pid`` (answers its pid). On
@@ -28,7 +30,14 @@ class StateAgent(acpio.Agent):
     """See the module docstring."""
 
     info = acpio.Implementation(name="state-agent", version="1.0.0")
-    config_options = (acpio.select_option("model", "Model", ["fast", "smart", "huge"]),)
+    config_options = (
+        acpio.select_option("model", "Model", ["fast", "smart", "huge"]),
+        *(
+            [acpio.select_option("mode", "Mode", ["ask", "code"], category="mode")]
+            if os.environ.get("STATE_AGENT_MODES") == "1"
+            else []
+        ),
+    )
     agent_state_version = int(os.environ.get("STATE_AGENT_VERSION", "1"))
 
     async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str | None:
@@ -39,6 +48,8 @@ class StateAgent(acpio.Agent):
             await session.save_agent_state({"words": [*words, command[1]]})
         elif command[0] == "recall":
             answer = {"state": session.agent_state, "model": session.config["model"]}
+            if "mode" in session.config:
+                answer["mode"] = session.config["mode"]
             await session.message(msgspec.json.encode(answer).decode())
         elif command[0] == "pid":
             await session.message(str(os.getpid()))

@@ -182,6 +182,57 @@ async def test_a_new_agent_version_refuses_or_migrates_the_old_state(
     )
 
 
+async def test_v1_load_answers_the_restored_mode_in_modes(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    # A plain agent's mode option is v1's modes: set with session/set_mode, saved with the
+    # session, restored on session/load before the answer's modes are made from it.
+    path = tmp_path / "store" / "sessions.sqlite3"
+    env = env_for(path, tmp_path, STATE_AGENT_MODES="1")
+    async with MockClient(
+        command(anyio_backend), env=env, cwd=tmp_path, protocol_version=1, strict=False
+    ) as client:
+        session = await client.new_session()
+        assert session.current_mode_id == "ask"
+        await session.set_mode("code")
+        await session.set_config_option("model", "smart")
+        await session.prompt("remember apple")
+        (pid_text,) = messages((await session.prompt("pid")).updates)
+        await wait_until_stored(
+            path, session.id, ({"words": ["apple"]}, 1, {"model": "smart", "mode": "code"})
+        )
+        os.kill(int(pid_text), signal.SIGKILL)
+    assert client.returncode == -signal.SIGKILL
+
+    async with MockClient(
+        command(anyio_backend), env=env, cwd=tmp_path, protocol_version=1
+    ) as client:
+        reopened = await client.load_session(session.id, tmp_path)
+        (request,) = client.transcript.messages("client->agent", method="session/load")
+        assert isinstance(request, dict)
+        (answer,) = [
+            m
+            for m in client.transcript.messages("agent->client")
+            if isinstance(m, dict) and m.get("id") == request["id"] and "result" in m
+        ]
+        result = answer["result"]
+        assert isinstance(result, dict)
+        assert result["modes"] == {
+            "currentModeId": "code",
+            "availableModes": [{"id": "ask", "name": "ask"}, {"id": "code", "name": "code"}],
+        }
+        assert {o["id"]: o["currentValue"] for o in result["configOptions"]} == {
+            "model": "smart",
+            "mode": "code",
+        }
+        assert reopened.current_mode_id == "code"
+        recalled = messages((await reopened.prompt("recall")).updates)
+        assert recalled == ['{"state":{"words":["apple"]},"model":"smart","mode":"code"}']
+        # Nothing told the client of another mode since (no current_mode_update to "ask").
+        assert reopened.current_mode_id == "code"
+        assert client.violations == []
+
+
 # ------------------------------------------------------------ the file's schema
 
 

@@ -109,16 +109,15 @@ class SessionLimits:
 class AgentLimits:
     """Limits of one agent connection; each is reached with a clear error, never memory growth.
 
-    ``max_message_size`` bytes per incoming line (the line is skipped and
-    answered ``-32600`` with the request's id when the line's start shows
-    one, ``null`` otherwise; a response past it fails the request it answers), ``max_concurrent_requests``
-    incoming requests in flight (``-32603`` beyond), ``max_nesting_depth``
-    levels of arrays and objects in one message (``-32700`` beyond, answered
-    with the request's id), ``max_sessions`` active sessions (``-32603``
-    beyond), ``write_buffer_size`` bytes queued for a client that does not
-    read (no error: senders wait beyond). ``shutdown_grace`` is how long work
-    may take to unwind when the client disconnects before it is reported
-    cancelled and abandoned.
+    ``max_message_size`` bytes per incoming line (the line is skipped and answered
+    ``-32600`` with the request's id when the line's start shows one, ``null``
+    otherwise; a response past it fails the request it answers),
+    ``max_concurrent_requests`` incoming requests in flight (``-32603`` beyond),
+    ``max_nesting_depth`` levels of arrays and objects in one message (``-32700``
+    beyond, answered with the request's id), ``max_sessions`` active sessions
+    (``-32603`` beyond), ``write_buffer_size`` bytes queued for a client that does not
+    read (no error: senders wait beyond). ``shutdown_grace`` is how long work may take
+    to unwind when the client disconnects before it is reported cancelled and abandoned.
 
     ``session`` holds the per-session limits (:class:`SessionLimits`);
     ``history`` bounds the replay of the sessions kept by the store acpio

@@ -5,10 +5,13 @@ with an interpreter that has ``agent-client-protocol`` 0.12.1 (``acp``). Each sc
 spawns the example with ``acp.spawn_agent_process`` (its session store in ``DIR``: the
 environment's ``ACPIO_STATE_DIR``/``XDG_STATE_HOME`` point there) and talks to it only
 through the SDK's ``ClientSideConnection``. Scenarios: a streamed reply; a tool run after
-approval; a tool refused after rejection; a story cancelled mid-stream; and a restart: a
-turn, SIGKILL, a new process, ``session/load``, and a turn whose reply shows the earlier
-prompts were given to the model again. The result file lists each scenario's failures (an
-error the SDK logs is one). Exit status 0 when every scenario passed, 1 otherwise.
+approval; a tool refused after rejection; a story cancelled mid-stream; and a restart: the
+model picked with the SDK's ``set_config_option`` (no ``type``) and the mode with
+``set_session_mode``, a turn, SIGKILL once the store holds it, a new process,
+``session/load`` whose answer names the picks (``modes.currentModeId`` too), and a turn
+whose reply shows the earlier prompts and the mode were given to the model again. The
+result file lists each scenario's failures (an error the SDK logs is one). Exit status 0
+when every scenario passed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import argparse
 import asyncio
 import json
 import logging
+import os
+import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -98,7 +103,11 @@ class Run:
             self.failures.append(message)
 
     def spawn(self, client: RecordingClient) -> Any:
-        return acp.spawn_agent_process(client, sys.executable, str(self.example), cwd=self.workdir)
+        # The whole environment: the SDK's default keeps HOME and PATH only, not the
+        # ACPIO_STATE_DIR and XDG_STATE_HOME that put the store in the test's directory.
+        return acp.spawn_agent_process(
+            client, sys.executable, str(self.example), cwd=self.workdir, env=dict(os.environ)
+        )
 
     async def start(self, conn: Any) -> None:
         init = await asyncio.wait_for(
@@ -181,28 +190,80 @@ async def cancel_mid_stream(run: Run) -> None:
         run.expect(after.stop_reason == "end_turn", f"after cancel: {after.stop_reason}")
 
 
+def _stored(state_dir: Path, session_id: str) -> tuple[bool, dict[str, object]] | None:
+    """Whether the store file holds the session's agent state, and its config values
+    (None: no row)."""
+    files = list(state_dir.rglob("*.sqlite3"))
+    if not files:
+        return None
+    with sqlite3.connect(files[0]) as conn:
+        row = conn.execute(
+            "SELECT state, config_values FROM agent_states WHERE session_id = ?", (session_id,)
+        ).fetchone()
+    return None if row is None else (row[0] is not None, json.loads(row[1]))
+
+
+async def _until_stored(state_dir: Path, session_id: str, values: dict[str, object]) -> None:
+    """Wait (bounded) until the file holds a state and ``values``: the store's writer
+    commits off the event loop, and SIGKILL loses what it has not committed."""
+    for _ in range(1000):
+        if _stored(state_dir, session_id) == (True, values):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(
+        f"the store never held a state and {values}: {_stored(state_dir, session_id)}"
+    )
+
+
 async def restart_and_load(run: Run) -> None:
+    picks = {"model": "slow", "mode": "code"}
     client = RecordingClient()
     async with run.spawn(client) as (conn, process):
         await run.start(conn)
-        session_id = await run.new_session(conn)
+        created = await asyncio.wait_for(
+            conn.new_session(cwd=str(run.workdir), mcp_servers=[]), TURN_LIMIT_S
+        )
+        session_id = str(created.session_id)
+        # The mode picker (a config option of category mode) is v1's modes.
+        modes = created.modes
+        run.expect(
+            modes is not None
+            and modes.current_mode_id == "ask"
+            and [m.id for m in modes.available_modes] == ["ask", "code"],
+            f"session/new modes {modes}",
+        )
+        # The SDK's own calls: set_config_option sends no `type`; the mode goes by set_mode.
+        await asyncio.wait_for(
+            conn.set_config_option(config_id="model", session_id=session_id, value="slow"),
+            TURN_LIMIT_S,
+        )
+        await asyncio.wait_for(
+            conn.set_session_mode(session_id=session_id, mode_id="code"), TURN_LIMIT_S
+        )
         await run.prompt(conn, session_id, "remember the apples")
+        await _until_stored(Path(os.environ["ACPIO_STATE_DIR"]), session_id, picks)
         process.kill()  # SIGKILL: no clean shutdown
         await process.wait()
     client = RecordingClient()
     async with run.spawn(client) as (conn, _process):
         await run.start(conn)
-        await asyncio.wait_for(
+        loaded = await asyncio.wait_for(
             conn.load_session(cwd=str(run.workdir), session_id=session_id, mcp_servers=[]),
             TURN_LIMIT_S,
         )
+        values = {o.id: o.current_value for o in loaded.config_options or []}
+        run.expect(values == picks, f"session/load configOptions {values}")
+        mode = loaded.modes.current_mode_id if loaded.modes is not None else None
+        run.expect(mode == "code", f"session/load modes.currentModeId {mode}")
         replayed = "".join(client.chunks())
         run.expect("remember the apples" in replayed, f"replay {replayed!r}")
         before = len(client.chunks())
         await run.prompt(conn, session_id, "what did I say?")
         text = "".join(client.chunks()[before:])
+        # The model of the new process is given the earlier prompt and the restored mode.
         run.expect(
-            "Before that: remember the apples." in text, f"the model was not given it: {text!r}"
+            text == "You said: what did I say?. Before that: remember the apples. [mode: code]",
+            f"the model was not given them: {text!r}",
         )
 
 

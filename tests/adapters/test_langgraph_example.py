@@ -6,7 +6,9 @@ test's own temporary state directory (``ACPIO_STATE_DIR`` and ``XDG_STATE_HOME``
 point there, never at the user's home). The restart tests kill the agent with
 SIGKILL after a turn, start a new one and reopen the session (v2
 ``session/resume``, v1 ``session/load``): the model of the new process is given
-the earlier prompts.
+the earlier prompts and the chosen mode; on v1 the model and the mode are picked
+with the SDK's own ``set_config_option`` and ``set_session_mode``, and the load
+answer's ``configOptions`` and ``modes.currentModeId`` name them.
 """
 
 from __future__ import annotations

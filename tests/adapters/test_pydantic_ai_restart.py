@@ -3,13 +3,17 @@
 examples/pydantic_ai_agent.py runs as editors run it, a subprocess over stdio,
 with its SQLite session store in the test's temporary directory
 (``ACPIO_STATE_DIR`` and ``XDG_STATE_HOME`` point there, never at the user's
-home). A first process is prompted twice, its model and mode are changed, and
-once the store file holds all that it is killed with SIGKILL. A second process
-reopens the session, with v2 ``session/resume`` (acpio's MockClient) or with v1
-``session/load`` (the official Python SDK's client, ``agent-client-protocol``
-0.12.1), and is prompted ``recall``: the example's scripted model answers with
-what it was given (its own name, the mode its instructions name, every user
-prompt of the conversation), so the test checks what the model saw.
+home). A first process is prompted twice, its model and mode are changed (v1: the
+SDK's own ``set_config_option``, which sends no ``type``, and ``set_session_mode``),
+and once the store file holds all that it is killed with SIGKILL. A second
+process reopens the session, with v2 ``session/resume`` (acpio's MockClient) or
+with v1 ``session/load`` (the official Python SDK's client,
+``agent-client-protocol`` 0.12.1): its answer already names the picks (v2
+``configOptions``; v1 ``configOptions`` and ``modes.currentModeId``), sent by the
+new process from its store alone. It is then prompted ``recall``: the example's
+scripted model answers with what it was given (its own name, the mode its
+instructions name, every user prompt of the conversation), so the test checks
+what the model saw.
 """
 
 from __future__ import annotations
@@ -79,6 +83,18 @@ async def wait_until_stored(tmp_path: Path, session_id: str, last_prompt: str) -
     )
 
 
+def answer_values(client: MockClient, method: str) -> dict[str, object]:
+    """The config values in the agent's answer to the (only) ``method`` request, as sent."""
+    (request,) = client.transcript.messages("client->agent", method=method)
+    assert isinstance(request, dict)
+    for message in client.transcript.messages("agent->client"):
+        if isinstance(message, dict) and message.get("id") == request["id"]:
+            result = message["result"]
+            assert isinstance(result, dict)
+            return {o["configId"]: o["currentValue"] for o in result["configOptions"]}
+    raise AssertionError(f"{method} was not answered")
+
+
 def recalled(text: str) -> dict[str, object]:
     seen: dict[str, object] = json.loads(text)
     return seen
@@ -108,6 +124,7 @@ async def test_v2_resume_after_sigkill_gives_the_model_its_conversation(tmp_path
     policy = PermissionPolicy.reject()
     async with MockClient(COMMAND, env=env_for(tmp_path), cwd=tmp_path, policy=policy) as client:
         session = await client.resume_session(session_id, tmp_path)
+        assert answer_values(client, "session/resume") == PICKS
         replayed = [acpio.text_of(m.content) for m in session.view.messages if m.role == "user"]
         assert replayed == ["hello there", "remember the blue door"]
         assert session.view.config_values == PICKS
@@ -165,16 +182,6 @@ async def initialize(conn: Any) -> None:
     )
 
 
-async def set_config_option(conn: Any, session_id: str, config_id: str, value: str) -> None:
-    """``session/set_config_option`` through the SDK's connection, with ``type: "id"``.
-
-    The SDK's own ``set_config_option`` leaves ``type`` out for a value id; acpio
-    asks for it until it accepts the untyped v1 form (then call that instead).
-    """
-    params = {"sessionId": session_id, "configId": config_id, "type": "id", "value": value}
-    await asyncio.wait_for(conn._conn.send_request("session/set_config_option", params), 10)
-
-
 async def prompt(conn: Any, session_id: str, text: str) -> Any:
     return await asyncio.wait_for(
         conn.prompt(session_id=session_id, prompt=[acp.text_block(text)]), TURN_LIMIT_S
@@ -183,15 +190,37 @@ async def prompt(conn: Any, session_id: str, text: str) -> Any:
 
 async def test_v1_load_after_sigkill_gives_the_model_its_conversation(tmp_path: Path) -> None:
     env = env_for(tmp_path)
+    (tmp_path / "notes.txt").write_text("one two three\n")
     first = RecordingClient()
     async with acp.spawn_agent_process(first, *COMMAND, env=env, cwd=tmp_path) as (conn, process):
         await initialize(conn)
-        session_id = (await conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+        created = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
+        session_id = created.session_id
+        assert created.modes is not None and created.modes.current_mode_id == "ask"
+        assert [m.id for m in created.modes.available_modes] == ["ask", "code"]
         await prompt(conn, session_id, "hello there")
-        for config_id, value in PICKS.items():
-            await set_config_option(conn, session_id, config_id, value)
+        # The SDK's own calls: set_config_option sends no `type`; the mode goes by set_mode.
+        answer = await asyncio.wait_for(
+            conn.set_config_option(config_id="model", session_id=session_id, value="scripted-2"),
+            10,
+        )
+        assert {o.id: o.current_value for o in answer.config_options} == {
+            "model": "scripted-2",
+            "mode": "ask",
+        }
+        await asyncio.wait_for(conn.set_session_mode(session_id=session_id, mode_id="code"), 10)
+        count = await prompt(conn, session_id, "count notes.txt")
+        assert count.stop_reason == "end_turn"
+        statuses = [u.get("status") for u in first.updates if "toolCallId" in u]
+        assert "in_progress" in statuses and statuses[-1] == "completed"
         answer = await prompt(conn, session_id, "remember the blue door")
         assert answer.stop_reason == "end_turn"
+        # The mode change reached the client as the update its selector needs.
+        assert any(
+            u.get("sessionUpdate") == "config_option_update"
+            and {o["id"]: o["currentValue"] for o in u["configOptions"]} == PICKS
+            for u in first.updates
+        )
         await wait_until_stored(tmp_path, session_id, "remember the blue door")
         process.kill()
         assert await process.wait() == -signal.SIGKILL
@@ -202,7 +231,10 @@ async def test_v1_load_after_sigkill_gives_the_model_its_conversation(tmp_path: 
         loaded = await conn.load_session(cwd=str(tmp_path), session_id=session_id, mcp_servers=[])
         values = {o.id: o.current_value for o in loaded.config_options or []}
         assert values == PICKS
-        assert second.texts("user_message_chunk") == "hello thereremember the blue door"
+        assert loaded.modes is not None and loaded.modes.current_mode_id == "code"
+        assert second.texts("user_message_chunk") == (
+            "hello therecount notes.txtremember the blue door"
+        )
         replayed = len(second.updates)
         await prompt(conn, session_id, "recall")
         reply = "".join(
@@ -213,7 +245,7 @@ async def test_v1_load_after_sigkill_gives_the_model_its_conversation(tmp_path: 
         assert recalled(reply) == {
             "model": "scripted-2",
             "mode": "code",
-            "prompts": ["hello there", "remember the blue door", "recall"],
+            "prompts": ["hello there", "count notes.txt", "remember the blue door", "recall"],
         }
         assert process.stdin is not None
         process.stdin.close()

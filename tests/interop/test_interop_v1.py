@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -148,16 +150,18 @@ def _acpx(
     timeout: float = 60,
     allow: tuple[int, ...] = (),
     command: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Run acpx as a user would, with its JSON output: the raw JSON-RPC messages it saw.
 
     acpx prints both directions without saying which; error answers other than the
-    codes in ``allow`` fail the test. ``command`` runs the agent instead of the example.
+    codes in ``allow`` fail the test. ``command`` runs the agent instead of the example;
+    ``env`` is added to the environment acpx (and so the agent) runs in.
     """
     _node()
     acpx = HERE / "node_modules" / ".bin" / "acpx"
     command = command or f"{sys.executable} {EXAMPLES / agent}.py"
-    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    env = {**os.environ, "HOME": str(tmp_path / "home"), **(env or {})}
     completed = subprocess.run(
         [str(acpx), "--agent", command, "--cwd", str(tmp_path), "--format", "json", *args],
         capture_output=True,
@@ -274,26 +278,15 @@ def _wire(log: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return sent, received
 
 
-def _requests_and_answers(log: Path) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """Each request the client sent, in order, with the answer it got (``None`` if none).
-
-    acpx starts the agent again for every command, so request ids repeat across the
-    log: an answer belongs to the request of its id sent last on the same connection
-    (a connection starts with ``initialize``)."""
-    pairs: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
-    pending: dict[object, int] = {}
+def _lives(log: Path) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The wire, one list per agent process (each starts with acpx's ``initialize``)."""
+    lives: list[list[tuple[str, dict[str, Any]]]] = []
     for line in log.read_text().splitlines():
         message = json.loads(line[2:])
-        if line.startswith("> "):
-            if "id" in message and "method" in message:
-                if message["method"] == "initialize":
-                    pending.clear()
-                pending[message["id"]] = len(pairs)
-                pairs.append((message, None))
-        elif "id" in message and "method" not in message and message["id"] in pending:
-            index = pending.pop(message["id"])
-            pairs[index] = (pairs[index][0], message)
-    return pairs
+        if line.startswith("> ") and message.get("method") == "initialize":
+            lives.append([])
+        lives[-1].append((line[:1], message))
+    return lives
 
 
 def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> None:
@@ -338,25 +331,171 @@ def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> N
     )
     assert text.startswith("[scripted-terse]") and "no tool named 'run_command'" in text, text
     assert not marker.exists()
-    pairs = _requests_and_answers(wire)
-    configs = [(r, a) for r, a in pairs if r["method"] == "session/set_config_option"]
+    sent, _received = _wire(wire)
+    configs = [m for m in sent if m.get("method") == "session/set_config_option"]
     # acpx starts the agent for each command, resumes the session and sets again every
     # value it was told to keep, before the command's own request.
     assert {(r["params"]["configId"], r["params"]["value"]) for r, _ in configs} == {
         ("model", "scripted-terse"),
         ("mode", "ask"),
     }
-    assert not [r for r, _ in configs if "type" in r["params"]]  # what acpx really sends
-    modes = [(r, a) for r, a in pairs if r["method"] == "session/set_mode"]
-    assert [r["params"]["modeId"] for r, _ in modes] == ["code", "ask"]
-    for _, answer in configs + modes:
-        assert answer is not None and "result" in answer, answer
-    new = next(a for r, a in pairs if r["method"] == "session/new")
-    assert new is not None and new["result"]["modes"]["currentModeId"] == "code"
-    # The agent keeps the chosen values with the session: the last restart's resume
-    # answer shows them before acpx sends them again.
-    resumed = [a for r, a in pairs if r["method"] == "session/resume"]
-    assert resumed[-1] is not None
-    assert resumed[-1]["result"]["modes"]["currentModeId"] == "ask"
+    assert not [m for m in configs if "type" in m["params"]]  # what acpx really sends
+    modes = [m for m in sent if m.get("method") == "session/set_mode"]
+    assert [m["params"]["modeId"] for m in modes] == ["code", "ask"]
+    # Each command has its own agent process, whose request ids start again at 0.
+    for life in _lives(wire):
+        answers = {m["id"]: m for d, m in life if d == "<" and "id" in m and "method" not in m}
+        for request in (m for d, m in life if d == ">" and m in configs + modes):
+            assert "result" in answers[request["id"]], answers[request["id"]]
+    first = _lives(wire)[0]
+    (request,) = [m for d, m in first if d == ">" and m.get("method") == "session/new"]
+    (new,) = [m for d, m in first if d == "<" and m.get("id") == request["id"]]
+    assert new["result"]["modes"]["currentModeId"] == "code"
+    # The agent keeps the chosen values with the session: the last process's resume
+    # answer shows them before acpx sends any again.
+    last = _lives(wire)[-1]
+    (request,) = [m for d, m in last if d == ">" and m.get("method") == "session/resume"]
+    (resumed,) = [m for d, m in last if d == "<" and m.get("id") == request["id"]]
+    assert resumed["result"]["modes"]["currentModeId"] == "ask"
+    left = subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False)
+    assert left.stdout.strip() == "", f"processes left: {left.stdout}"
+
+
+# ------------------------------------------- pydantic-ai example: acpx, SIGKILL between commands
+
+
+def _stored(state_dir: Path) -> tuple[str, dict[str, object]] | None:
+    """The pydantic-ai example's saved conversation (JSON text) and config values, if any."""
+    files = list(state_dir.rglob("*.sqlite3"))
+    if not files:
+        return None
+    with sqlite3.connect(files[0]) as conn:
+        row = conn.execute("SELECT state, config_values FROM agent_states").fetchone()
+    if row is None or row[0] is None:
+        return None
+    return bytes(row[0]).decode(), json.loads(row[1])
+
+
+def _kill_agent_once_stored(
+    wire: Path, state_dir: Path, prompt: str, values: dict[str, object]
+) -> None:
+    """SIGKILL the agent acpx keeps running, once its store holds ``prompt`` and ``values``
+    (its writer commits off the event loop: the file is polled)."""
+    deadline = time.monotonic() + 30
+    while True:
+        found = _stored(state_dir)
+        if found is not None and prompt in found[0] and found[1] == values:
+            break
+        has_prompt = found is not None and prompt in found[0]
+        assert time.monotonic() < deadline, (
+            f"the store never held {prompt!r} and {values}: values "
+            f"{found[1] if found else None}, prompt stored: {has_prompt}"
+        )
+        time.sleep(0.02)
+    recorders = subprocess.run(
+        ["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    agents = [
+        pid
+        for recorder in recorders
+        for pid in subprocess.run(
+            ["pgrep", "-P", recorder], capture_output=True, text=True, check=False
+        ).stdout.split()
+    ]
+    assert len(agents) == 1, f"expected the one agent acpx keeps running: {agents}"
+    os.kill(int(agents[0]), signal.SIGKILL)
+    while subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, check=False).stdout:
+        assert time.monotonic() < deadline, "the killed agent's recorder did not end"
+        time.sleep(0.02)
+
+
+def _reopen_answer(life: list[tuple[str, dict[str, Any]]]) -> tuple[str, dict[str, Any]]:
+    """The method acpx reopened the session with in this process, and the agent's answer."""
+    (request,) = [
+        m for d, m in life if d == ">" and m.get("method") in ("session/resume", "session/load")
+    ]
+    (answer,) = [
+        m for d, m in life if d == "<" and m.get("id") == request["id"] and "method" not in m
+    ]
+    return request["method"], answer["result"]
+
+
+def test_acpx_pydantic_ai_example_remembers_across_sigkills(tmp_path: Path) -> None:
+    # acpx starts the agent again for each command (here: after a SIGKILL of the one it
+    # kept) and reopens the session; then it sends again the model it was told to keep.
+    # What the agent itself remembered is its answer to the reopening, sent before that.
+    (tmp_path / "notes.txt").write_text("one two three four\n")
+    wire = tmp_path / "wire.log"
+    state_dir = tmp_path / "state"
+    env = {"ACPIO_STATE_DIR": str(state_dir), "XDG_STATE_HOME": str(tmp_path / "xdg")}
+    agent = (
+        f"{sys.executable} {HERE / 'wire_recorder.py'} {wire} "
+        f"{sys.executable} {EXAMPLES / 'pydantic_ai_agent.py'}"
+    )
+    picks = {"model": "scripted-2", "mode": "code"}
+
+    def acpx(*args: str) -> list[dict[str, Any]]:
+        return _acpx(tmp_path, "", *args, command=agent, env=env)
+
+    try:
+        acpx("sessions", "new")
+        acpx("prompt", "hello there")
+        _kill_agent_once_stored(
+            wire, state_dir, "hello there", {"model": "scripted", "mode": "ask"}
+        )
+        acpx("set", "model", "scripted-2")
+        _kill_agent_once_stored(
+            wire, state_dir, "hello there", {"model": "scripted-2", "mode": "ask"}
+        )
+        acpx("set-mode", "code")
+        _kill_agent_once_stored(wire, state_dir, "hello there", picks)
+        counted = acpx("prompt", "count notes.txt")
+        _kill_agent_once_stored(wire, state_dir, "count notes.txt", picks)
+        recall = acpx("prompt", "recall")
+    finally:
+        subprocess.run(
+            [
+                str(HERE / "node_modules" / ".bin" / "acpx"),
+                *("--agent", agent, "--cwd", str(tmp_path), "sessions", "close"),
+            ],
+            capture_output=True,
+            timeout=60,
+            check=False,
+            env={**os.environ, "HOME": str(tmp_path / "home"), **env},
+            cwd=tmp_path,
+        )
+    statuses = [u.get("status") for u in _updates(counted) if "toolCallId" in u]
+    assert "in_progress" in statuses and statuses[-1] == "completed", statuses
+    reply = "".join(
+        u["content"]["text"]
+        for u in _updates(recall)
+        if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    # Nothing but the agent's store carried the prompts over: acpx sends only the new one.
+    assert json.loads(reply) == {
+        "model": "scripted-2",
+        "mode": "code",
+        "prompts": ["hello there", "count notes.txt", "recall"],
+    }
+    lives = _lives(wire)
+    assert len(lives) == 6  # sessions new, then one agent process for each command
+    expected = [
+        {"model": "scripted", "mode": "ask"},  # prompt "hello there"
+        {"model": "scripted", "mode": "ask"},  # set model
+        {"model": "scripted-2", "mode": "ask"},  # set-mode
+        picks,  # prompt "count notes.txt"
+        picks,  # prompt "recall"
+    ]
+    for life, values in zip(lives[1:], expected, strict=True):
+        method, answer = _reopen_answer(life)
+        # acpio offers session/resume on v1, which acpx prefers to session/load.
+        assert method == "session/resume"
+        assert {o["id"]: o["currentValue"] for o in answer["configOptions"]} == values
+        assert answer["modes"]["currentModeId"] == values["mode"]
+    sent = [m for life in lives for d, m in life if d == ">"]
+    # acpx sends the mode only with set-mode: the reopened agents kept "code" themselves.
+    assert [m["params"]["modeId"] for m in sent if m.get("method") == "session/set_mode"] == [
+        "code"
+    ]
     left = subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == "", f"processes left: {left.stdout}"
