@@ -335,7 +335,7 @@ def test_acpx_set_and_set_mode_drive_the_llm_agents_pickers(tmp_path: Path) -> N
     configs = [m for m in sent if m.get("method") == "session/set_config_option"]
     # acpx starts the agent for each command, resumes the session and sets again every
     # value it was told to keep, before the command's own request.
-    assert {(r["params"]["configId"], r["params"]["value"]) for r, _ in configs} == {
+    assert {(m["params"]["configId"], m["params"]["value"]) for m in configs} == {
         ("model", "scripted-terse"),
         ("mode", "ask"),
     }
