@@ -162,6 +162,11 @@ def test_the_replicas_share_sessions_in_postgresql(postgres_url: str, tmp_path: 
             )
             assert answer["stopReason"] == "end_turn"
             assert _said(notes, "agent_message_chunk") == "and on the second"
+        # The client left: B, still serving, gave the session up (any replica may take it).
+        deadline = time.monotonic() + 20
+        while _owner(postgres_url, session_id) is not None:
+            assert time.monotonic() < deadline, "B kept the session after its client left"
+            time.sleep(0.05)
 
 
 def _committed(url: str, session_id: str, part: bytes) -> bool:
@@ -170,3 +175,11 @@ def _committed(url: str, session_id: str, part: bytes) -> bool:
             b"SELECT data FROM acpio_events WHERE session_id = %s", (session_id,)
         ).fetchall()
     return any(part in bytes(row[0]) for row in rows)
+
+
+def _owner(url: str, session_id: str) -> object:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            b"SELECT owner FROM acpio_sessions WHERE id = %s", (session_id,)
+        ).fetchall()
+    return rows[0][0]
