@@ -5,6 +5,16 @@
 // Usage:
 //   node remote_client.mjs --echo <url> --shell <url> --transport http|ws --protocol 1|2
 //                          [--token T] [--workdir DIR] [--only a,b] [--result FILE]
+//   node remote_client.mjs --replica-a <url> --replica-b <url> [--expect-refusal] ...
+//
+// With --replica-a and --replica-b only the `failover` scenario runs: two `acpio serve`
+// replicas on one PostgreSQL serving tests/remote/memo_agent.py. The client creates a
+// session on A and runs a turn, prints `FAILOVER-READY <sessionId> <pid of A>` and waits
+// for a line on stdin (the test kills or stops A meanwhile), then reopens the session on B
+// (`session/load` on v1, `session/resume` from the start on v2), checks the replay holds
+// the first turn, and prompts on. With --expect-refusal B must first refuse the session
+// (A is alive but stopped, its lease running) with `data.retryAfter`; the client retries
+// after that many seconds.
 //
 // Every scenario opens its own SDK stream to the server and talks only through the SDK's
 // client API (`client(...).connect(stream)`). The WebSocket client is given Node's built-in
@@ -15,6 +25,7 @@
 
 import fs from "node:fs";
 import process from "node:process";
+import readline from "node:readline";
 import * as v1 from "@agentclientprotocol/sdk";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream, MemoryAcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
@@ -35,13 +46,25 @@ function parseArgs(argv) {
     else if (name === "--workdir") options.workdir = value;
     else if (name === "--only") options.only = value.split(",");
     else if (name === "--result") options.result = value;
+    else if (name === "--replica-a") options.replicaA = value;
+    else if (name === "--replica-b") options.replicaB = value;
+    else if (name === "--expect-refusal") {
+      options.expectRefusal = true;
+      i -= 1;
+    }
     else {
       console.error(`unknown argument ${name}`);
       process.exit(2);
     }
   }
-  if (!options.echo || !options.shell) {
-    console.error("--echo and --shell are required");
+  if (options.replicaA || options.replicaB) {
+    if (!options.replicaA || !options.replicaB) {
+      console.error("--replica-a and --replica-b go together");
+      process.exit(2);
+    }
+    options.only = ["failover"];
+  } else if (!options.echo || !options.shell) {
+    console.error("--echo and --shell are required (or --replica-a and --replica-b)");
     process.exit(2);
   }
   return options;
@@ -309,12 +332,68 @@ const scenarios = {
     expect(failures, after.stopReason === "end_turn", `stopReason ${after.stopReason}`);
     await second.close();
   },
+
+  async failover(failures) {
+    const first = new Client(options.replicaA);
+    await first.open();
+    const session = await first.newSession();
+    const turn = await first.prompt(session, "first words");
+    const pidA = /pid (\d+)$/.exec(turn.text)?.[1];
+    expect(failures, turn.text.startsWith("heard first words; before: []"), `reply on A ${JSON.stringify(turn.text)}`);
+    console.log(`FAILOVER-READY ${session} ${pidA}`);
+    await nextStdinLine();
+    // A is gone (or stopped): this client gives up its connection there without waiting.
+    first.connection.close();
+
+    const second = new Client(options.replicaB);
+    await second.open();
+    const reopen = () =>
+      options.protocol === 1
+        ? second.cx.request("session/load", { sessionId: session, cwd: options.workdir, mcpServers: [] })
+        : second.cx.request("session/resume", { sessionId: session, cwd: options.workdir, replayFrom: { type: "start" } });
+    let refusals = 0;
+    for (;;) {
+      const refused = await within(TURN_TIMEOUT_MS, "reopen on B", reopen()).then(() => null, (error) => error);
+      if (refused === null) break;
+      const retryAfter = refused?.data?.retryAfter;
+      refusals += 1;
+      if (!options.expectRefusal || typeof retryAfter !== "number" || refusals > 5) {
+        throw new Error(`B refused the session: ${refused?.message} ${JSON.stringify(refused?.data ?? null)}`);
+      }
+      expect(failures, refused.code === -32603, `refusal code ${refused.code}`);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(retryAfter, 0.2) * 1000));
+    }
+    if (options.expectRefusal) expect(failures, refusals > 0, "B took a session whose owner was alive and leased");
+    else expect(failures, refusals === 0, `B refused ${refusals} times`);
+
+    // The replay: every update of A's turn, as A sent it live (agent text), and the prompt.
+    const replayed = () => second.sessionUpdates(session);
+    const said = (kind) => replayed().filter((u) => u.sessionUpdate === kind || u.sessionUpdate === kind.replace(/_chunk$/, "")).map((u) => textOf(u.content)).join("");
+    await second.until("the replay of A's turn", () => said("agent_message_chunk").includes(turn.text));
+    expect(failures, said("agent_message_chunk") === turn.text, `replayed agent text ${JSON.stringify(said("agent_message_chunk"))}`);
+    expect(failures, said("user_message_chunk") === "first words", `replayed prompt ${JSON.stringify(said("user_message_chunk"))}`);
+
+    // The conversation goes on on B, with the state A saved.
+    const next = await second.prompt(session, "second words");
+    const pidB = /pid (\d+)$/.exec(next.text)?.[1];
+    expect(failures, next.stopReason === "end_turn", `stopReason on B ${next.stopReason}`);
+    expect(failures, next.text.startsWith('heard second words; before: ["first words"]'), `reply on B ${JSON.stringify(next.text)}`);
+    expect(failures, pidB && pidB !== pidA, `the reply on B came from pid ${pidB}, A was ${pidA}`);
+    await second.close();
+  },
 };
+
+let stdinLines;
+function nextStdinLine() {
+  stdinLines ??= readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  return stdinLines.next();
+}
 
 const results = [];
 let failed = 0;
 for (const [name, run] of Object.entries(scenarios)) {
   if (options.only && !options.only.includes(name)) continue;
+  if (name === "failover" && !options.replicaA) continue;
   const failures = [];
   const started = Date.now();
   try {

@@ -8,22 +8,34 @@ token required), through ``createHttpStream`` and ``createWebSocketStream`` of
 rejected, cancel while a permission is pending, two sessions on one connection, and
 reconnect (a new connection, 409 until the session is reattached, then
 ``session/load`` or ``session/resume``).
+
+Failover between replicas: two ``acpio serve`` processes on one real PostgreSQL
+(``tests/pg_server.py``) serve ``tests/remote/memo_agent.py``, which keeps every
+prompt in its durable agent state. The SDK client runs a turn on replica A; A is
+killed (SIGKILL) once that turn is committed, or stopped (SIGSTOP: alive, its lease
+running); the same client reopens the session on replica B, gets the replay of A's
+turn, and prompts on there, the agent answering with the prompt A saw.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "remote"))
 
-from server import EXAMPLES, served  # noqa: E402
+from server import EXAMPLES, served, serving  # noqa: E402
 
 PROGRAM = HERE / "remote_client.mjs"
 SCENARIOS = ("echo", "permission_allow", "permission_reject", "cancel", "two_sessions", "reconnect")
@@ -99,3 +111,123 @@ def test_sdk_remote_clients(transport: str, protocol: int, tmp_path: Path) -> No
     failed = {name: entry["failures"] for name, entry in outcomes.items() if not entry["ok"]}
     assert not failed, json.dumps(failed, indent=2)
     assert completed.returncode == 0, completed.stdout + completed.stderr
+
+
+MEMO_AGENT = f"{HERE.parent / 'remote' / 'memo_agent.py'}:MemoAgent"
+
+
+def _committed(url: str, session_id: str, part: bytes) -> bool:
+    """Whether a committed event row of the session, and its saved agent state, hold
+    ``part``."""
+    with psycopg.connect(url) as conn:
+        events = conn.execute(
+            b"SELECT data FROM acpio_events WHERE session_id = %s", (session_id,)
+        ).fetchall()
+        states = conn.execute(
+            b"SELECT state FROM acpio_agent_states WHERE session_id = %s", (session_id,)
+        ).fetchall()
+    return any(part in bytes(row[0]) for row in events) and any(
+        row[0] is not None and b"first words" in bytes(row[0]) for row in states
+    )
+
+
+def _wait(condition: Callable[[], bool], what: str, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("transport", "protocol", "death"),
+    [
+        ("http", 1, "kill"),
+        ("http", 2, "kill"),
+        ("ws", 1, "kill"),
+        ("ws", 2, "kill"),
+        ("http", 2, "stop"),
+        ("ws", 1, "stop"),
+    ],
+)
+def test_sdk_client_fails_over_to_another_replica(
+    transport: str, protocol: int, death: str, postgres_url: str, tmp_path: Path
+) -> None:
+    """kill: A dies by SIGKILL after a committed turn; B, on the same machine, sees the
+    owner is a gone process and takes the session over at once, although the lease (60 s)
+    still runs. stop: A is alive but stopped; B refuses the session with ``retryAfter``
+    until A's lease (2 s) runs out, then takes it over."""
+    node = _node()
+    lease = 60 if death == "kill" else 2
+    store = f"{postgres_url}?acpio_lease={lease}&acpio_flush_interval=0.2"
+    result = tmp_path / "result.json"
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    args = ("--store", store, "--affinity-cookie", "acp_affinity")
+    with (
+        serving(MEMO_AGENT, *args, token=TOKEN) as (url_a, replica_a),
+        serving(MEMO_AGENT, *args, token=TOKEN) as (url_b, replica_b),
+    ):
+        client = subprocess.Popen(
+            [
+                node,
+                *_websocket_flags(node),
+                "--no-warnings",
+                str(PROGRAM),
+                "--replica-a",
+                url_a,
+                "--replica-b",
+                url_b,
+                "--transport",
+                transport,
+                "--protocol",
+                str(protocol),
+                "--token",
+                TOKEN,
+                "--workdir",
+                str(workdir),
+                "--result",
+                str(result),
+                *(["--expect-refusal"] if death == "stop" else []),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert client.stdin is not None and client.stdout is not None
+        try:
+            seen: list[str] = []
+            for line in client.stdout:
+                seen.append(line)
+                if line.startswith("FAILOVER-READY"):
+                    break
+            ready = seen[-1].split() if seen else []
+            assert ready[:1] == ["FAILOVER-READY"], "".join(seen) + client.communicate()[1]
+            session_id, pid = ready[1], int(ready[2])
+            assert pid == replica_a.pid  # the agent runs in the serve process
+            # The turn's end wakes A's writer: the kill comes after that commit.
+            _wait(lambda: _committed(postgres_url, session_id, f"pid {pid}".encode()), "A's flush")
+            if death == "kill":
+                replica_a.send_signal(signal.SIGKILL)
+                assert replica_a.wait(timeout=10) == -signal.SIGKILL
+            else:
+                os.kill(pid, signal.SIGSTOP)
+            client.stdin.write("GO\n")
+            client.stdin.flush()
+            out, err = client.communicate(timeout=120)
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+        assert replica_b.poll() is None
+    output = "".join(seen) + out + err
+    assert result.is_file(), output
+    outcomes = {entry["name"]: entry for entry in json.loads(result.read_text())}
+    assert set(outcomes) == {"failover"}, output
+    assert outcomes["failover"]["ok"], json.dumps(outcomes["failover"]["failures"], indent=2)
+    assert client.returncode == 0, output
+    with psycopg.connect(postgres_url) as conn:
+        row = conn.execute(b"SELECT owner, fence FROM acpio_sessions").fetchall()
+    # Created by A (fence 1), taken over by B (2); B gave it up when its client left, or
+    # when it stopped.
+    assert [(owner, fence) for owner, fence in row] == [(None, 2)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,16 @@ def served(
     target: str, *extra: str, token: str | None = None, cwd: Path | None = None
 ) -> Iterator[str]:
     """Run ``acpio serve --listen 127.0.0.1:0 ... target``; yield its URL; stop it with SIGTERM."""
+    with serving(target, *extra, token=token, cwd=cwd) as (url, _process):
+        yield url
+
+
+@contextlib.contextmanager
+def serving(
+    target: str, *extra: str, token: str | None = None, cwd: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """:func:`served`, yielding the process too (to kill or stop it); a stopped process is
+    continued before it is terminated."""
     env = dict(os.environ)
     args = [sys.executable, "-m", "acpio._cli", "serve", "--listen", "127.0.0.1:0", *extra]
     if token is not None:
@@ -43,8 +54,10 @@ def served(
             if match:
                 url = match.group(1)
         assert url is not None, f"acpio serve did not start: {''.join(seen)}"
-        yield url
+        yield url, process
     finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGCONT)
         process.terminate()
         try:
             process.wait(timeout=15)

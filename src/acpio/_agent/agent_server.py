@@ -351,6 +351,7 @@ class AgentServer:
         self.sessions[session.id] = session
         self.cores[session.id] = core
         self.records[session.id] = record
+        record.connections += 1
         record.active = True
         return core
 
@@ -640,8 +641,10 @@ class AgentServer:
             self.cores.pop(session.id, None)
             record = self.records.pop(session.id, None)
             if record is not None:
-                record.active = False
-                await self.store.release(record)
+                record.connections -= 1
+                if record.connections <= 0:  # no other connection reopened it meanwhile
+                    record.active = False
+                    await self.store.release(record)
 
     def active(self, session_id: str) -> Session:
         session = self.sessions.get(session_id)

@@ -500,6 +500,9 @@ class SessionRecord:
     title: str | None = None
     active: bool = False
     """True while a connection serves the session (stores never evict active ones)."""
+    connections: int = field(default=0, compare=False)
+    """How many connections of this process serve the session (one that reopens it from a
+    new connection shares the record); the last one to let it go releases it."""
     updated_at: str = field(
         default_factory=lambda: datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     )
