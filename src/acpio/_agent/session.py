@@ -632,9 +632,7 @@ class MessageStream(metaclass=LibraryCreated):
         updates = session._updates  # pyright: ignore[reportPrivateUsage]
         self._updates: Final = updates
         # The line of a text chunk up to its text, encoded once (v1: without messageId).
-        self._line_prefix: Final = updates.framing.message_chunk_prefix(
-            message_id, thought=thought
-        )
+        self._line_prefix: Final = updates.framing.message_chunk_prefix(message_id, thought=thought)
 
     async def write(self, content: str | schema.ContentBlock) -> None:
         """Send one chunk (``agent_message_chunk`` or ``agent_thought_chunk``) of the message.

@@ -119,9 +119,7 @@ def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
 def _message_text_recorder(history: History) -> Callable[[str, str, bool], None]:
     """The history's :meth:`~acpio.History.record_message_text`; for a history written
     before that method joined the protocol, the chunk goes to ``record`` as an update."""
-    method: Callable[[str, str, bool], None] | None = getattr(
-        history, "record_message_text", None
-    )
+    method: Callable[[str, str, bool], None] | None = getattr(history, "record_message_text", None)
     if method is not None:
         return method
     return functools.partial(record_message_text_as_update, history)
@@ -156,9 +154,7 @@ class UpdatePath:
         self.try_send_line: Callable[[bytes], bool] = connection.line_try_sender
         self.record: Callable[[schema.SessionUpdate], None] = history.record
         self.record_text_chunk: Callable[[str, str], None] = _text_chunk_recorder(history)
-        self.record_message_text: Callable[[str, str, bool], None] = _message_text_recorder(
-            history
-        )
+        self.record_message_text: Callable[[str, str, bool], None] = _message_text_recorder(history)
         #: Terminals with buffered bytes; replaced by a fresh list on each flush.
         self.dirty_terminals: list[Flushable] = []
         #: True once the session was closed: nothing more goes out.

@@ -6,9 +6,10 @@ editor displays (a message, a tool call, a terminal, a plan, the latest
 usage and session info) using the protocol's patch rules (``_meta`` included),
 in the order each thing first appeared. A streamed message's plain text
 chunks are kept as one joined text and the length of each chunk (a
-:class:`TextRun`), not as one object per chunk. Replay emits one complete update per
-record: whole messages instead of chunks (each chunk's text block as it was sent), each tool call with its merged
-final state, each terminal as a snapshot of its bytes with its exit status.
+:class:`TextRun`), not as one object per chunk. Replay emits one complete
+update per record: whole messages instead of chunks (each chunk's text block
+as it was sent), each tool call with its merged final state, each terminal
+as a snapshot of its bytes with its exit status.
 State updates and notices are live events, not history: a resume reports
 the current state itself. Terminal scrollback and streamed tool-call content
 are bounded (see :class:`HistoryLimits`), so a long-running session does not
@@ -178,10 +179,11 @@ class TextRun:
     chunk. Appending is O(1) amortized: every :data:`_SEAL_AT` chunks are joined.
     """
 
-    __slots__ = ("parts", "sizes", "tail")
+    __slots__ = ("counts", "parts", "sizes", "tail")
 
     def __init__(self) -> None:
         self.parts: list[str] = []  # the joined text of sealed groups of chunks
+        self.counts: list[int] = []  # how many chunks each part holds
         self.tail: list[str] = []  # the newest chunks, not yet joined
         self.sizes = array("I")  # the length of every chunk, in code points
 
@@ -191,25 +193,36 @@ class TextRun:
         tail.append(text)
         self.sizes.append(len(text))
         if len(tail) >= _SEAL_AT:
-            self.parts.append("".join(tail))
-            tail.clear()
+            self.seal()
 
-    def extend(self, text: str, sizes: array[int]) -> None:
-        """Add the chunks ``text`` splits into by ``sizes`` (as :meth:`encoded` gives)."""
+    def seal(self) -> None:
+        """Join the newest chunks into a part."""
         if self.tail:
             self.parts.append("".join(self.tail))
+            self.counts.append(len(self.tail))
             self.tail.clear()
+
+    def extend(self, text: str, sizes: array[int]) -> None:
+        """Add the chunks ``text`` splits into by ``sizes`` (``len(text) == sum(sizes)``)."""
+        self.seal()
         self.parts.append(text)
+        self.counts.append(len(sizes))
         self.sizes.extend(sizes)
 
     def text(self) -> str:
         """The chunks' text, joined."""
-        if len(self.parts) > 1 or (self.parts and self.tail):
-            joined = "".join(self.parts) + "".join(self.tail)
-            self.parts = [joined]
-            self.tail.clear()
-            return joined
-        return self.parts[0] if self.parts else "".join(self.tail)
+        return "".join(self.parts) + "".join(self.tail)
+
+    def groups(self) -> Iterator[tuple[str, array[int]]]:
+        """The chunks as ``(joined text, lengths)`` groups, in order, as they are kept
+        (no copy of the text but for the newest chunks)."""
+        sizes = self.sizes
+        start = 0
+        for part, count in zip(self.parts, self.counts, strict=True):
+            yield part, sizes[start : start + count]
+            start += count
+        if self.tail:
+            yield "".join(self.tail), sizes[start:]
 
     def chunks(self) -> list[str]:
         """Each chunk's text, in order."""
@@ -222,17 +235,18 @@ class TextRun:
             start = end
         return out
 
-    def encoded_sizes(self) -> bytes:
-        """The chunk lengths as little-endian 32-bit integers (see :func:`run_sizes`)."""
-        if _LITTLE:
-            return self.sizes.tobytes()
-        swapped = array("I", self.sizes)
-        swapped.byteswap()
-        return swapped.tobytes()
+
+def encode_sizes(sizes: array[int]) -> bytes:
+    """Chunk lengths as little-endian 32-bit integers (see :func:`run_sizes`)."""
+    if _LITTLE:
+        return sizes.tobytes()
+    swapped = array("I", sizes)  # pragma: no cover
+    swapped.byteswap()  # pragma: no cover
+    return swapped.tobytes()  # pragma: no cover
 
 
 def run_sizes(data: bytes) -> array[int]:
-    """The chunk lengths of :meth:`TextRun.encoded_sizes`.
+    """The chunk lengths of :func:`encode_sizes`.
 
     :raises ValueError: when ``data`` is not a whole number of 32-bit integers.
     """
@@ -247,17 +261,13 @@ def run_sizes(data: bytes) -> array[int]:
 
 def _plain_text(block: object) -> str | None:
     """The text of a text block with nothing else (no annotations, no ``_meta``), else None."""
-    if (
-        type(block) is schema.TextContent
-        and block.annotations is _UNSET
-        and block.meta is _UNSET
-    ):
+    if type(block) is schema.TextContent and block.annotations is _UNSET and block.meta is _UNSET:
         return block.text
     return None
 
 
 @dataclass(eq=False)
-class _Message:
+class MessageRecord:
     cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
     message_id: str
     # Blocks as sent; runs of plain text chunks as a TextRun each.
@@ -453,12 +463,12 @@ class InMemoryHistory:
             call.content.append(text)
             call.has_content = True
 
-    def _message(self, update: schema.ContentChunk | _MessageUpdate) -> _Message:
+    def _message(self, update: schema.ContentChunk | _MessageUpdate) -> MessageRecord:
         cls = _MESSAGE_CLASSES[type(update)]
         key = (cls.__name__, update.message_id)
         message = self._records.get(key)
         if message is None:
-            message = _Message(cls, update.message_id)
+            message = MessageRecord(cls, update.message_id)
             self._add(key, message)
         return message  # type: ignore[return-value]
 
@@ -480,7 +490,7 @@ class InMemoryHistory:
         key = (cls.__name__, message_id)
         message = self._records.get(key)
         if message is None:
-            message = _Message(cls, message_id)
+            message = MessageRecord(cls, message_id)
             self._add(key, message)
         message.add_text(text)  # type: ignore[union-attr]
 
@@ -608,28 +618,27 @@ class InMemoryHistory:
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
         """One complete update per record, in first-seen order (copies: records keep changing)."""
-        replace = msgspec.structs.replace
         for value in list(self._records.values()):
-            if isinstance(value, _Message):
-                yield value.cls(
-                    message_id=value.message_id, content=value.blocks(), meta=value.meta
-                )
-            elif isinstance(value, TerminalRecord):
-                yield replace(
-                    value.state,
-                    output=schema.TerminalOutput(
-                        data=base64.b64encode(value.output.newest()).decode()
-                    ),
-                )
-            elif isinstance(value, ToolCallRecord):
-                if value.has_content:
-                    yield replace(value.state, content=[_item(x) for x in value.content])
-                else:
-                    yield replace(value.state)
-            elif isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
-                yield replace(value)
-            else:
-                yield value  # type: ignore[misc]
+            yield replay_record(value)
+
+
+def replay_record(value: object) -> schema.SessionUpdate:
+    """The one complete update that shows a record (a copy: records keep changing)."""
+    replace = msgspec.structs.replace
+    if isinstance(value, MessageRecord):
+        return value.cls(message_id=value.message_id, content=value.blocks(), meta=value.meta)
+    if isinstance(value, TerminalRecord):
+        return replace(
+            value.state,
+            output=schema.TerminalOutput(data=base64.b64encode(value.output.newest()).decode()),
+        )
+    if isinstance(value, ToolCallRecord):
+        if value.has_content:
+            return replace(value.state, content=[_item(x) for x in value.content])
+        return replace(value.state)
+    if isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
+        return replace(value)
+    return value  # type: ignore[return-value]
 
 
 @dataclass

@@ -626,7 +626,7 @@ class SqliteSessionStore:
         history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
         record.history = history
         try:
-            key = [""]
+            key = ["", ""]
             if snapshot is not None:
                 history.snapshot_bytes = history.fold_blob(snapshot[0], key)
             for seq, data in events:
@@ -730,10 +730,14 @@ class SqliteSessionStore:
             count = len(pending)  # before the counts: an op or mark counted there is in these
             ops = history.ops
             marks = history.marks
+            targets = history.targets
             history.scan_marks = marks != history.marks_done
+            history.scan_runs = targets != history.targets_done or history.run_target is not None
             if count:
                 drained.append((history, [pending.popleft() for _ in range(count)], ops))
                 history.marks_seen = marks
+                history.targets_seen = targets
+                history.next_run_target = history.run_target
         if not items and not drained:
             return True
         written = False
@@ -772,6 +776,8 @@ class SqliteSessionStore:
                 # Only once written: a batch put back (busy) is scanned again.
                 history.ops_done = ops
                 history.marks_done = history.marks_seen
+                history.targets_done = history.targets_seen
+                history.run_target = history.next_run_target
         if not failed:
             self._reported = False  # a later failure is reported again
         for item in items:
@@ -898,6 +904,8 @@ class SqliteSessionStore:
             return
         if history.scan_marks:
             events = history.terminal_output_events(events)
+        if history.scan_runs:
+            events = history.message_runs(events)
         blob = pack(events)
         history.seq += 1
         # Not compressed: rows are short-lived (folded into the next snapshot), and

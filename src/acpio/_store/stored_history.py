@@ -3,8 +3,10 @@
 How this works: :class:`StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
 (the same folding, the same bounds) that also queues what it records for the
 store's writer thread (see :mod:`acpio._store.sqlite_store`): the update object, a
-text chunk (after ``[id]`` when the tool call changed), or for terminal output a
-mark naming the terminal. :func:`_terminal_output` turns a batch's marks into
+text chunk (after ``[id]`` when the tool call changed, ``[id, kind]`` when the
+streamed message changed), or for terminal output a mark naming the terminal. A
+fast stream wakes the writer every :data:`WAKE_AT` queued items, so the queue
+never holds more than about that much of it. :func:`_terminal_output` turns a batch's marks into
 the terminal's newest bytes as the row is written; :func:`_fold_blob` folds a
 stored row or snapshot back into a history when a session is loaded.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import zlib
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Final, cast
@@ -26,9 +29,14 @@ from ..schema._base import enc_hook
 from .history import (
     NOT_RECORDED,
     InMemoryHistory,
+    MessageRecord,
     SessionRecord,
     TerminalRecord,
+    TextRun,
     ToolCallRecord,
+    encode_sizes,
+    replay_record,
+    run_sizes,
 )
 
 __all__: list[str] = []
@@ -37,8 +45,12 @@ json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 # Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
 # map, as on the wire, or an ext of code JSON_ITEM holding it as JSON when msgpack
 # cannot hold one of its values), [id] (the tool call the text chunks after it
-# belong to), a str (a text chunk of that tool call), or [terminalId, bytes]: that
-# terminal's output (what replay shows of it) as it was when the row was written.
+# belong to), [messageId, kind] (kind "agent_message_chunk" or "agent_thought_chunk":
+# the message the text chunks after it belong to), a str (a text chunk of that tool
+# call or message), [messageId, kind, text, sizes] (text chunks of that message:
+# ``text`` split by ``sizes``, little-endian uint32 lengths in code points), or
+# [terminalId, bytes]: that terminal's output (what replay shows of it) as it was
+# when the row was written.
 _pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
 _json_decode = msgspec.json.Decoder().decode
@@ -48,6 +60,54 @@ _NOT_WRITTEN: Final = frozenset(NOT_RECORDED)
 JSON_ITEM: Final = 1
 """The msgpack ext code of an item stored as JSON (see :func:`pack`)."""
 _UNPACKABLE: Final = (msgspec.EncodeError, OverflowError, TypeError, ValueError)
+WAKE_AT: Final = 1 << 14
+"""A session's queue wakes the writer each time it holds a multiple of this many items."""
+_WAKE_MASK: Final = WAKE_AT - 1
+_MESSAGE_KIND: Final = "agent_message_chunk"
+_THOUGHT_KIND: Final = "agent_thought_chunk"
+# The message a chunk kind belongs to, and the chunk class of each message class.
+_RUN_MESSAGES: Final[
+    dict[object, type[schema.AgentMessage | schema.AgentThought | schema.UserMessage]]
+] = {
+    _MESSAGE_KIND: schema.AgentMessage,
+    _THOUGHT_KIND: schema.AgentThought,
+    "user_message_chunk": schema.UserMessage,
+}
+_CHUNKS: Final[
+    dict[type, type[schema.AgentMessageChunk | schema.AgentThoughtChunk | schema.UserMessageChunk]]
+] = {
+    schema.AgentMessage: schema.AgentMessageChunk,
+    schema.AgentThought: schema.AgentThoughtChunk,
+    schema.UserMessage: schema.UserMessageChunk,
+}
+
+
+def _run_item(target: list[object] | None, texts: list[str]) -> list[object]:
+    assert target is not None
+    return [target[0], target[1], "".join(texts), encode_sizes(array("I", map(len, texts)))]
+
+
+def _message_items(message: MessageRecord) -> list[object]:
+    """A message with text runs as stored items: the message up to its first run, then
+    each run as ``[messageId, kind, text, sizes]`` and each other block as a chunk."""
+    content = message.content
+    first = next(i for i, item in enumerate(content) if type(item) is TextRun)
+    chunk = _CHUNKS[message.cls]
+    kind = next(k for k, cls in _RUN_MESSAGES.items() if cls is message.cls)
+    head: list[schema.ContentBlock] = content[:first]  # type: ignore[assignment]
+    items: list[object] = [
+        message.cls(message_id=message.message_id, content=head, meta=message.meta)
+    ]
+    for item in content[first:]:
+        if type(item) is TextRun:
+            items.extend(
+                [message.message_id, kind, text, encode_sizes(sizes)]
+                for text, sizes in item.groups()
+            )
+        else:
+            items.append(chunk(message_id=message.message_id, content=item))  # type: ignore[arg-type]
+    return items
+
 
 logger = logging.getLogger("acpio._store.sqlite_store")
 
@@ -126,6 +186,7 @@ class StoredHistory(InMemoryHistory):
         self._owner = record
         self.pending: deque[object] = deque()
         self._key: str | None = None  # the id the chunks queued last belong to
+        self._key_kind = ""  # ... "" for a tool call, else the message chunks' kind
         self._put: Callable[[object], None] = _discard  # attached once loaded
         self.ops = 0  # operations queued in pending (the writer skips the scan without)
         self.ops_done = 0  # ... of which the writer has seen (writer thread)
@@ -137,6 +198,14 @@ class StoredHistory(InMemoryHistory):
         self.marks_done = 0  # ... of which the writer has seen (writer thread)
         self.scan_marks = False  # the batch being written may hold marks (writer thread)
         self.marks_seen = 0  # the count when that batch was taken (writer thread)
+        self.targets = 0  # message targets ([id, kind]) queued in pending
+        self.targets_done = 0  # ... of which the writer has seen (writer thread)
+        self.targets_seen = 0  # the count when the batch was taken (writer thread)
+        self.scan_runs = False  # the batch may hold message text (writer thread)
+        # The message the first text chunks of the next batch belong to, and after the
+        # batch being written (writer thread; taken over once it is written).
+        self.run_target: list[object] | None = None
+        self.next_run_target: list[object] | None = None
         self._marks: dict[str, _OutputMark] = {}
         self.dropped = False
         self._fold[schema.IdleStateUpdate] = self._turn_ended
@@ -173,15 +242,31 @@ class StoredHistory(InMemoryHistory):
 
     def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         """:meth:`InMemoryHistory.record_text_chunk`, queued for the writer."""
-        if tool_call_id is not self._key:
+        if tool_call_id is not self._key or self._key_kind:
             self._key = tool_call_id
+            self._key_kind = ""
             self._put([tool_call_id])
         self._put(text)
+        if not len(self.pending) & _WAKE_MASK:
+            self._wake.set()  # a fast stream: the writer takes it now, not in a second
         # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
         call = self._records.get(("call", tool_call_id))
         if isinstance(call, ToolCallRecord):
             call.content.append(text)
             call.has_content = True
+
+    def record_message_text(self, message_id: str, text: str, thought: bool) -> None:
+        """:meth:`InMemoryHistory.record_message_text`, queued for the writer."""
+        kind = _THOUGHT_KIND if thought else _MESSAGE_KIND
+        if message_id is not self._key or self._key_kind is not kind:
+            self._key = message_id
+            self._key_kind = kind
+            self.targets += 1  # before the append: the writer reads the length first
+            self._put([message_id, kind])
+        self._put(text)
+        if not len(self.pending) & _WAKE_MASK:
+            self._wake.set()  # a fast stream: the writer takes it now, not in a second
+        InMemoryHistory.record_message_text(self, message_id, text, thought)
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """:meth:`InMemoryHistory.record_terminal_output`; the writer is told which
@@ -206,7 +291,56 @@ class StoredHistory(InMemoryHistory):
         self.compact_due = False
         self.log_bytes = 0
         self._key = None  # the rows after the snapshot name their ids again
-        self.put_op(Snapshot(self.session_id, self, list(self.replay())))
+        self.put_op(Snapshot(self.session_id, self, self.stored_items()))
+
+    def stored_items(self) -> list[object]:
+        """The folded history as stored items: what :meth:`replay` gives, but each message's
+        runs of text chunks as one ``[messageId, kind, text, sizes]`` (not a block per chunk)."""
+        items: list[object] = []
+        for value in list(self._records.values()):
+            if isinstance(value, MessageRecord) and any(
+                type(item) is TextRun for item in value.content
+            ):
+                items.extend(_message_items(value))
+            else:
+                items.append(replay_record(value))
+        return items
+
+    def message_runs(self, events: list[object]) -> list[object]:
+        """``events`` with each message's text chunks as one ``[messageId, kind, text, sizes]``
+        and no ``[messageId, kind]`` target (rows hold no bare message text: an older acpio
+        reading them takes a bare str for a tool call's text, and skips these).
+
+        Chunks at the start belong to :attr:`next_run_target` (set to :attr:`run_target`,
+        where the batch before ended, when the batch is taken), which is left holding
+        the target at the end (the batch is written in parts, in order).
+        """
+        target = self.next_run_target
+        out: list[object] = []
+        texts: list[str] = []
+        for item in events:
+            kind = type(item)
+            if kind is str:
+                if target is None:
+                    out.append(item)  # a tool call's text
+                else:
+                    texts.append(item)  # type: ignore[arg-type]
+                continue
+            if texts:
+                out.append(_run_item(target, texts))
+                texts = []
+            if kind is list:
+                pair: list[object] = item  # type: ignore[assignment]
+                if len(pair) == 2 and type(pair[1]) is str:
+                    target = pair
+                    continue
+                if len(pair) == 1:
+                    target = None
+            out.append(item)
+        if texts:
+            out.append(_run_item(target, texts))
+        self.next_run_target = target
+        return out
 
     def terminal_output_events(self, events: list[object]) -> list[object]:
         """``events`` with each terminal's output marks replaced by one ``[id, bytes]`` at the
@@ -235,8 +369,9 @@ class StoredHistory(InMemoryHistory):
     def fold_blob(self, data: bytes, key: list[str]) -> int:
         """Fold one stored row (or snapshot) into a history being loaded; its size.
 
-        ``key`` holds the id the row's first items belong to, and is left holding
-        the id of its last ones (rows are folded in order).
+        ``key`` holds the id the row's first text items belong to and their kind
+        (``""`` for a tool call), and is left holding those of its last ones (rows are
+        folded in order).
         """
         # A zlib stream starts with 0x78, a msgpack array never does.
         raw = zlib.decompress(data) if data[:1] == b"\x78" else data
@@ -247,7 +382,10 @@ class StoredHistory(InMemoryHistory):
                 else stored
             )
             if isinstance(item, str):
-                InMemoryHistory.record_text_chunk(self, key[0], item)
+                if key[1]:
+                    InMemoryHistory.record_message_text(self, key[0], item, key[1] == _THOUGHT_KIND)
+                else:
+                    InMemoryHistory.record_text_chunk(self, key[0], item)
             elif isinstance(item, dict):
                 fields = cast("dict[str, object]", item)
                 InMemoryHistory.record(self, schema.convert(fields, schema.SessionUpdate))
@@ -256,10 +394,42 @@ class StoredHistory(InMemoryHistory):
                 if not pair or not isinstance(pair[0], str):
                     continue
                 if len(pair) == 1:
-                    key[0] = pair[0]
+                    key[0], key[1] = pair[0], ""
                 elif isinstance(pair[1], bytes):
                     self._terminal(pair[0]).output.replace(pair[1])
+                elif isinstance(pair[1], str) and pair[1] in _RUN_MESSAGES:
+                    if len(pair) == 2 and pair[1] != "user_message_chunk":
+                        key[0], key[1] = pair[0], pair[1]
+                    elif len(pair) == 4 and isinstance(pair[2], str) and isinstance(pair[3], bytes):
+                        self.fold_run(pair[0], _RUN_MESSAGES[pair[1]], pair[2], pair[3])
         return len(raw)
+
+    def fold_run(
+        self,
+        message_id: str,
+        cls: type[schema.AgentMessage | schema.AgentThought | schema.UserMessage],
+        text: str,
+        sizes: bytes,
+    ) -> None:
+        """Fold the text chunks of a stored ``[messageId, kind, text, sizes]``.
+
+        :raises ValueError: when the sizes do not split the text.
+        """
+        lengths = run_sizes(sizes)
+        if sum(lengths) != len(text):
+            raise ValueError("a stored message text does not match its chunk sizes")
+        key = (cls.__name__, message_id)
+        message = self._records.get(key)
+        if not isinstance(message, MessageRecord):
+            message = MessageRecord(cls, message_id)
+            self._add(key, message)
+        content = message.content
+        if content and type(content[-1]) is TextRun:
+            content[-1].extend(text, lengths)  # type: ignore[union-attr]
+        else:
+            run = TextRun()
+            run.extend(text, lengths)
+            content.append(run)
 
 
 class StoredRecord(SessionRecord):
