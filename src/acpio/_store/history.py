@@ -492,7 +492,7 @@ class InMemoryHistory:
         if message is None:
             message = MessageRecord(cls, message_id)
             self._add(key, message)
-        message.add_text(text)  # type: ignore[union-attr]
+        message.add_text(text)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
 
     def _fold_message(self, update: _MessageUpdate) -> None:
         message = self._message(update)

@@ -149,6 +149,9 @@ class Unloaded:
     def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         raise RuntimeError("this session's history is not loaded; resume it first")
 
+    def record_message_text(self, message_id: str, text: str, thought: bool) -> None:
+        raise RuntimeError("this session's history is not loaded; resume it first")
+
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         raise RuntimeError("this session's history is not loaded; resume it first")
 
@@ -424,8 +427,9 @@ class StoredHistory(InMemoryHistory):
             message = MessageRecord(cls, message_id)
             self._add(key, message)
         content = message.content
-        if content and type(content[-1]) is TextRun:
-            content[-1].extend(text, lengths)  # type: ignore[union-attr]
+        last = content[-1] if content else None
+        if isinstance(last, TextRun):
+            last.extend(text, lengths)
         else:
             run = TextRun()
             run.extend(text, lengths)
@@ -485,9 +489,7 @@ class Meta:
 class Snapshot:
     __slots__ = ("history", "session_id", "updates")
 
-    def __init__(
-        self, session_id: str, history: StoredHistory, updates: list[schema.SessionUpdate]
-    ) -> None:
+    def __init__(self, session_id: str, history: StoredHistory, updates: list[object]) -> None:
         self.session_id = session_id
         self.history = history
         self.updates = updates
