@@ -167,7 +167,7 @@ def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
     return recorded
 
 
-_SEAL_AT: Final = 256
+SEAL_AT: Final = 256
 _LITTLE: Final = sys.byteorder == "little"
 
 
@@ -176,7 +176,7 @@ class TextRun:
 
     What replay gives back is exactly the chunks (one text block each), but they
     are held as a few long strings and 4 bytes per chunk, not as an object per
-    chunk. Appending is O(1) amortized: every :data:`_SEAL_AT` chunks are joined.
+    chunk. Appending is O(1) amortized: every :data:`SEAL_AT` chunks are joined.
     """
 
     __slots__ = ("counts", "parts", "sizes", "tail")
@@ -192,7 +192,7 @@ class TextRun:
         tail = self.tail
         tail.append(text)
         self.sizes.append(len(text))
-        if len(tail) >= _SEAL_AT:
+        if len(tail) >= SEAL_AT:
             self.seal()
 
     def seal(self) -> None:
@@ -402,6 +402,11 @@ class InMemoryHistory:
         self.limits: HistoryLimits = limits or HistoryLimits()
         self._records: dict[tuple[str, str], object] = {}
         self._sequence = 0
+        # The text run record_message_text appended to last, while it is that message's
+        # last content item (anything else recorded forgets it): the streaming hot path.
+        self._open: TextRun | None = None
+        self._open_id: str | None = None
+        self._open_thought = False
         # Dispatch on the exact class: this runs for every update a session sends.
         self._fold: dict[type, Callable[[Any], None]] = {
             schema.ToolCallContentChunk: self._fold_content_chunk,
@@ -425,12 +430,14 @@ class InMemoryHistory:
 
     def _add(self, key: tuple[str, str], value: object) -> None:
         """Keep a new record (the key is not in use), dropping the oldest at the limit."""
+        self._open = None
         if len(self._records) >= self.limits.records:
             del self._records[next(iter(self._records))]
         self._records[key] = value
 
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one update into the records (see the class docstring)."""
+        self._open = None
         fold = self._fold.get(type(update))
         if fold is None:
             if isinstance(update, NOT_RECORDED):
@@ -486,13 +493,29 @@ class InMemoryHistory:
         The same as :meth:`record` of that chunk, without building it: the
         streaming path of :meth:`acpio.MessageStream.write`.
         """
+        run = self._open
+        if run is not None and message_id is self._open_id and thought is self._open_thought:
+            # TextRun.append written out: this runs for every streamed chunk.
+            tail = run.tail
+            tail.append(text)
+            run.sizes.append(len(text))
+            if len(tail) >= SEAL_AT:
+                run.seal()
+            return
+        self.add_message_text(message_id, text, thought)
+
+    def add_message_text(self, message_id: str, text: str, thought: bool) -> None:
+        """:meth:`record_message_text` of a chunk that does not continue the open run."""
         cls = schema.AgentThought if thought else schema.AgentMessage
         key = (cls.__name__, message_id)
         message = self._records.get(key)
-        if message is None:
+        if not isinstance(message, MessageRecord):
             message = MessageRecord(cls, message_id)
             self._add(key, message)
-        message.add_text(text)  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]
+        message.add_text(text)
+        self._open = message.content[-1]  # type: ignore[assignment]
+        self._open_id = message_id
+        self._open_thought = thought
 
     def _fold_message(self, update: _MessageUpdate) -> None:
         message = self._message(update)

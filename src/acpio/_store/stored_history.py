@@ -19,6 +19,7 @@ import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from itertools import groupby
 from typing import Final, cast
 
 import msgspec
@@ -28,6 +29,7 @@ from .._limits import HistoryLimits
 from ..schema._base import enc_hook
 from .history import (
     NOT_RECORDED,
+    SEAL_AT,
     InMemoryHistory,
     MessageRecord,
     SessionRecord,
@@ -232,6 +234,7 @@ class StoredHistory(InMemoryHistory):
         never part of the history, so they are not written either; the end of a
         turn (``idle``) still queues the session's metadata and wakes the writer.
         """
+        self._open = None
         kind = type(update)
         if kind not in _NOT_WRITTEN:
             self._put(update)
@@ -269,7 +272,16 @@ class StoredHistory(InMemoryHistory):
         self._put(text)
         if not len(self.pending) & _WAKE_MASK:
             self._wake.set()  # a fast stream: the writer takes it now, not in a second
-        InMemoryHistory.record_message_text(self, message_id, text, thought)
+        run = self._open
+        if run is not None and message_id is self._open_id and thought is self._open_thought:
+            # InMemoryHistory.record_message_text written out: this runs for every chunk.
+            tail = run.tail
+            tail.append(text)
+            run.sizes.append(len(text))
+            if len(tail) >= SEAL_AT:
+                run.seal()
+        else:
+            self.add_message_text(message_id, text, thought)
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """:meth:`InMemoryHistory.record_terminal_output`; the writer is told which
@@ -320,28 +332,24 @@ class StoredHistory(InMemoryHistory):
         """
         target = self.next_run_target
         out: list[object] = []
-        texts: list[str] = []
-        for item in events:
-            kind = type(item)
+        # Grouped by type in C: a fast stream is long runs of str between a few others.
+        for kind, group in groupby(events, type):
             if kind is str:
+                texts: list[str] = list(group)  # type: ignore[arg-type]
                 if target is None:
-                    out.append(item)  # a tool call's text
+                    out.extend(texts)  # a tool call's text
                 else:
-                    texts.append(item)  # type: ignore[arg-type]
+                    out.append(_run_item(target, texts))
                 continue
-            if texts:
-                out.append(_run_item(target, texts))
-                texts = []
-            if kind is list:
-                pair: list[object] = item  # type: ignore[assignment]
-                if len(pair) == 2 and type(pair[1]) is str:
-                    target = pair
-                    continue
-                if len(pair) == 1:
-                    target = None
-            out.append(item)
-        if texts:
-            out.append(_run_item(target, texts))
+            for item in group:
+                if kind is list:
+                    pair: list[object] = item  # type: ignore[assignment]
+                    if len(pair) == 2 and type(pair[1]) is str:
+                        target = pair
+                        continue
+                    if len(pair) == 1:
+                        target = None
+                out.append(item)
         self.next_run_target = target
         return out
 
@@ -421,6 +429,7 @@ class StoredHistory(InMemoryHistory):
         lengths = run_sizes(sizes)
         if sum(lengths) != len(text):
             raise ValueError("a stored message text does not match its chunk sizes")
+        self._open = None
         key = (cls.__name__, message_id)
         message = self._records.get(key)
         if not isinstance(message, MessageRecord):
