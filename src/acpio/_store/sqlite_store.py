@@ -66,6 +66,7 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 import urllib.parse
 import zlib
 from collections import deque
@@ -108,6 +109,10 @@ COMPACT_BYTES: Final = 4 * 1024 * 1024
 """A session's rows are folded into a snapshot once they exceed this and twice the
 snapshot (amortized: each byte recorded is snapshotted a bounded number of times)."""
 RETAIN_EVERY: Final = 100
+STREAM_POLL: Final = 0.02
+"""Seconds between two flushes while text streams fast (a batch of STREAM_ITEMS or more)."""
+STREAM_ITEMS: Final = 256
+STREAM_WATCH: Final = 1.0
 
 _V1: Final = """
 CREATE TABLE sessions (
@@ -178,6 +183,10 @@ class SqliteSessionStore:
         self.busy_timeout = busy_timeout
         self._queue: deque[object] = deque()
         self._wake = threading.Event()
+        # Set by the loop when a text stream starts (with the wake), and by the writer
+        # while batches are large: then it flushes every STREAM_POLL seconds.
+        self._stream_started = False
+        self._streaming_until = 0.0
         self._stopping = False
         self._served: dict[str, StoredRecord] = {}
         self._histories: set[StoredHistory] = set()  # with items for the writer
@@ -351,7 +360,13 @@ class SqliteSessionStore:
         """
         self._check()
         record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
-        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        history = StoredHistory(
+            self.limits,
+            record,
+            histories=self._histories,
+            wake=self._wake,
+            stream_started=self._on_stream_started,
+        )
         record.history = history
         self._served[session_id] = record
         if self.read_only:
@@ -623,7 +638,13 @@ class SqliteSessionStore:
             title=row[2],
             updated_at=row[3],
         )
-        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        history = StoredHistory(
+            self.limits,
+            record,
+            histories=self._histories,
+            wake=self._wake,
+            stream_started=self._on_stream_started,
+        )
         record.history = history
         try:
             key = ["", ""]
@@ -690,7 +711,11 @@ class SqliteSessionStore:
     def _write_loop(self) -> None:
         conn: sqlite3.Connection | None = None
         while True:
-            self._wake.wait(self.flush_interval)
+            # While a fast stream runs (the last batch was large, or text just started
+            # streaming: the loop wakes it), the writer looks again soon, so its queue
+            # holds about STREAM_POLL seconds of the stream, not a flush interval's.
+            streaming = time.monotonic() < self._streaming_until
+            self._wake.wait(STREAM_POLL if streaming else self.flush_interval)
             self._wake.clear()
             stopping = self._stopping
             try:
@@ -712,6 +737,11 @@ class SqliteSessionStore:
         if conn is not None:
             conn.close()
 
+    def _on_stream_started(self) -> None:
+        """A text stream starts (on the loop): the writer flushes soon and watches its pace."""
+        self._stream_started = True
+        self._wake.set()
+
     def _release_barriers(self) -> None:
         """Wake every flush waiting on this writer (what is queued besides stays queued)."""
         queue = self._queue
@@ -728,6 +758,7 @@ class SqliteSessionStore:
         # Taken before the histories are drained: a barrier covers what was recorded before it.
         items = [queue.popleft() for _ in range(len(queue))]
         drained: list[tuple[StoredHistory, list[object], int]] = []
+        largest = 0
         for history in list(self._histories):
             pending = history.pending
             count = len(pending)  # before the counts: an op or mark counted there is in these
@@ -736,11 +767,17 @@ class SqliteSessionStore:
             targets = history.targets
             history.scan_marks = marks != history.marks_done
             history.scan_runs = targets != history.targets_done or history.run_target is not None
+            largest = max(largest, count)
             if count:
                 drained.append((history, [pending.popleft() for _ in range(count)], ops))
                 history.marks_seen = marks
                 history.targets_seen = targets
                 history.next_run_target = history.run_target
+        # Woken by the start of a text stream, or a large batch: look again soon, for
+        # STREAM_WATCH seconds (a stream pauses now and then: the writer keeps watching).
+        started, self._stream_started = self._stream_started, False
+        if started or largest >= STREAM_ITEMS:
+            self._streaming_until = time.monotonic() + STREAM_WATCH
         if not items and not drained:
             return True
         written = False

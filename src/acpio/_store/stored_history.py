@@ -4,11 +4,14 @@ How this works: :class:`StoredHistory` is an :class:`~acpio.store.InMemoryHistor
 (the same folding, the same bounds) that also queues what it records for the
 store's writer thread (see :mod:`acpio._store.sqlite_store`): the update object, a
 text chunk (after ``[id]`` when the tool call changed, ``[id, kind]`` when the
-streamed message changed), or for terminal output a mark naming the terminal. A
-fast stream wakes the writer every :data:`WAKE_AT` queued items, so the queue
-never holds more than about that much of it. :func:`_terminal_output` turns a batch's marks into
-the terminal's newest bytes as the row is written; :func:`_fold_blob` folds a
-stored row or snapshot back into a history when a session is loaded.
+streamed message changed), or for terminal output a mark naming the terminal. Text
+that starts streaming (a target queued: after any other update, text names its
+target again) tells the writer, which then flushes every
+:data:`~acpio._store.sqlite_store.STREAM_POLL` seconds while batches stay large,
+so the queue holds a fraction of a second of a fast stream, not a flush
+interval's, at no cost per chunk. :func:`_terminal_output` turns a batch's marks
+into the terminal's newest bytes as the row is written; :func:`_fold_blob` folds
+a stored row or snapshot back into a history when a session is loaded.
 """
 
 from __future__ import annotations
@@ -62,9 +65,6 @@ _NOT_WRITTEN: Final = frozenset(NOT_RECORDED)
 JSON_ITEM: Final = 1
 """The msgpack ext code of an item stored as JSON (see :func:`pack`)."""
 _UNPACKABLE: Final = (msgspec.EncodeError, OverflowError, TypeError, ValueError)
-WAKE_AT: Final = 1 << 14
-"""A session's queue wakes the writer each time it holds a multiple of this many items."""
-_WAKE_MASK: Final = WAKE_AT - 1
 _MESSAGE_KIND: Final = "agent_message_chunk"
 _THOUGHT_KIND: Final = "agent_thought_chunk"
 # The message a chunk kind belongs to, and the chunk class of each message class.
@@ -142,6 +142,10 @@ def _discard(item: object) -> None:
     pass
 
 
+def _nothing() -> None:
+    pass
+
+
 class Unloaded:
     """The history of a listed session that this process does not serve (never read)."""
 
@@ -182,12 +186,14 @@ class StoredHistory(InMemoryHistory):
         *,
         histories: set[StoredHistory],
         wake: threading.Event,
+        stream_started: Callable[[], None] = _nothing,
     ) -> None:
         super().__init__(limits)
         self.session_id = record.session_id
         # The store's histories with items for its writer, and the writer's wake-up.
         self._histories = histories
         self._wake = wake
+        self._stream_started = stream_started
         self._owner = record
         self.pending: deque[object] = deque()
         self._key: str | None = None  # the id the chunks queued last belong to
@@ -235,6 +241,7 @@ class StoredHistory(InMemoryHistory):
         turn (``idle``) still queues the session's metadata and wakes the writer.
         """
         self._open = None
+        self._key = None  # text after this names its target again (and wakes the writer)
         kind = type(update)
         if kind not in _NOT_WRITTEN:
             self._put(update)
@@ -252,9 +259,8 @@ class StoredHistory(InMemoryHistory):
             self._key = tool_call_id
             self._key_kind = ""
             self._put([tool_call_id])
+            self._stream_started()
         self._put(text)
-        if not len(self.pending) & _WAKE_MASK:
-            self._wake.set()  # a fast stream: the writer takes it now, not in a second
         # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
         call = self._records.get(("call", tool_call_id))
         if isinstance(call, ToolCallRecord):
@@ -269,9 +275,8 @@ class StoredHistory(InMemoryHistory):
             self._key_kind = kind
             self.targets += 1  # before the append: the writer reads the length first
             self._put([message_id, kind])
+            self._stream_started()
         self._put(text)
-        if not len(self.pending) & _WAKE_MASK:
-            self._wake.set()  # a fast stream: the writer takes it now, not in a second
         run = self._open
         if run is not None and message_id is self._open_id and thought is self._open_thought:
             # InMemoryHistory.record_message_text written out: this runs for every chunk.
