@@ -8,7 +8,9 @@ path, no encoding, no lock (the loop only appends, the writer only pops).
 A writer thread owns a connection and drains every session's deque in one
 transaction per flush: every ``flush_interval`` seconds, at once at every
 turn end (the ``idle`` state update passes through ``record``), on session
-close (``release``) and on shutdown. Each flush writes one msgpack row per
+close (``release``) and on shutdown; and every :data:`STREAM_POLL` seconds
+while text streams fast (the loop tells it when a stream starts), so a fast
+stream is not held in the queue for a whole interval. Each flush writes one msgpack row per
 session (``events``); a terminal that got output is written once per row,
 as its newest bytes (what replay shows), so streaming 64 MiB writes at most
 1 MiB per flush and holds nothing extra in memory. Now and then (once the
