@@ -1,7 +1,8 @@
 """The acpio bench agent: the benchmark contract (benchmarks/README.md) written with acpio.
 
 It uses the SDK the way an agent author would: a ToolCallHandle for ``notify``,
-a TerminalHandle for ``terminal``, ``request_permission`` for ``permission``.
+a MessageStream for ``reply``, a TerminalHandle for ``terminal``,
+``request_permission`` for ``permission``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _pattern(total: int, chunk: int) -> Iterator[memoryview]:
 
 
 class BenchAgent(acpio.Agent):
-    """Answers ``notify N``, ``terminal BYTES CHUNK`` and ``permission N`` prompts."""
+    """Answers ``notify N``, ``reply N``, ``terminal BYTES CHUNK`` and ``permission N`` prompts."""
 
     info = acpio.Implementation(name="acpio-bench-agent", version=acpio.__version__)
 
@@ -40,6 +41,10 @@ class BenchAgent(acpio.Agent):
             for i in range(int(words[1])):
                 await call.append_text(f"chunk {i}")
             await call.complete()
+        elif words[0] == "reply":
+            stream = session.message_stream()
+            for i in range(int(words[1])):
+                await stream.write(f"chunk {i}")
         elif words[0] == "terminal":
             # Shown in a tool call, as agents show a command's output (v1 can show it only so).
             call = await session.tool_call("bench", tool_call_id="bench", kind="execute")

@@ -176,7 +176,8 @@ class AgentExited(BenchError):
 
 @dataclass(frozen=True)
 class Scenario:
-    """One unit of benchmark work: ``notify N``, ``terminal BYTES CHUNK`` or ``permission N``."""
+    """One unit of benchmark work: ``notify N``, ``reply N``, ``terminal BYTES CHUNK`` or
+    ``permission N``."""
 
     kind: str
     count: int = 0
@@ -189,7 +190,7 @@ class Scenario:
             words = words.replace(":", " ").split()
         kind, *args = words
         nums = [int(a) for a in args]
-        if kind in ("notify", "permission") and len(nums) == 1 and nums[0] >= 0:
+        if kind in ("notify", "reply", "permission") and len(nums) == 1 and nums[0] >= 0:
             return cls(kind, count=nums[0])
         if kind == "terminal" and len(nums) == 2 and nums[0] >= 0 and nums[1] > 0:
             return cls(kind, total_bytes=nums[0], chunk=nums[1])
@@ -211,6 +212,8 @@ class Scenario:
             return f"notify {self.count:,}"
         if self.kind == "permission":
             return f"permission {self.count:,}"
+        if self.kind == "reply":
+            return f"reply {self.count:,}"
         return f"terminal {_size(self.total_bytes)} in {_size(self.chunk)} writes"
 
     @property
@@ -503,6 +506,8 @@ class _Run:
             kind = self.scenario.kind
             if kind == "notify":
                 t1 = self.notify(reader, sid, v2)
+            elif kind == "reply":
+                t1 = self.reply(reader, sid, v2)
             elif kind == "terminal":
                 t1 = self.terminal(reader, sid, v2, result)
             else:
@@ -580,6 +585,43 @@ class _Run:
                 if end.feed(m, sid):
                     if got != n:
                         raise BenchError(f"notify: turn ended after {got} of {n} chunks")
+                    return end.at
+                if not end.consumed:
+                    self.unexpected(m)
+
+    def reply(self, reader: _Reader, sid: str, v2: bool) -> float:
+        """N ``agent_message_chunk``s of one text block ``chunk <i>``, in order; on v2 all with
+        the same ``messageId``."""
+        n = self.scenario.count
+        expected = [f"chunk {i}" for i in range(n)]
+        end = _TurnEnd(v2)
+        got = 0
+        message_id: str | None = None
+        while True:
+            for m in reader.batch():
+                p = m.params
+                if p is not None and p.update is not None and m.id is msgspec.UNSET:
+                    u = p.update
+                    if u.sessionUpdate == "agent_message_chunk":
+                        c = u.content
+                        if (
+                            got >= n
+                            or not isinstance(c, Item)
+                            or c.type != "text"
+                            or c.text != expected[got]
+                        ):
+                            raise BenchError(f"reply: bad or unexpected chunk #{got}: {u!r:.200}")
+                        if v2:
+                            if not u.messageId or (got and u.messageId != message_id):
+                                raise BenchError(
+                                    f"reply: chunk #{got} has messageId {u.messageId!r}"
+                                )
+                            message_id = u.messageId
+                        got += 1
+                        continue
+                if end.feed(m, sid):
+                    if got != n:
+                        raise BenchError(f"reply: turn ended after {got} of {n} chunks")
                     return end.at
                 if not end.consumed:
                     self.unexpected(m)

@@ -8,6 +8,7 @@ reversing every repeat, so a slow phase of the machine hits each alike.
     git worktree add /tmp/before HEAD~1
     python benchmarks/compare.py permission:5000 /tmp/before/src src --repeats 10
     python benchmarks/compare.py permission:5000 /tmp/before/src src --floor
+    python benchmarks/compare.py reply:100000 /tmp/before/src src --protocol 1
 
 ``--floor`` adds the asyncio floor agent (``loop_floor_agent.py``, no acpio) to
 the alternation and prints each tree's median throughput as a ratio of the
@@ -31,14 +32,18 @@ HERE = Path(__file__).resolve().parent
 FLOOR = "asyncio floor"
 
 
-def run_once(src: str, scenario: Sequence[str], agent: Path) -> dict[str, object]:
+def run_once(
+    src: str, scenario: Sequence[str], agent: Path, protocol: int = 2
+) -> dict[str, object]:
     """One run of ``client.py`` against ``agent`` with ``src`` first on the import path."""
     if src == FLOOR:
-        src, agent = "", HERE / "loop_floor_agent.py"
+        # The asyncio floor speaks v2 only; over v1 the blocking floor stands in.
+        src, agent = "", HERE / ("loop_floor_agent.py" if protocol == 2 else "floor_agent.py")
     env = dict(
         os.environ, PYTHONPATH=os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))
     )
-    argv = [sys.executable, str(HERE / "client.py"), "--", sys.executable, str(agent), "--"]
+    argv = [sys.executable, str(HERE / "client.py"), "--protocol", str(protocol)]
+    argv += ["--", sys.executable, str(agent), "--"]
     done = subprocess.run([*argv, *scenario], env=env, capture_output=True, text=True, check=False)
     result: dict[str, object] = json.loads(done.stdout)
     if not result.get("ok"):
@@ -62,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--floor", action="store_true", help="also run the asyncio floor agent; print ratios"
     )
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=2)
     args = parser.parse_args(argv)
     scenario = args.scenario.split(":")
     sources: list[str] = [*args.sources, FLOOR] if args.floor else list(args.sources)
@@ -69,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for repeat in range(args.repeats):
         order = sources if repeat % 2 == 0 else sources[::-1]
         for src in order:
-            runs[src].append(run_once(src, scenario, args.agent))
+            runs[src].append(run_once(src, scenario, args.agent, args.protocol))
     width = max(len(src) for src in sources)
     floor = _median(runs[FLOOR], "throughput") if args.floor else None
     for src, done in runs.items():
@@ -77,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         throughput = _median(done, "throughput")
         line = f"{src:{width}}  agent CPU/unit {cpu * 1e6 if cpu else float('nan'):9.2f} us"
         line += f"  throughput {throughput or float('nan'):11.1f}/s"
+        rss = _median(done, "max_rss_bytes")
+        if rss is not None:
+            line += f"  peak RSS {rss / 2**20:6.1f} MiB"
         p50, p99 = _median(done, "rt_p50_s"), _median(done, "rt_p99_s")
         if p50 is not None and p99 is not None:
             line += f"  p50 {p50 * 1e6:6.0f} us  p99 {p99 * 1e6:6.0f} us"

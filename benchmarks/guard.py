@@ -1,8 +1,9 @@
 """CI regression guard: acpio's throughput must stay above a fraction of the floor's.
 
-A few seconds in total: a short notify run and a short terminal run with 1 KiB
-writes, each against the acpio bench agent and the floor agent (pure Python, no
-SDK), and a short permission run against the acpio bench agent and the asyncio
+A few seconds in total: a short notify run, a short reply run (on v2 and on
+v1) and a short terminal run with 1 KiB writes, each against the acpio bench
+agent and the floor agent (pure Python, no SDK, over the same protocol version),
+and a short permission run against the acpio bench agent and the asyncio
 floor agent (the least an event-loop agent costs per round trip), each pair in
 the same invocation, interleaved, best of ``--repeats``. Comparing with
 a floor measured on the same machine a moment earlier makes the check
@@ -12,7 +13,7 @@ purpose: this catches a regression by a large factor (an accidental per-message
 flush, an O(n^2) buffer, a lost batching path), not a few percent.
 
     python benchmarks/guard.py                         # exit 1 when a check fails
-    python benchmarks/guard.py --notify-ratio 0.25 --terminal-ratio 0.4 --permission-ratio 0.4
+    python benchmarks/guard.py --notify-ratio 0.25 --reply-ratio 0.3 --permission-ratio 0.4
 
 The last line is a summary ``N passed, N failed``.
 """
@@ -41,6 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--notify-ratio", type=float, default=0.2, help="minimum acpio/floor (default 0.2)"
     )
     parser.add_argument(
+        "--reply-ratio",
+        type=float,
+        default=0.15,
+        help="minimum acpio/floor for reply chunks, v2 and v1 (default 0.15)",
+    )
+    parser.add_argument(
         "--terminal-ratio", type=float, default=0.3, help="minimum acpio/floor (default 0.3)"
     )
     parser.add_argument(
@@ -50,6 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="minimum acpio/asyncio floor (default 0.2; round trips are the noisiest figure)",
     )
     parser.add_argument("--notify-count", type=int, default=20000)
+    parser.add_argument("--reply-count", type=int, default=20000)
     parser.add_argument("--permission-count", type=int, default=2000)
     parser.add_argument(
         "--terminal-bytes", type=int, default=2 << 20, help="total bytes, written 1 KiB at a time"
@@ -58,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, help="per run, seconds")
     parser.add_argument(
         "--candidate",
-        help="command of the agent to check instead of benchmarks/bench_agent.py (protocol v2)",
+        help="command of the agent to check instead of benchmarks/bench_agent.py",
     )
     args = parser.parse_args(argv)
 
@@ -70,6 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     checks = [
         (Scenario("notify", count=args.notify_count), args.notify_ratio, "floor"),
+        (Scenario("reply", count=args.reply_count), args.reply_ratio, "floor"),
+        (Scenario("reply", count=args.reply_count), args.reply_ratio, "floor1"),
         (
             Scenario("terminal", total_bytes=args.terminal_bytes, chunk=1024),
             args.terminal_ratio,
@@ -80,7 +90,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     passed = failed = 0
     for scenario, minimum, reference in checks:
         floor = agents[reference]
+        protocol = floor.protocol
         name = f"{scenario.label}: acpio >= {minimum:.2f}x {floor.label}"
+        if protocol == 1:
+            name = f"{scenario.label} (v1): acpio >= {minimum:.2f}x {floor.label}"
         if cand_missing is not None:
             print(f"FAIL {name}: acpio bench agent not available ({cand_missing})")
             failed += 1
@@ -90,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             order = [("acpio", cand_argv), ("floor", floor.argv)]
             for key, cmd in order if rep % 2 == 0 else order[::-1]:
                 runs[key].append(
-                    run_once(cmd, scenario, protocol=2, agent=key, timeout=args.timeout)
+                    run_once(cmd, scenario, protocol=protocol, agent=key, timeout=args.timeout)
                 )
         best_a, best_f = _best(runs["acpio"]), _best(runs["floor"])
         if best_a is None or best_f is None:

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("kind", choices=["notify", "permission", "terminal"])
+    parser.add_argument("kind", choices=["notify", "reply", "permission", "terminal"])
     parser.add_argument("small", type=int, help="units in the first run")
     parser.add_argument("large", type=int, help="units in the second run")
     parser.add_argument("--chunk", type=int, default=1024, help="terminal write size")

@@ -37,6 +37,7 @@ from floor_agent import (
     granted,
     notify,
     permission_request_tail,
+    reply,
     start_turn,
     terminal,
 )
@@ -93,6 +94,8 @@ class Agent:
             turn = start_turn(out, rid, params.sessionId, params.prompt, self.turns)
             if turn.kind == "notify":
                 notify(out, turn.pre, turn.args[0])
+            elif turn.kind == "reply":
+                reply(out, turn.pre, turn.mid, turn.args[0])
             elif turn.kind == "terminal":
                 terminal(out, turn.pre, turn.args[0], turn.args[1])
             elif turn.kind == "permission":

@@ -11,6 +11,8 @@ update builders, ``conn.session_update``/``conn.request_permission``):
   whose content holds the one item ``chunk <i>`` (v1 has no append-only
   ``tool_call_content_chunk``: a v1 client replaces the content each time),
   then a final ``tool_call_update`` with status ``completed``;
+- ``reply N``: N ``agent_message_chunk`` updates of one text block ``chunk <i>``
+  (``update_agent_message(text_block(...))``, as the SDK's example agent streams);
 - ``terminal BYTES CHUNK``: v1 has no display-only terminal (its terminals are
   processes the *client* runs), so each write is one ``tool_call_update`` whose
   content is a text block holding the write's bytes as base64 (the same
@@ -39,6 +41,7 @@ from acp import (
     start_tool_call,
     text_block,
     tool_content,
+    update_agent_message,
     update_tool_call,
 )
 from acp.interfaces import Client
@@ -92,6 +95,11 @@ class BenchAgent(Agent):
                 update = update_tool_call("bench", content=[tool_content(text_block(f"chunk {i}"))])
                 await conn.session_update(session_id, update)
             await conn.session_update(session_id, update_tool_call("bench", status="completed"))
+        elif kind == "reply":
+            for i in range(nums[0]):
+                await conn.session_update(
+                    session_id, update_agent_message(text_block(f"chunk {i}"))
+                )
         elif kind == "terminal":
             total, size = nums
             rep = memoryview(PATTERN * (size // 256 + 2))  # views, as in the other agents

@@ -38,8 +38,20 @@ OUT = HERE / "out"
 PEERS_PY = HERE / ".venv-peers" / "bin" / "python"
 TS_DIR = HERE / "ts_agent"
 
-FULL = ("notify:100000", "terminal:67108864:65536", "terminal:8388608:1024", "permission:5000")
-QUICK = ("notify:10000", "terminal:8388608:65536", "terminal:1048576:1024", "permission:500")
+FULL = (
+    "notify:100000",
+    "reply:100000",
+    "terminal:67108864:65536",
+    "terminal:8388608:1024",
+    "permission:5000",
+)
+QUICK = (
+    "notify:10000",
+    "reply:10000",
+    "terminal:8388608:65536",
+    "terminal:1048576:1024",
+    "permission:500",
+)
 
 BEGIN = "<!-- acpio-bench:begin -->"
 END = "<!-- acpio-bench:end -->"
@@ -113,10 +125,12 @@ def known_agents(python: str = sys.executable) -> dict[str, AgentDef]:
     )
 
     floor = AgentDef("floor", "floor (no SDK)", [python, str(HERE / "floor_agent.py")], 2)
+    # The same floor agent driven by a v1 client: the same work in v1 terms.
+    floor1 = AgentDef("floor1", "floor (no SDK, v1)", floor.argv, 1)
     loop = AgentDef(
         "loop", "asyncio floor (no SDK)", [python, str(HERE / "loop_floor_agent.py")], 2
     )
-    return {a.key: a for a in (acpio, ts, py, floor, loop, acpio1, ts1)}
+    return {a.key: a for a in (acpio, ts, py, floor, loop, acpio1, ts1, floor1)}
 
 
 # -- units ------------------------------------------------------------------------------
@@ -131,7 +145,7 @@ class Units:
 
 
 def units_for(scenario: Scenario) -> Units:
-    if scenario.kind == "notify":
+    if scenario.kind in ("notify", "reply"):
         return Units("k msgs/s", 1e-3, "µs/msg", 1e6)
     if scenario.kind == "terminal":
         return Units("MiB/s", 1.0, "ms/MiB", 1e3)
@@ -266,7 +280,7 @@ def report(
         if perm:
             head += ["p50 µs", "p99 µs"]
         head += [f"agent CPU {u.cpu}", "peak RSS MB", "client busy"]
-        head += ["vs TS (same protocol)", "vs Python SDK (v1)", "vs floor"]
+        head += ["vs TS (same protocol)", "vs Python SDK (v1)", "vs floor (same protocol)"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join(["---"] + ["--:"] * (len(head) - 1)) + "|")
         medians: dict[str, tuple[float | None, float | None]] = {}
@@ -308,7 +322,12 @@ def report(
             ]
             mine = medians[a.key]
             # A v1 agent is compared with the TS SDK's v1 agent, a v2 agent with its v2 one.
-            for ref in ("ts1" if a.protocol == 1 else "ts", "py", "floor"):
+            v1 = a.protocol == 1
+            for ref in (
+                "ts1" if v1 else "ts",
+                "py",
+                "floor1" if v1 and "floor1" in medians else "floor",
+            ):
                 other = medians.get(ref, (None, None))
                 if a.key == ref:
                     row.append("1x")
@@ -374,7 +393,7 @@ def parse_scenarios(spec: str | None, quick: bool) -> list[Scenario]:
     chosen: list[Scenario] = []
     for raw in spec.split(","):
         word = raw.strip()
-        if word in ("notify", "terminal", "permission"):
+        if word in ("notify", "reply", "terminal", "permission"):
             chosen += [s for s in defaults if s.kind == word]
         else:
             chosen.append(Scenario.parse(word))
@@ -387,12 +406,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--agents",
-        default="acpio,ts,py,floor,loop,acpio1,ts1",
-        help="comma-separated: acpio,ts,py,floor,loop,acpio1 (acpio over v1),ts1 (TS SDK v1)",
+        default="acpio,ts,py,floor,loop,acpio1,ts1,floor1",
+        help="comma-separated: acpio,ts,py,floor,loop,acpio1 (acpio over v1),ts1 (TS SDK v1),"
+        "floor1 (the floor over v1)",
     )
     parser.add_argument(
         "--scenarios",
-        help="comma-separated kinds (notify,terminal,permission) or exact ones such as "
+        help="comma-separated kinds (notify,reply,terminal,permission) or exact ones such as "
         "notify:1000, terminal:1048576:1024 (default: all, full size)",
     )
     parser.add_argument("--repeats", type=int, default=5)

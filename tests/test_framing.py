@@ -12,10 +12,12 @@ from acpio import schema
 from acpio._protocol.peer import Peer
 from acpio._rpc.wire import notification_prefix as _notification_prefix
 from acpio._session.framing import (
+    MESSAGE_CHUNK_END,
     TEXT_CHUNK_END,
     UPDATE_END,
     SessionFraming,
     encode_update_line,
+    message_chunk_prefix,
     session_framing,
     terminal_chunk_line,
     text_chunk_prefix,
@@ -79,6 +81,38 @@ def test_a_framed_text_chunk_is_the_general_encoding(
     assert framing.text_chunk_prefix(tool_call_id) == text_chunk_prefix(
         framing.prefix, tool_call_id
     )
+
+
+@given(ids, ids, text, st.booleans())
+def test_a_framed_message_chunk_is_the_general_encoding(
+    session_id: str, message_id: str, chunk: str, thought: bool
+) -> None:
+    framing = session_framing(Peer(), session_id)
+    prefix = framing.message_chunk_prefix(message_id, thought=thought)
+    line = prefix + schema.encode(chunk) + MESSAGE_CHUNK_END
+    cls = schema.AgentThoughtChunk if thought else schema.AgentMessageChunk
+    update = cls(message_id=message_id, content=schema.TextContent(text=chunk))
+    assert line == general(session_id, update)
+    assert prefix == message_chunk_prefix(framing.prefix, message_id, thought=thought)
+
+
+@given(ids, ids, text, st.booleans())
+def test_a_v1_message_chunk_is_the_line_of_the_projection(
+    session_id: str, message_id: str, chunk: str, thought: bool
+) -> None:
+    framing = session_framing(Peer(protocol_version=1), session_id)
+    assert framing.projection is not None
+    prefix = framing.message_chunk_prefix(message_id, thought=thought)
+    line = prefix + schema.encode(chunk) + MESSAGE_CHUNK_END
+    cls = schema.AgentThoughtChunk if thought else schema.AgentMessageChunk
+    update = cls(message_id=message_id, content=schema.TextContent(text=chunk))
+    (projected,) = framing.v1_lines(framing.projection.project(update, now=0.0))
+    assert line == projected
+    kind = "agent_thought_chunk" if thought else "agent_message_chunk"
+    assert json.loads(line)["params"] == {
+        "sessionId": session_id,
+        "update": {"sessionUpdate": kind, "content": {"type": "text", "text": chunk}},
+    }
 
 
 @given(ids, ids, st.binary(max_size=300))

@@ -8,7 +8,7 @@
 // The prompt handler answers `{messageId}` at once and runs the turn in the
 // background, as the v2 examples do.
 //
-// Prompts (the bench contract): `notify N`, `terminal BYTES CHUNK`, `permission N`.
+// Prompts (the bench contract): `notify N`, `reply N`, `terminal BYTES CHUNK`, `permission N`.
 
 import { randomUUID } from "node:crypto";
 import { Readable, Writable } from "node:stream";
@@ -42,6 +42,16 @@ async function runTurn(params, messageId, client) {
       });
     }
     await update({ sessionUpdate: "tool_call_update", toolCallId: "bench", status: "completed" });
+  } else if (kind === "reply") {
+    // A streamed reply: one agent_message_chunk per piece of text, sharing one messageId.
+    const replyId = randomUUID();
+    for (let i = 0; i < nums[0]; i++) {
+      await update({
+        sessionUpdate: "agent_message_chunk",
+        messageId: replyId,
+        content: { type: "text", text: `chunk ${i}` },
+      });
+    }
   } else if (kind === "terminal") {
     const [total, size] = nums;
     const pattern = Buffer.alloc(size + 256);

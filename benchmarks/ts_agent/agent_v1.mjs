@@ -13,6 +13,8 @@
 //   item `chunk <i>`, then `completed`;
 // - `terminal BYTES CHUNK`: each write one `tool_call_update` with a text block holding
 //   the write's bytes as base64, then `completed`;
+// - `reply N`: N `agent_message_chunk`s of one text block `chunk <i>` (as in the SDK's
+//   example agent);
 // - `permission N`: N `session/request_permission` with `toolCall {toolCallId, title}`.
 
 import { randomUUID } from "node:crypto";
@@ -39,6 +41,13 @@ async function runTurn(params, client) {
       });
     }
     await update({ sessionUpdate: "tool_call_update", toolCallId: "bench", status: "completed" });
+  } else if (kind === "reply") {
+    for (let i = 0; i < nums[0]; i++) {
+      await update({
+        sessionUpdate: "agent_message_chunk",
+        content: { type: "text", text: `chunk ${i}` },
+      });
+    }
   } else if (kind === "terminal") {
     const [total, size] = nums;
     const pattern = Buffer.alloc(size + 256);

@@ -629,15 +629,35 @@ class MessageStream(metaclass=LibraryCreated):
         self._session = session
         self.message_id: Final = message_id
         self._thought = thought
+        updates = session._updates  # pyright: ignore[reportPrivateUsage]
+        self._updates: Final = updates
+        # The line of a text chunk up to its text, encoded once (v1: without messageId).
+        self._line_prefix: Final = updates.framing.message_chunk_prefix(message_id, thought=thought)
 
     async def write(self, content: str | schema.ContentBlock) -> None:
-        """Send one chunk (``agent_message_chunk`` or ``agent_thought_chunk``) of the message."""
-        block = schema.TextContent(text=content) if isinstance(content, str) else content
+        """Send one chunk (``agent_message_chunk`` or ``agent_thought_chunk``) of the message.
+
+        A str is sent as one text block: the line is pre-encoded up to the
+        text and, when nothing has to be waited for, sent without an ``await``
+        (the same admission, order and history as :meth:`Session.send`; a text
+        block has no enum values to check). On v1 it is one
+        ``agent_message_chunk`` line, as the client shows it.
+        """
+        if isinstance(content, str):
+            updates = self._updates
+            if updates.try_send_message_text(
+                self._line_prefix, self.message_id, content, self._thought
+            ):
+                return
+            await updates.send_message_text(
+                self._line_prefix, self.message_id, content, self._thought
+            )
+            return
         chunk: schema.SessionUpdate
         if self._thought:
-            chunk = schema.AgentThoughtChunk(message_id=self.message_id, content=block)
+            chunk = schema.AgentThoughtChunk(message_id=self.message_id, content=content)
         else:
-            chunk = schema.AgentMessageChunk(message_id=self.message_id, content=block)
+            chunk = schema.AgentMessageChunk(message_id=self.message_id, content=content)
         await self._session.send(chunk)
 
 

@@ -10,7 +10,11 @@ around one encoded value instead of encoding a whole update:
 * a text chunk of a tool call (``tool_call_content_chunk`` holding one text
   item): :func:`text_chunk_prefix` + the encoded text + :data:`TEXT_CHUNK_END`;
 * terminal bytes (``terminal_output_chunk``): :func:`terminal_chunk_prefix` +
-  their base64 + :data:`TERMINAL_CHUNK_END`.
+  their base64 + :data:`TERMINAL_CHUNK_END`;
+* a text chunk of a streamed reply or thought (``agent_message_chunk``,
+  ``agent_thought_chunk`` holding one text block): :func:`message_chunk_prefix`
+  + the encoded text + :data:`MESSAGE_CHUNK_END`, on both versions (v1 has no
+  ``messageId``; the projection sends such a chunk as it is).
 
 Each prefix and its suffix are defined next to each other here; a property test
 (``tests/test_framing.py``) checks that every framed line decodes to exactly the
@@ -39,12 +43,14 @@ from ..schema._base import enc_hook
 from .v1_projection import V1Projection
 
 __all__ = [
+    "MESSAGE_CHUNK_END",
     "TERMINAL_CHUNK_END",
     "TEXT_CHUNK_END",
     "UPDATE_END",
     "SessionFraming",
     "encode_json",
     "encode_update_line",
+    "message_chunk_prefix",
     "session_framing",
     "terminal_chunk_line",
     "terminal_chunk_prefix",
@@ -61,6 +67,8 @@ _encode: Final = encode_json
 UPDATE_END: Final = b"}}\n"
 #: Closes a text chunk: the text item, the content item, the update, ``params``, the message.
 TEXT_CHUNK_END: Final = b"}}}}}\n"
+#: Closes a message chunk: the text block, the update, ``params``, the message.
+MESSAGE_CHUNK_END: Final = b"}}}}\n"
 #: Closes a terminal chunk: the ``data`` string, the update, ``params``, the message.
 TERMINAL_CHUNK_END: Final = b'"}}}\n'
 
@@ -91,6 +99,26 @@ def text_chunk_prefix(prefix: bytes, tool_call_id: str) -> bytes:
     )
 
 
+def message_chunk_prefix(prefix: bytes, message_id: str | None, *, thought: bool) -> bytes:
+    """The line of a one-text-block ``agent_message_chunk`` (``agent_thought_chunk`` when
+    ``thought``) up to the encoded text.
+
+    ``prefix`` is the session's :func:`update_prefix`; the line ends with
+    ``_encode(text) + MESSAGE_CHUNK_END``. ``message_id`` is ``None`` on v1, whose
+    chunks carry none (what the v1 projection sends for such a chunk).
+    """
+    kind = b"agent_thought_chunk" if thought else b"agent_message_chunk"
+    message = b"" if message_id is None else b',"messageId":' + _encode(message_id)
+    return (
+        prefix
+        + b'{"sessionUpdate":"'
+        + kind
+        + b'"'
+        + message
+        + b',"content":{"type":"text","text":'
+    )
+
+
 def terminal_chunk_prefix(prefix: bytes, terminal_id: str) -> bytes:
     """The line of a ``terminal_output_chunk`` up to the base64 data (inside its string)."""
     return (
@@ -118,8 +146,8 @@ class SessionFraming:
     ``prefix`` opens every line, :data:`UPDATE_END` closes it. ``projection`` is
     ``None`` on v2 connections, where an update is sent as it is; on v1 it is
     the session's :class:`~acpio._session.v1_projection.V1Projection`, and every update
-    goes through :meth:`v1_lines` instead (the text and terminal hot paths are
-    v2 only).
+    goes through :meth:`v1_lines` instead (the tool-call text and terminal hot
+    paths are v2 only; message text chunks are spliced on both versions).
     """
 
     __slots__ = ("prefix", "projection", "protocol_version", "session_id")
@@ -137,6 +165,13 @@ class SessionFraming:
     def text_chunk_prefix(self, tool_call_id: str) -> bytes:
         """This session's text-chunk prefix for ``tool_call_id`` (see :func:`text_chunk_prefix`)."""
         return text_chunk_prefix(self.prefix, tool_call_id)
+
+    def message_chunk_prefix(self, message_id: str, *, thought: bool) -> bytes:
+        """This session's prefix of a streamed message's text chunks (see
+        :func:`message_chunk_prefix`): without the ``messageId`` on v1."""
+        return message_chunk_prefix(
+            self.prefix, None if self.projection is not None else message_id, thought=thought
+        )
 
     def terminal_chunk_prefix(self, terminal_id: str) -> bytes:
         """This session's terminal-chunk prefix (see :func:`terminal_chunk_prefix`)."""

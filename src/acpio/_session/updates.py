@@ -25,9 +25,10 @@ lines in order. If the writer has no room for them all, the rest is sent by a
 task while later updates wait behind it (the replay gate), so the order is
 kept either way.
 
-The try-variants (:meth:`UpdatePath.try_send_state`, :meth:`UpdatePath.try_send_text_chunk`)
-send without an ``await`` when nothing has to be waited for; they are the hot
-paths of state updates and streamed text.
+The try-variants (:meth:`UpdatePath.try_send_state`, :meth:`UpdatePath.try_send_text_chunk`,
+:meth:`UpdatePath.try_send_message_text`) send without an ``await`` when nothing
+has to be waited for; they are the hot paths of state updates, streamed tool-call
+text and streamed replies.
 """
 
 from __future__ import annotations
@@ -43,8 +44,19 @@ import msgspec
 
 from .. import schema
 from .._errors import ConnectionClosed
-from .._store.history import History, record_text_chunk_as_update
-from .framing import TEXT_CHUNK_END, UPDATE_END, SessionFraming, encode_json, terminal_chunk_line
+from .._store.history import (
+    History,
+    record_message_text_as_update,
+    record_text_chunk_as_update,
+)
+from .framing import (
+    MESSAGE_CHUNK_END,
+    TEXT_CHUNK_END,
+    UPDATE_END,
+    SessionFraming,
+    encode_json,
+    terminal_chunk_line,
+)
 from .work import current_work
 
 T = TypeVar("T")
@@ -104,6 +116,15 @@ def _text_chunk_recorder(history: History) -> Callable[[str, str], None]:
     return functools.partial(record_text_chunk_as_update, history)
 
 
+def _message_text_recorder(history: History) -> Callable[[str, str, bool], None]:
+    """The history's :meth:`~acpio.History.record_message_text`; for a history written
+    before that method joined the protocol, the chunk goes to ``record`` as an update."""
+    method: Callable[[str, str, bool], None] | None = getattr(history, "record_message_text", None)
+    if method is not None:
+        return method
+    return functools.partial(record_message_text_as_update, history)
+
+
 class UpdatePath:
     """Admission, holding, terminal-first flushing, history and sending of one session's updates.
 
@@ -133,6 +154,7 @@ class UpdatePath:
         self.try_send_line: Callable[[bytes], bool] = connection.line_try_sender
         self.record: Callable[[schema.SessionUpdate], None] = history.record
         self.record_text_chunk: Callable[[str, str], None] = _text_chunk_recorder(history)
+        self.record_message_text: Callable[[str, str, bool], None] = _message_text_recorder(history)
         #: Terminals with buffered bytes; replaced by a fresh list on each flush.
         self.dirty_terminals: list[Flushable] = []
         #: True once the session was closed: nothing more goes out.
@@ -212,6 +234,41 @@ class UpdatePath:
         if admitted:
             self.record_text_chunk(tool_call_id, text)
             await self.send_line(line_prefix + _encode(text) + TEXT_CHUNK_END)
+
+    def try_send_message_text(
+        self, line_prefix: bytes, message_id: str, text: str, thought: bool
+    ) -> bool:
+        """:meth:`send_message_text` when it would not wait; False when nothing was done."""
+        # admit_now() written out: this runs for every streamed reply chunk.
+        if self.dirty_terminals or self.held:
+            return False
+        work = current_work.get()
+        if work is not None and work.finished:
+            self.drop_finished()
+            return True  # dropped, as send() drops it
+        if not self.try_send_line(line_prefix + _encode(text) + MESSAGE_CHUNK_END):
+            return False
+        self.record_message_text(message_id, text, thought)
+        return True
+
+    async def send_message_text(
+        self, line_prefix: bytes, message_id: str, text: str, thought: bool
+    ) -> None:
+        """:meth:`send` of an ``agent_message_chunk`` (``agent_thought_chunk`` when
+        ``thought``) of one text block (the streaming path of a reply).
+
+        ``line_prefix`` is the framing's
+        :meth:`~acpio._session.framing.SessionFraming.message_chunk_prefix`: on v1 too,
+        where the projection sends such a chunk as it is (no ``messageId``, nothing
+        coalesced). The same checks and history record as :meth:`send`, without
+        building the update.
+        """
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if admitted:
+            self.record_message_text(message_id, text, thought)
+            await self.send_line(line_prefix + _encode(text) + MESSAGE_CHUNK_END)
 
     def admit_now(self) -> bool | None:
         """Whether an update may be sent, if that is known without waiting.

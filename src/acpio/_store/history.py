@@ -4,9 +4,12 @@ How this works: every update a session sends passes through
 :meth:`InMemoryHistory.record`, which folds it into one record per thing an
 editor displays (a message, a tool call, a terminal, a plan, the latest
 usage and session info) using the protocol's patch rules (``_meta`` included),
-in the order each thing first appeared. Replay emits one complete update per
-record: whole messages instead of chunks, each tool call with its merged
-final state, each terminal as a snapshot of its bytes with its exit status.
+in the order each thing first appeared. A streamed message's plain text
+chunks are kept as one joined text and the length of each chunk (a
+:class:`TextRun`), not as one object per chunk. Replay emits one complete
+update per record: whole messages instead of chunks (each chunk's text block
+as it was sent), each tool call with its merged final state, each terminal
+as a snapshot of its bytes with its exit status.
 State updates and notices are live events, not history: a resume reports
 the current state itself. Terminal scrollback and streamed tool-call content
 are bounded (see :class:`HistoryLimits`), so a long-running session does not
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 import base64
 import datetime
+import sys
+from array import array
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -42,6 +47,7 @@ __all__ = [
     "SessionRecord",
     "SessionStore",
     "end_open_tool_calls",
+    "record_message_text_as_update",
     "record_text_chunk_as_update",
 ]
 
@@ -68,6 +74,15 @@ class History(Protocol):
         that chunk would (``record_text_chunk_as_update`` does exactly that).
         """
 
+    def record_message_text(self, message_id: str, text: str, thought: bool) -> None:
+        """Fold an ``agent_message_chunk`` (``agent_thought_chunk`` when ``thought``) of one
+        text block, given just its text.
+
+        The streaming path (:meth:`acpio.MessageStream.write` of a str) calls it
+        instead of :meth:`record`, so it must record the same as ``record`` of
+        that chunk would (``record_message_text_as_update`` does exactly that).
+        """
+
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """Append raw terminal bytes (sent as ``terminal_output_chunk``)."""
 
@@ -84,6 +99,14 @@ def record_text_chunk_as_update(history: History, tool_call_id: str, text: str) 
             content=schema.Content(content=schema.TextContent(text=text)),
         )
     )
+
+
+def record_message_text_as_update(
+    history: History, message_id: str, text: str, thought: bool
+) -> None:
+    """:meth:`History.record_message_text` through :meth:`History.record` of the whole chunk."""
+    cls = schema.AgentThoughtChunk if thought else schema.AgentMessageChunk
+    history.record(cls(message_id=message_id, content=schema.TextContent(text=text)))
 
 
 _OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "paused"})
@@ -144,12 +167,133 @@ def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
     return recorded
 
 
+SEAL_AT: Final = 256
+_LITTLE: Final = sys.byteorder == "little"
+
+
+class TextRun:
+    """Consecutive plain text chunks of a message: their joined text and each one's length.
+
+    What replay gives back is exactly the chunks (one text block each), but they
+    are held as a few long strings and 4 bytes per chunk, not as an object per
+    chunk. Appending is O(1) amortized: every :data:`SEAL_AT` chunks are joined.
+    """
+
+    __slots__ = ("counts", "parts", "sizes", "tail")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []  # the joined text of sealed groups of chunks
+        self.counts: list[int] = []  # how many chunks each part holds
+        self.tail: list[str] = []  # the newest chunks, not yet joined
+        self.sizes = array("I")  # the length of every chunk, in code points
+
+    def append(self, text: str) -> None:
+        """Add one chunk."""
+        tail = self.tail
+        tail.append(text)
+        self.sizes.append(len(text))
+        if len(tail) >= SEAL_AT:
+            self.seal()
+
+    def seal(self) -> None:
+        """Join the newest chunks into a part."""
+        if self.tail:
+            self.parts.append("".join(self.tail))
+            self.counts.append(len(self.tail))
+            self.tail.clear()
+
+    def extend(self, text: str, sizes: array[int]) -> None:
+        """Add the chunks ``text`` splits into by ``sizes`` (``len(text) == sum(sizes)``)."""
+        self.seal()
+        self.parts.append(text)
+        self.counts.append(len(sizes))
+        self.sizes.extend(sizes)
+
+    def text(self) -> str:
+        """The chunks' text, joined."""
+        return "".join(self.parts) + "".join(self.tail)
+
+    def groups(self) -> Iterator[tuple[str, array[int]]]:
+        """The chunks as ``(joined text, lengths)`` groups, in order, as they are kept
+        (no copy of the text but for the newest chunks)."""
+        sizes = self.sizes
+        start = 0
+        for part, count in zip(self.parts, self.counts, strict=True):
+            yield part, sizes[start : start + count]
+            start += count
+        if self.tail:
+            yield "".join(self.tail), sizes[start:]
+
+    def chunks(self) -> list[str]:
+        """Each chunk's text, in order."""
+        text = self.text()
+        out: list[str] = []
+        start = 0
+        for size in self.sizes:
+            end = start + size
+            out.append(text[start:end])
+            start = end
+        return out
+
+
+def encode_sizes(sizes: array[int]) -> bytes:
+    """Chunk lengths as little-endian 32-bit integers (see :func:`run_sizes`)."""
+    if _LITTLE:
+        return sizes.tobytes()
+    swapped = array("I", sizes)  # pragma: no cover
+    swapped.byteswap()  # pragma: no cover
+    return swapped.tobytes()  # pragma: no cover
+
+
+def run_sizes(data: bytes) -> array[int]:
+    """The chunk lengths of :func:`encode_sizes`.
+
+    :raises ValueError: when ``data`` is not a whole number of 32-bit integers.
+    """
+    sizes = array("I")
+    if sizes.itemsize != 4:  # pragma: no cover - every platform acpio runs on
+        raise ValueError("32-bit unsigned integers are needed")
+    sizes.frombytes(data)
+    if not _LITTLE:  # pragma: no cover
+        sizes.byteswap()
+    return sizes
+
+
+def _plain_text(block: object) -> str | None:
+    """The text of a text block with nothing else (no annotations, no ``_meta``), else None."""
+    if type(block) is schema.TextContent and block.annotations is _UNSET and block.meta is _UNSET:
+        return block.text
+    return None
+
+
 @dataclass(eq=False)
-class _Message:
+class MessageRecord:
     cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
     message_id: str
-    content: list[schema.ContentBlock] = field(default_factory=lambda: [])
+    # Blocks as sent; runs of plain text chunks as a TextRun each.
+    content: list[schema.ContentBlock | TextRun] = field(default_factory=lambda: [])
     meta: _Meta = _UNSET
+
+    def add_text(self, text: str) -> None:
+        content = self.content
+        if content:
+            last = content[-1]
+            if type(last) is TextRun:
+                last.append(text)
+                return
+        run = TextRun()
+        run.append(text)
+        content.append(run)
+
+    def blocks(self) -> list[schema.ContentBlock]:
+        """The content as sent: every chunk its own block."""
+        out: list[schema.ContentBlock] = []
+        for item in self.content:
+            if type(item) is TextRun:
+                out.extend(schema.TextContent(text=text) for text in item.chunks())
+            else:
+                out.append(item)  # type: ignore[arg-type]
+        return out
 
 
 @dataclass(eq=False)
@@ -247,17 +391,22 @@ class InMemoryHistory:
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if (
-            cls.record is not InMemoryHistory.record
-            and cls.record_text_chunk is InMemoryHistory.record_text_chunk
-        ):
-            # It changes record() but not the text-chunk shortcut: chunks go through record().
-            cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
+        if cls.record is not InMemoryHistory.record:
+            # It changes record() but not a text shortcut: those chunks go through record().
+            if cls.record_text_chunk is InMemoryHistory.record_text_chunk:
+                cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
+            if cls.record_message_text is InMemoryHistory.record_message_text:
+                cls.record_message_text = record_message_text_as_update  # type: ignore[method-assign,assignment]
 
     def __init__(self, limits: HistoryLimits | None = None) -> None:
         self.limits: HistoryLimits = limits or HistoryLimits()
         self._records: dict[tuple[str, str], object] = {}
         self._sequence = 0
+        # The text run record_message_text appended to last, while it is that message's
+        # last content item (anything else recorded forgets it): the streaming hot path.
+        self._open: TextRun | None = None
+        self._open_id: str | None = None
+        self._open_thought = False
         # Dispatch on the exact class: this runs for every update a session sends.
         self._fold: dict[type, Callable[[Any], None]] = {
             schema.ToolCallContentChunk: self._fold_content_chunk,
@@ -281,12 +430,14 @@ class InMemoryHistory:
 
     def _add(self, key: tuple[str, str], value: object) -> None:
         """Keep a new record (the key is not in use), dropping the oldest at the limit."""
+        self._open = None
         if len(self._records) >= self.limits.records:
             del self._records[next(iter(self._records))]
         self._records[key] = value
 
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one update into the records (see the class docstring)."""
+        self._open = None
         fold = self._fold.get(type(update))
         if fold is None:
             if isinstance(update, NOT_RECORDED):
@@ -319,17 +470,52 @@ class InMemoryHistory:
             call.content.append(text)
             call.has_content = True
 
-    def _message(self, update: schema.ContentChunk | _MessageUpdate) -> _Message:
+    def _message(self, update: schema.ContentChunk | _MessageUpdate) -> MessageRecord:
         cls = _MESSAGE_CLASSES[type(update)]
         key = (cls.__name__, update.message_id)
         message = self._records.get(key)
         if message is None:
-            message = _Message(cls, update.message_id)
+            message = MessageRecord(cls, update.message_id)
             self._add(key, message)
         return message  # type: ignore[return-value]
 
     def _fold_chunk(self, update: schema.ContentChunk) -> None:
-        self._message(update).content.append(update.content)
+        text = _plain_text(update.content)
+        if text is None:
+            self._message(update).content.append(update.content)
+        else:
+            self._message(update).add_text(text)
+
+    def record_message_text(self, message_id: str, text: str, thought: bool) -> None:
+        """Record an ``agent_message_chunk`` (``agent_thought_chunk`` when ``thought``) of
+        one text block, given just its text.
+
+        The same as :meth:`record` of that chunk, without building it: the
+        streaming path of :meth:`acpio.MessageStream.write`.
+        """
+        run = self._open
+        if run is not None and message_id is self._open_id and thought is self._open_thought:
+            # TextRun.append written out: this runs for every streamed chunk.
+            tail = run.tail
+            tail.append(text)
+            run.sizes.append(len(text))
+            if len(tail) >= SEAL_AT:
+                run.seal()
+            return
+        self.add_message_text(message_id, text, thought)
+
+    def add_message_text(self, message_id: str, text: str, thought: bool) -> None:
+        """:meth:`record_message_text` of a chunk that does not continue the open run."""
+        cls = schema.AgentThought if thought else schema.AgentMessage
+        key = (cls.__name__, message_id)
+        message = self._records.get(key)
+        if not isinstance(message, MessageRecord):
+            message = MessageRecord(cls, message_id)
+            self._add(key, message)
+        message.add_text(text)
+        self._open = message.content[-1]  # type: ignore[assignment]
+        self._open_id = message_id
+        self._open_thought = thought
 
     def _fold_message(self, update: _MessageUpdate) -> None:
         message = self._message(update)
@@ -455,28 +641,27 @@ class InMemoryHistory:
 
     def replay(self) -> Iterator[schema.SessionUpdate]:
         """One complete update per record, in first-seen order (copies: records keep changing)."""
-        replace = msgspec.structs.replace
         for value in list(self._records.values()):
-            if isinstance(value, _Message):
-                yield value.cls(
-                    message_id=value.message_id, content=list(value.content), meta=value.meta
-                )
-            elif isinstance(value, TerminalRecord):
-                yield replace(
-                    value.state,
-                    output=schema.TerminalOutput(
-                        data=base64.b64encode(value.output.newest()).decode()
-                    ),
-                )
-            elif isinstance(value, ToolCallRecord):
-                if value.has_content:
-                    yield replace(value.state, content=[_item(x) for x in value.content])
-                else:
-                    yield replace(value.state)
-            elif isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
-                yield replace(value)
-            else:
-                yield value  # type: ignore[misc]
+            yield replay_record(value)
+
+
+def replay_record(value: object) -> schema.SessionUpdate:
+    """The one complete update that shows a record (a copy: records keep changing)."""
+    replace = msgspec.structs.replace
+    if isinstance(value, MessageRecord):
+        return value.cls(message_id=value.message_id, content=value.blocks(), meta=value.meta)
+    if isinstance(value, TerminalRecord):
+        return replace(
+            value.state,
+            output=schema.TerminalOutput(data=base64.b64encode(value.output.newest()).decode()),
+        )
+    if isinstance(value, ToolCallRecord):
+        if value.has_content:
+            return replace(value.state, content=[_item(x) for x in value.content])
+        return replace(value.state)
+    if isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
+        return replace(value)
+    return value  # type: ignore[return-value]
 
 
 @dataclass

@@ -80,6 +80,7 @@ from .stored_history import (
     Snapshot,
     StoredHistory,
     StoredRecord,
+    StreamPace,
     Unloaded,
     config_decode,
     dirs_decode,
@@ -241,6 +242,7 @@ class PostgresSessionStore:
         self._where = redact(conninfo)
         self._queue: deque[object] = deque()
         self._wake = threading.Event()
+        self._pace = StreamPace(self._wake)
         self._stopping = False
         self._served: dict[str, StoredRecord] = {}
         self._histories: set[StoredHistory] = set()  # with items for the writer
@@ -365,7 +367,13 @@ class PostgresSessionStore:
         """
         self._check()
         record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
-        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        history = StoredHistory(
+            self.limits,
+            record,
+            histories=self._histories,
+            wake=self._wake,
+            stream_started=self._pace.started,
+        )
         record.history = history
         self._served[session_id] = record
         self._fences[history] = 1
@@ -630,10 +638,16 @@ class PostgresSessionStore:
         record = StoredRecord(
             session_id, row[0], dirs_decode(row[1]), Unloaded(), title=row[2], updated_at=row[3]
         )
-        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        history = StoredHistory(
+            self.limits,
+            record,
+            histories=self._histories,
+            wake=self._wake,
+            stream_started=self._pace.started,
+        )
         record.history = history
         try:
-            key = [""]
+            key = ["", ""]
             if snapshot is not None:
                 history.snapshot_bytes = history.fold_blob(bytes(snapshot[0]), key)
             for seq, data in events:
@@ -703,9 +717,11 @@ class PostgresSessionStore:
         renew_every = self.lease / 3
         renewed = flushed = time.monotonic()
         while True:
-            # Up at every wake-up, every flush interval, and every third of a lease: the
-            # leases are renewed however long the flush interval is.
-            woken = self._wake.wait(min(self.flush_interval, renew_every))
+            # Up at every wake-up, every flush interval (every STREAM_POLL seconds while
+            # text streams fast), and every third of a lease: the leases are renewed
+            # however long the flush interval is.
+            interval = self._pace.interval(self.flush_interval)
+            woken = self._wake.wait(min(interval, renew_every))
             self._wake.clear()
             stopping = self._stopping
             now = time.monotonic()
@@ -716,7 +732,7 @@ class PostgresSessionStore:
                         conn.close()
                     conn = None
                     conn = self._connect()
-                if woken or stopping or now - flushed >= self.flush_interval:
+                if woken or stopping or now - flushed >= interval:
                     flushed = now
                     ok = self._flush(conn)
                 if ok and now - renewed >= renew_every:
@@ -742,7 +758,7 @@ class PostgresSessionStore:
         """Write what is queued in one transaction; False when the write failed."""
         import psycopg  # noqa: PLC0415
 
-        items, drained = drain(self._queue, self._histories)
+        items, drained = drain(self._queue, self._histories, self._pace)
         if not items and not drained:
             return True
         written = False

@@ -8,7 +8,11 @@ path, no encoding, no lock (the loop only appends, the writer only pops).
 A writer thread owns a connection and drains every session's deque in one
 transaction per flush: every ``flush_interval`` seconds, at once at every
 turn end (the ``idle`` state update passes through ``record``), on session
-close (``release``) and on shutdown. Each flush writes one msgpack row per
+close (``release``) and on shutdown; and every
+:data:`~acpio._store.stored_history.STREAM_POLL` seconds while text streams
+fast (the loop tells it when a stream starts:
+:class:`~acpio._store.stored_history.StreamPace`), so a fast stream is not
+held in the queue for a whole interval. Each flush writes one msgpack row per
 session (``events``); a terminal that got output is written once per row,
 as its newest bytes (what replay shows), so streaming 64 MiB writes at most
 1 MiB per flush and holds nothing extra in memory. Now and then (once the
@@ -91,6 +95,7 @@ from .stored_history import (
     Snapshot,
     StoredHistory,
     StoredRecord,
+    StreamPace,
     Unloaded,
     config_decode,
     dirs_decode,
@@ -181,6 +186,7 @@ class SqliteSessionStore:
         self.busy_timeout = busy_timeout
         self._queue: deque[object] = deque()
         self._wake = threading.Event()
+        self._pace = StreamPace(self._wake)
         self._stopping = False
         self._served: dict[str, StoredRecord] = {}
         self._histories: set[StoredHistory] = set()  # with items for the writer
@@ -354,7 +360,13 @@ class SqliteSessionStore:
         """
         self._check()
         record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
-        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        history = StoredHistory(
+            self.limits,
+            record,
+            histories=self._histories,
+            wake=self._wake,
+            stream_started=self._pace.started,
+        )
         record.history = history
         self._served[session_id] = record
         if self.read_only:
@@ -626,10 +638,16 @@ class SqliteSessionStore:
             title=row[2],
             updated_at=row[3],
         )
-        history = StoredHistory(self.limits, record, histories=self._histories, wake=self._wake)
+        history = StoredHistory(
+            self.limits,
+            record,
+            histories=self._histories,
+            wake=self._wake,
+            stream_started=self._pace.started,
+        )
         record.history = history
         try:
-            key = [""]
+            key = ["", ""]
             if snapshot is not None:
                 history.snapshot_bytes = history.fold_blob(snapshot[0], key)
             for seq, data in events:
@@ -693,12 +711,18 @@ class SqliteSessionStore:
     def _write_loop(self) -> None:
         conn: sqlite3.Connection | None = None
         while True:
-            self._wake.wait(self.flush_interval)
+            # While a fast stream runs (the last batch was large, or text just started
+            # streaming: the loop wakes it), the writer looks again soon, so its queue
+            # holds about STREAM_POLL seconds of the stream, not a flush interval's.
+            self._wake.wait(self._pace.interval(self.flush_interval))
             self._wake.clear()
             stopping = self._stopping
             try:
                 if conn is None:
                     conn = self._connect()
+                    # It appends rows and reads little: a small page cache (256 KiB) is
+                    # enough, and keeps a fast stream's memory down.
+                    conn.execute("PRAGMA cache_size = -256")
                 ok = self._flush(conn)
             except Exception as exc:  # the writer outlives any failure
                 self._fail(exc)
@@ -714,7 +738,7 @@ class SqliteSessionStore:
 
     def _flush(self, conn: sqlite3.Connection) -> bool:
         """Write what is queued in one transaction; False when the write failed."""
-        items, drained = drain(self._queue, self._histories)
+        items, drained = drain(self._queue, self._histories, self._pace)
         if not items and not drained:
             return True
         written = False
