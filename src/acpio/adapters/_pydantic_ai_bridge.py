@@ -16,9 +16,9 @@ import functools
 import json
 import logging
 import os
-from collections.abc import AsyncIterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, Final, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 import anyio.lowlevel
@@ -43,7 +43,8 @@ from acpio import schema
 from acpio._json import as_list
 
 from ._pydantic_ai_context import approval_needed, is_self_reporting
-from .pydantic_ai import ACPAgent, infer_kind
+from ._tool_calls import infer_kind, jsonable, locations_of, title_of
+from .pydantic_ai import ACPAgent
 
 if TYPE_CHECKING:
     from fastmcp.client.transports import StdioTransport
@@ -52,12 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["load_history", "mcp_toolsets", "run_turn", "user_prompt_of"]
 
 logger: logging.Logger = logging.getLogger("acpio.adapters.pydantic_ai")
-
-#: Argument names whose string values are file paths (shown as tool-call locations).
-PATH_ARGUMENTS: Final = frozenset(
-    {"path", "file", "file_path", "filepath", "filename", "paths", "files", "target", "source"}
-)
-_TITLE_LIMIT: Final = 100
 
 
 # ----------------------------------------------------------------- durable state
@@ -301,11 +296,11 @@ class _SessionBridge(AbstractCapability[Any]):
             args = call.args_as_dict()
             kind = self.owner.tool_kinds.get(call.tool_name) or infer_kind(call.tool_name)
             handle = self.session.tool_call(
-                _title(call.tool_name, args),
+                title_of(call.tool_name, args),
                 kind=kind,
                 name=call.tool_name,
                 raw_input=args,
-                locations=_locations(args, self.session.cwd),
+                locations=locations_of(args, self.session.cwd),
             )
             self._calls[call.tool_call_id] = handle
         return handle
@@ -326,7 +321,7 @@ class _SessionBridge(AbstractCapability[Any]):
         async with handle:
             await handle.start()
             result = await handler(args)
-            output = _jsonable(_return_value(result))
+            output = jsonable(_return_value(result))
             text = _result_text(output)
             await handle.update(
                 content=[schema.Content(content=schema.TextContent(text=text))] if text else None,
@@ -359,30 +354,6 @@ class _SessionBridge(AbstractCapability[Any]):
                 await handle.fail(message)
                 results.approvals[call.tool_call_id] = ToolDenied(message)
         return results
-
-
-def _title(name: str, args: Mapping[str, object]) -> str:
-    shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
-    title = f"{name}({shown})"
-    return title if len(title) <= _TITLE_LIMIT else title[: _TITLE_LIMIT - 1] + "…"
-
-
-def _locations(args: Mapping[str, object], cwd: str) -> list[str] | None:
-    found: list[str] = []
-    for key, value in args.items():
-        if key.lower() not in PATH_ARGUMENTS:
-            continue
-        for item in as_list(value) or [value]:
-            if isinstance(item, str) and item:
-                found.append(os.path.normpath(os.path.join(cwd, item)))
-    return found or None
-
-
-def _jsonable(value: object) -> object:
-    try:
-        return schema.to_builtins(value)
-    except TypeError:
-        return repr(value)
 
 
 def _return_value(result: object) -> object:

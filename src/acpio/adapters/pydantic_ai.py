@@ -63,6 +63,7 @@ from ._pydantic_ai_context import (
     session_scope,
 )
 from ._pydantic_ai_tools import PlanItem, editor_tools
+from ._tool_calls import infer_kind as infer_kind
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent as PydanticAgent
@@ -84,30 +85,6 @@ __all__ = [
 logger: logging.Logger = logging.getLogger(__name__)
 
 DepsT = TypeVar("DepsT")
-
-_KIND_WORDS: Final = (
-    ("delete", ("delete", "remove", "unlink", "rm")),
-    ("move", ("move", "rename", "mv")),
-    ("edit", ("write", "edit", "patch", "replace", "create", "update", "append", "save")),
-    ("execute", ("run", "exec", "execute", "shell", "bash", "command", "terminal")),
-    ("search", ("search", "grep", "find", "glob", "query", "lookup")),
-    ("fetch", ("fetch", "http", "download", "url", "web", "browse")),
-    ("read", ("read", "view", "open", "cat", "get", "list", "ls", "load", "show")),
-    ("think", ("think", "reason", "plan")),
-)
-
-
-def infer_kind(tool_name: str) -> str:
-    """The ACP tool kind a tool's name suggests (``read_file`` -> ``read``), else ``other``.
-
-    The name is split on ``_``, ``-`` and ``.``; the first kind one of whose words
-    appears wins, in the order delete, move, edit, execute, search, fetch, read, think.
-    """
-    words = set(tool_name.lower().replace("-", "_").replace(".", "_").split("_"))
-    for kind, keys in _KIND_WORDS:
-        if words.intersection(keys):
-            return kind
-    return "other"
 
 
 @dataclass(frozen=True, slots=True)
