@@ -59,7 +59,6 @@ import threading
 import time
 import urllib.parse
 import zlib
-from collections import deque
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import anyio
@@ -71,7 +70,6 @@ from .._limits import HistoryLimits
 from .history import SessionRecord
 from .store_paths import current_owner, owner_alive
 from .stored_history import (
-    Barrier,
     Create,
     Drained,
     Meta,
@@ -80,18 +78,14 @@ from .stored_history import (
     Snapshot,
     StoredHistory,
     StoredRecord,
-    StreamPace,
     Unloaded,
     config_decode,
     dirs_decode,
-    drain,
-    json_encode,
-    mark_written,
     pack,
-    put_back,
     release_barriers,
     write_batches,
 )
+from .writer_store import WriterStore
 
 if TYPE_CHECKING:
     import psycopg
@@ -103,7 +97,6 @@ _List = list  # the store has a method named list
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 1
-RETAIN_EVERY: Final = 100
 # pg_advisory_xact_lock key of the migrations ("acpio" in ASCII).
 _MIGRATION_LOCK: Final = 0x616370696F
 
@@ -196,7 +189,7 @@ class _Busy(NamedTuple):
     remaining: float
 
 
-class PostgresSessionStore:
+class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
     """Sessions in PostgreSQL, shared by any number of agent processes (replicas).
 
     Keeps what :class:`~acpio.store.SqliteSessionStore` keeps (id, working
@@ -216,6 +209,8 @@ class PostgresSessionStore:
     :raises SessionStoreError: when psycopg is missing, the database cannot be
         reached or is not an acpio store, or it was migrated by a newer acpio.
     """
+
+    _log = logger
 
     def __init__(
         self,
@@ -239,20 +234,10 @@ class PostgresSessionStore:
         self.busy_timeout = busy_timeout
         #: This store's owner id, written on every session it serves.
         self.owner: str = _owner_id()
-        self._where = redact(conninfo)
-        self._queue: deque[object] = deque()
-        self._wake = threading.Event()
-        self._pace = StreamPace(self._wake)
-        self._stopping = False
-        self._served: dict[str, StoredRecord] = {}
-        self._histories: set[StoredHistory] = set()  # with items for the writer
+        self._start_queues(redact(conninfo))
         self._fences: dict[StoredHistory, int] = {}  # the fence each served history holds
         # Histories of sessions taken over from this store (writer thread): why.
         self._lost: dict[object, str] = {}
-        self._lock = threading.Lock()  # the request connection is used by one thread at a time
-        self._creates = 0
-        self._error: BaseException | None = None  # the writer's last failure, not yet raised
-        self._reported = False
         self._conn: psycopg.Connection[Any] | None = None
         self._conn = self._connect()
         writer_conn: psycopg.Connection[Any] | None = None
@@ -358,37 +343,8 @@ class PostgresSessionStore:
 
     # --------------------------------------------------------- the store API
 
-    async def create(
-        self, session_id: str, cwd: str, additional_directories: _List[str]
-    ) -> SessionRecord:
-        """Create a session served by this store (written at the next flush).
-
-        :raises SessionStoreError: when the writer failed since the last store call.
-        """
-        self._check()
-        record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
-        history = StoredHistory(
-            self.limits,
-            record,
-            histories=self._histories,
-            wake=self._wake,
-            stream_started=self._pace.started,
-        )
-        record.history = history
-        self._served[session_id] = record
+    def _adopt(self, history: StoredHistory) -> None:
         self._fences[history] = 1
-        self._queue.append(
-            Create(
-                session_id,
-                cwd,
-                json_encode(record.additional_directories).decode(),
-                record.updated_at,
-                current_owner(),
-            )
-        )
-        history.attach()
-        self._wake.set()
-        return record
 
     async def get(self, session_id: str) -> SessionRecord | None:
         """The session with its history, now served by this store; ``None`` if unknown.
@@ -436,27 +392,7 @@ class PostgresSessionStore:
         """
         self._check()
         rows = await anyio.to_thread.run_sync(self._list_rows)
-        records: _List[SessionRecord] = []
-        # Served here but maybe not committed yet (the writer commits a new session later).
-        unseen = dict(self._served)
-        for session_id, cwd, directories, title, updated_at in rows:
-            served = unseen.pop(session_id, None)
-            if served is not None:
-                records.append(served)
-            else:
-                records.append(
-                    SessionRecord(
-                        session_id,
-                        cwd,
-                        dirs_decode(directories),
-                        Unloaded(),
-                        title=title,
-                        updated_at=updated_at,
-                    )
-                )
-        records.extend(unseen.values())
-        records.sort(key=lambda r: r.updated_at, reverse=True)
-        return records
+        return self._merge(rows)
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session and its history; False if unknown.
@@ -496,92 +432,24 @@ class PostgresSessionStore:
             return
         del self._served[record.session_id]
         history = record.history
-        if isinstance(history, StoredHistory) and isinstance(record, StoredRecord):
-            history.snapshot()
-            history.put_op(record.meta())
-            history.put_op(Release(record.session_id))
-            history.detach()
+        if isinstance(record, StoredRecord):
+            self._give_up(record)
         await anyio.to_thread.run_sync(self._sync)
         self._check()
         lost = self._lost.pop(history, None)
         if lost is not None:
             raise SessionStoreError(lost)
 
-    async def save_state(self, record: SessionRecord) -> None:
-        """Queue the session's durable state (agent state, its version, config values).
-
-        Never waits: the writer commits the newest state of each session at its next
-        flush (at the latest by the end of the turn, which wakes it; a config
-        change wakes it at once).
-
-        :raises SessionStoreError: when the session was taken over by another store.
-        """
+    def _refuse_lost(self, record: SessionRecord) -> None:
         lost = self._lost.get(record.history)
         if lost is not None:
             raise SessionStoreError(lost)
-        if (
-            not isinstance(record, StoredRecord)
-            or self._served.get(record.session_id) is not record
-        ):
-            return
-        history = record.history
-        if not isinstance(history, StoredHistory):
-            return
-        previous = record.state_row
-        config = json_encode(record.config_values).decode()
-        record.state_row = (record.agent_state, record.agent_state_version, config)
-        if not record.state_queued:
-            record.state_queued = True
-            history.put_op(SaveState(record))
-        if previous is None or previous[2] != config:
-            self._wake.set()  # a picker change outside a turn: no turn end will flush it
 
-    async def flush(self) -> None:
-        """Write everything recorded so far; returns once committed.
-
-        :raises SessionStoreError: when the writer failed (what failed stays queued).
-        """
-        await anyio.to_thread.run_sync(self._sync)
-        self._check()
-
-    def close(self) -> None:
-        """Write everything recorded, give up this store's sessions and disconnect.
-
-        Blocks until the writer is done (call it when serving is over).
-        """
-        if self._stopping:
-            return
-        for record in list(self._served.values()):
-            if isinstance(record.history, StoredHistory):
-                record.history.snapshot()
-                record.history.put_op(record.meta())
-                record.history.put_op(Release(record.session_id))
-                record.history.detach()
-        self._served.clear()
-        self._stopping = True
-        self._wake.set()
-        if self._writer.is_alive():
-            self._writer.join(self.busy_timeout * 2 + self.flush_interval)
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-
-    def __enter__(self) -> PostgresSessionStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def _close_connections(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
 
     # ---------------------------------------------- off-loop (worker threads)
-
-    def _sync(self) -> None:
-        if not self._writer.is_alive():
-            return  # closed
-        barrier = Barrier(threading.Event())
-        self._queue.append(barrier)
-        self._wake.set()
-        if not barrier.done.wait(self.busy_timeout * 2 + self.flush_interval):
-            logger.warning("the session store %s did not flush in time", self._where)
 
     def _db_error(self, exc: BaseException) -> SessionStoreError:
         return SessionStoreError(f"the session store {self._where} failed: {exc}")
@@ -638,14 +506,7 @@ class PostgresSessionStore:
         record = StoredRecord(
             session_id, row[0], dirs_decode(row[1]), Unloaded(), title=row[2], updated_at=row[3]
         )
-        history = StoredHistory(
-            self.limits,
-            record,
-            histories=self._histories,
-            wake=self._wake,
-            stream_started=self._pace.started,
-        )
-        record.history = history
+        history = self._new_history(record)
         try:
             key = ["", ""]
             if snapshot is not None:
@@ -747,60 +608,37 @@ class PostgresSessionStore:
                 release_barriers(self._queue)
                 ok = False
             # Stopping: done once all is written, or when the database cannot be written.
-            if stopping and (
-                not ok or (not self._queue and not any(h.pending for h in self._histories))
-            ):
+            if stopping and (not ok or self._all_written()):
                 break
         if conn is not None:
             conn.close()
 
-    def _flush(self, conn: psycopg.Connection[Any]) -> bool:
-        """Write what is queued in one transaction; False when the write failed."""
+    def _commit(
+        self, conn: psycopg.Connection[Any], items: _List[object], drained: Drained
+    ) -> None:
+        with conn.transaction():
+            self._write(conn, items, drained)
+
+    def _busy(self, exc: Exception) -> bool:
         import psycopg  # noqa: PLC0415
 
-        items, drained = drain(self._queue, self._histories, self._pace)
-        if not items and not drained:
-            return True
-        written = False
-        failed = False
-        try:
-            with conn.transaction():
-                self._write(conn, items, drained)
-            written = True
-        except (psycopg.errors.DeadlockDetected, psycopg.errors.LockNotAvailable) as exc:
-            logger.warning("session store %s busy; retrying: %s", self._where, exc)
-            put_back(self._queue, items, drained)
-            return True
-        except psycopg.Error as exc:
-            # The database cannot be written now (connection lost, server restarting):
-            # kept queued, retried on a new connection.
-            failed = True
-            self._fail(exc)
-            put_back(
-                self._queue, [item for item in items if not isinstance(item, Barrier)], drained
-            )
-            if not conn.closed:
-                with contextlib.suppress(psycopg.Error):
-                    conn.close()
-        except Exception as exc:
-            # Not the database: a failure no retry mends. This batch is lost, and reported.
-            failed = True
-            self._fail(exc)
-            written = True
-        if written:
-            mark_written(drained)
-        if not failed:
-            self._reported = False
-        for item in items:
-            if isinstance(item, Barrier):
-                item.done.set()
-        if not failed and self._creates >= RETAIN_EVERY:
-            self._creates = 0
-            try:
-                self._retain(conn)
-            except psycopg.Error as exc:
-                logger.warning("session store %s retention failed: %s", self._where, exc)
-        return not failed
+        return isinstance(exc, psycopg.errors.DeadlockDetected | psycopg.errors.LockNotAvailable)
+
+    def _retryable(self, exc: Exception, conn: psycopg.Connection[Any]) -> bool:
+        import psycopg  # noqa: PLC0415
+
+        if not isinstance(exc, psycopg.Error):
+            return False
+        # Connection lost, server restarting: retried on a new connection.
+        if not conn.closed:
+            with contextlib.suppress(psycopg.Error):
+                conn.close()
+        return True
+
+    def _retain_errors(self) -> tuple[type[Exception], ...]:
+        import psycopg  # noqa: PLC0415
+
+        return (psycopg.Error,)
 
     def _write(self, conn: psycopg.Connection[Any], items: _List[object], drained: Drained) -> None:
         creates = [item for item in items if isinstance(item, Create)]
@@ -926,29 +764,3 @@ class PostgresSessionStore:
             "ON CONFLICT (session_id, seq) DO UPDATE SET data = EXCLUDED.data",
             (history.session_id, history.seq, blob),
         )
-
-    def _fail(self, exc: BaseException) -> None:
-        """A write failed: on stderr (once until a write succeeds), and raised by the next
-        store call."""
-        self._error = exc
-        if self._reported:
-            return
-        self._reported = True
-        logger.error("cannot write the session store %s", self._where, exc_info=exc)
-        print(
-            f"acpio warning: cannot write the session store {self._where} "
-            f"({type(exc).__name__}: {exc}); what is not written stays queued and is "
-            "retried, and the next session request reports the failure",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    def _check(self) -> None:
-        """Raise the writer's failure not yet reported to a client (once)."""
-        exc = self._error
-        if exc is not None:
-            self._error = None
-            raise SessionStoreError(
-                f"the session store {self._where} could not be written "
-                f"({type(exc).__name__}: {exc})"
-            ) from exc

@@ -72,7 +72,6 @@ import sys
 import threading
 import urllib.parse
 import zlib
-from collections import deque
 from pathlib import Path
 from typing import Any, Final
 
@@ -86,7 +85,6 @@ from .history import SessionRecord
 from .store_paths import current_owner, owner_alive
 from .stored_history import (
     COMPACT_BYTES,
-    Barrier,
     Create,
     Drained,
     Meta,
@@ -95,18 +93,14 @@ from .stored_history import (
     Snapshot,
     StoredHistory,
     StoredRecord,
-    StreamPace,
     Unloaded,
     config_decode,
     dirs_decode,
-    drain,
-    json_encode,
-    mark_written,
     pack,
-    put_back,
     release_barriers,
     write_batches,
 )
+from .writer_store import WriterStore
 
 __all__ = ["COMPACT_BYTES", "SCHEMA_VERSION", "SqliteSessionStore"]
 
@@ -115,7 +109,6 @@ _List = list  # the store has a method named list
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 2
-RETAIN_EVERY: Final = 100
 
 _V1: Final = """
 CREATE TABLE sessions (
@@ -150,7 +143,7 @@ CREATE TABLE agent_states (
 MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2}
 
 
-class SqliteSessionStore:
+class SqliteSessionStore(WriterStore[sqlite3.Connection]):
     """The default store of :func:`acpio.run`: sessions in a SQLite file.
 
     Keeps each session's id, working directory, additional directories,
@@ -168,6 +161,8 @@ class SqliteSessionStore:
         not a session store, or was written by a newer acpio.
     """
 
+    _log = logger
+
     def __init__(
         self,
         path: str | Path,
@@ -184,16 +179,7 @@ class SqliteSessionStore:
         self.max_age = max_age
         self.flush_interval = flush_interval
         self.busy_timeout = busy_timeout
-        self._queue: deque[object] = deque()
-        self._wake = threading.Event()
-        self._pace = StreamPace(self._wake)
-        self._stopping = False
-        self._served: dict[str, StoredRecord] = {}
-        self._histories: set[StoredHistory] = set()  # with items for the writer
-        self._lock = threading.Lock()  # the request connection is used by one thread at a time
-        self._creates = 0
-        self._error: BaseException | None = None  # the writer's last failure, not yet raised
-        self._reported = False  # the current failure was reported on stderr
+        self._start_queues(str(self.path))
         #: True when the file can be read but not written: its sessions are listed and
         #: resumed, nothing is written (new sessions and new updates stay in memory).
         self.read_only = False
@@ -351,39 +337,6 @@ class SqliteSessionStore:
 
     # --------------------------------------------------------- the store API
 
-    async def create(
-        self, session_id: str, cwd: str, additional_directories: _List[str]
-    ) -> SessionRecord:
-        """Create a session served by this process (written at the next flush).
-
-        :raises SessionStoreError: when the writer failed since the last store call.
-        """
-        self._check()
-        record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
-        history = StoredHistory(
-            self.limits,
-            record,
-            histories=self._histories,
-            wake=self._wake,
-            stream_started=self._pace.started,
-        )
-        record.history = history
-        self._served[session_id] = record
-        if self.read_only:
-            return record  # kept in memory only
-        self._queue.append(
-            Create(
-                session_id,
-                cwd,
-                json_encode(record.additional_directories).decode(),
-                record.updated_at,
-                current_owner(),
-            )
-        )
-        history.attach()
-        self._wake.set()
-        return record
-
     async def get(self, session_id: str) -> SessionRecord | None:
         """The session with its history, now served by this process; ``None`` if unknown.
 
@@ -426,27 +379,7 @@ class SqliteSessionStore:
             rows = self._list_rows(self._reader)
         except sqlite3.OperationalError:
             rows = await anyio.to_thread.run_sync(self._list_rows_locked)
-        records: _List[SessionRecord] = []
-        # Served here but maybe not committed yet (the writer commits a new session later).
-        unseen = dict(self._served)
-        for session_id, cwd, directories, title, updated_at in rows:
-            served = unseen.pop(session_id, None)
-            if served is not None:
-                records.append(served)
-            else:
-                records.append(
-                    SessionRecord(
-                        session_id,
-                        cwd,
-                        dirs_decode(directories),
-                        Unloaded(),
-                        title=title,
-                        updated_at=updated_at,
-                    )
-                )
-        records.extend(unseen.values())
-        records.sort(key=lambda r: r.updated_at, reverse=True)
-        return records
+        return self._merge(rows)
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session and its history; False if unknown.
@@ -488,92 +421,25 @@ class SqliteSessionStore:
         if self._served.get(record.session_id) is not record or self.read_only:
             return
         del self._served[record.session_id]
-        history = record.history
-        if isinstance(history, StoredHistory) and isinstance(record, StoredRecord):
-            history.snapshot()
-            history.put_op(record.meta())
-            history.put_op(Release(record.session_id))
-            history.detach()
+        if isinstance(record, StoredRecord):
+            self._give_up(record)
         await anyio.to_thread.run_sync(self._sync)
         self._check()
 
-    async def save_state(self, record: SessionRecord) -> None:
-        """Queue the session's durable state (agent state, its version, config values).
+    def _writable(self) -> bool:
+        return not self.read_only
 
-        Never waits: the writer commits the newest state of each session at its next
-        flush (at the latest by the end of the turn, which wakes it; a config
-        change wakes it at once), replacing the one kept before.
-        """
-        if (
-            self.read_only
-            or not isinstance(record, StoredRecord)
-            or self._served.get(record.session_id) is not record
-        ):
-            return  # read-only: the state lives in the record (memory) only
-        history = record.history
-        if not isinstance(history, StoredHistory):
-            return
-        previous = record.state_row
-        config = json_encode(record.config_values).decode()
-        record.state_row = (record.agent_state, record.agent_state_version, config)
-        if not record.state_queued:
-            record.state_queued = True
-            history.put_op(SaveState(record))
-        if previous is None or previous[2] != config:
-            self._wake.set()  # a picker change outside a turn: no turn end will flush it
-
-    async def flush(self) -> None:
-        """Write everything recorded so far; returns once committed.
-
-        :raises SessionStoreError: when the writer failed (what failed stays queued).
-        """
-        await anyio.to_thread.run_sync(self._sync)
-        self._check()
-
-    def close(self) -> None:
-        """Write everything recorded, give up this process's sessions and close the file.
-
-        Blocks until the writer is done (call it when serving is over).
-        """
-        if self._stopping:
-            return
-        for record in list(self._served.values()):
-            if isinstance(record.history, StoredHistory):
-                record.history.snapshot()
-                record.history.put_op(record.meta())
-                record.history.put_op(Release(record.session_id))
-                record.history.detach()
-        self._served.clear()
-        self._stopping = True
-        self._wake.set()
-        if self._writer.is_alive():
-            self._writer.join(self.busy_timeout * 2 + self.flush_interval)
-        with self._lock:
-            # Another process may be reading: then the next checkpoint will do.
-            self._reader.close()
-            with contextlib.suppress(sqlite3.Error):
-                if self.read_only:
-                    raise sqlite3.Error("nothing to compact")
-                _compact(self._conn)
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._conn.close()
-
-    def __enter__(self) -> SqliteSessionStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    def _close_connections(self) -> None:
+        # Another process may be reading: then the next checkpoint will do.
+        self._reader.close()
+        with contextlib.suppress(sqlite3.Error):
+            if self.read_only:
+                raise sqlite3.Error("nothing to compact")
+            _compact(self._conn)
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._conn.close()
 
     # ---------------------------------------------- off-loop (worker threads)
-
-    def _sync(self) -> None:
-        if not self._writer.is_alive():
-            return  # read-only (no writer), or closed
-        barrier = Barrier(threading.Event())
-        self._queue.append(barrier)
-        self._wake.set()
-        if not barrier.done.wait(self.busy_timeout * 2 + self.flush_interval):
-            logger.warning("the session store %s did not flush in time", self.path)
 
     def _state_row(self, conn: sqlite3.Connection, session_id: str) -> tuple[Any, ...] | None:
         try:
@@ -638,14 +504,7 @@ class SqliteSessionStore:
             title=row[2],
             updated_at=row[3],
         )
-        history = StoredHistory(
-            self.limits,
-            record,
-            histories=self._histories,
-            wake=self._wake,
-            stream_started=self._pace.started,
-        )
-        record.history = history
+        history = self._new_history(record)
         try:
             key = ["", ""]
             if snapshot is not None:
@@ -729,92 +588,31 @@ class SqliteSessionStore:
                 release_barriers(self._queue)
                 ok = False
             # Stopping: done once all is written, or when the file cannot be written.
-            if stopping and (
-                not ok or (not self._queue and not any(h.pending for h in self._histories))
-            ):
+            if stopping and (not ok or self._all_written()):
                 break
         if conn is not None:
             conn.close()
 
-    def _flush(self, conn: sqlite3.Connection) -> bool:
-        """Write what is queued in one transaction; False when the write failed."""
-        items, drained = drain(self._queue, self._histories, self._pace)
-        if not items and not drained:
-            return True
-        written = False
-        failed = False
+    def _commit(self, conn: sqlite3.Connection, items: _List[object], drained: Drained) -> None:
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._write(conn, items, drained)
-                conn.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
-            written = True
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                # Another process held the lock past the busy timeout: try again later.
-                logger.warning("session store %s busy; retrying: %s", self.path, exc)
-                put_back(self._queue, items, drained)
-                return True
-            failed = True
-            self._fail(exc)
-            put_back(
-                self._queue, [item for item in items if not isinstance(item, Barrier)], drained
-            )
-        except (sqlite3.Error, OSError) as exc:
-            # The file cannot be written now (disk full, I/O error): kept queued, retried.
-            failed = True
-            self._fail(exc)
-            put_back(
-                self._queue, [item for item in items if not isinstance(item, Barrier)], drained
-            )
-        except Exception as exc:
-            # Not the file: a failure no retry mends. This batch is lost, and reported.
-            failed = True
-            self._fail(exc)
-            written = True
-        if written:
-            mark_written(drained)
-        if not failed:
-            self._reported = False  # a later failure is reported again
-        for item in items:
-            if isinstance(item, Barrier):  # the next store call raises what failed
-                item.done.set()
-        if not failed and self._creates >= RETAIN_EVERY:
-            self._creates = 0
-            try:
-                self._retain(conn)
-            except sqlite3.Error as exc:
-                logger.warning("session store %s retention failed: %s", self.path, exc)
-        return not failed
+            self._write(conn, items, drained)
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+            raise
 
-    def _fail(self, exc: BaseException) -> None:
-        """A write failed: on stderr (once until a write succeeds), and raised by the next
-        store call."""
-        self._error = exc
-        if self._reported:
-            return
-        self._reported = True
-        logger.error("cannot write the session store %s", self.path, exc_info=exc)
-        print(
-            f"acpio warning: cannot write the session store {self.path} "
-            f"({type(exc).__name__}: {exc}); what is not written stays queued and is "
-            "retried, and the next session request reports the failure",
-            file=sys.stderr,
-            flush=True,
+    def _busy(self, exc: Exception) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and (
+            "locked" in str(exc) or "busy" in str(exc)
         )
 
-    def _check(self) -> None:
-        """Raise the writer's failure not yet reported to a client (once)."""
-        exc = self._error
-        if exc is not None:
-            self._error = None
-            raise SessionStoreError(
-                f"the session store {self.path} could not be written ({type(exc).__name__}: {exc})"
-            ) from exc
+    def _retryable(self, exc: Exception, conn: sqlite3.Connection) -> bool:
+        return isinstance(exc, sqlite3.Error | OSError)
+
+    def _retain_errors(self) -> tuple[type[Exception], ...]:
+        return (sqlite3.Error,)
 
     def _write(self, conn: sqlite3.Connection, items: _List[object], drained: Drained) -> None:
         for item in items:
