@@ -112,6 +112,16 @@ def update_prefix(sid: str) -> bytes:
     )
 
 
+def _numbered_lines(out: Out, head: bytes, tail: bytes, n: int) -> None:
+    """``head + str(i) + tail`` for i in range(n), written 512 lines per write."""
+    step = 512
+    for start in range(0, n, step):
+        out.lines.append(
+            b"".join([head + b"%d" % i + tail for i in range(start, min(n, start + step))])
+        )
+        out.flush()
+
+
 def notify(out: Out, pre: bytes, n: int, v1: bool = False) -> None:
     if v1:
         notify_v1(out, pre, n)
@@ -122,12 +132,7 @@ def notify(out: Out, pre: bytes, n: int, v1: bool = False) -> None:
     )
     tail = b'"}}}}}\n'
     out.add(pre + b'{"sessionUpdate":"tool_call_update","toolCallId":"bench","title":"bench"}}}\n')
-    step = 512
-    for start in range(0, n, step):
-        out.lines.append(
-            b"".join([head + b"%d" % i + tail for i in range(start, min(n, start + step))])
-        )
-        out.flush()
+    _numbered_lines(out, head, tail, n)
     out.add(
         pre + b'{"sessionUpdate":"tool_call_update","toolCallId":"bench","status":"completed"}}}\n'
     )
@@ -140,12 +145,7 @@ def notify_v1(out: Out, pre: bytes, n: int) -> None:
     )
     tail = b'"}}]}}}\n'
     out.add(pre + b'{"sessionUpdate":"tool_call","toolCallId":"bench","title":"bench"}}}\n')
-    step = 512
-    for start in range(0, n, step):
-        out.lines.append(
-            b"".join([head + b"%d" % i + tail for i in range(start, min(n, start + step))])
-        )
-        out.flush()
+    _numbered_lines(out, head, tail, n)
     out.add(
         pre + b'{"sessionUpdate":"tool_call_update","toolCallId":"bench","status":"completed"}}}\n'
     )
@@ -158,12 +158,7 @@ def reply(out: Out, pre: bytes, mid: bytes, n: int) -> None:
         head += b'"messageId":' + mid + b","
     head += b'"content":{"type":"text","text":"chunk '
     tail = b'"}}}}\n'
-    step = 512
-    for start in range(0, n, step):
-        out.lines.append(
-            b"".join([head + b"%d" % i + tail for i in range(start, min(n, start + step))])
-        )
-        out.flush()
+    _numbered_lines(out, head, tail, n)
 
 
 def terminal(out: Out, pre: bytes, total: int, size: int, v1: bool = False) -> None:
