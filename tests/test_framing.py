@@ -11,14 +11,14 @@ from hypothesis import strategies as st
 from acpio import schema
 from acpio._protocol.peer import Peer
 from acpio._rpc.wire import notification_prefix as _notification_prefix
+from acpio._session.encoding import V1Encoding
+from acpio._session.encoding import session_encoding as session_framing
 from acpio._session.framing import (
     MESSAGE_CHUNK_END,
     TEXT_CHUNK_END,
     UPDATE_END,
-    SessionFraming,
     encode_update_line,
     message_chunk_prefix,
-    session_framing,
     terminal_chunk_line,
     text_chunk_prefix,
     update_prefix,
@@ -64,6 +64,7 @@ def test_a_framed_update_is_the_general_encoding(
     line = framing.line(update)
     assert line == general(session_id, update)
     assert line == encode_update_line(update_prefix(session_id), update)
+    assert framing.update_lines(update) == (line,)  # the v2 encoding sends it as it is
     assert line.endswith(UPDATE_END) and line.count(b"\n") == 1
     assert json.loads(line)["params"]["update"] == json.loads(schema.encode(update))
 
@@ -74,6 +75,10 @@ def test_a_framed_text_chunk_is_the_general_encoding(
 ) -> None:
     framing = session_framing(Peer(), session_id)
     line = framing.text_chunk_prefix(tool_call_id) + schema.encode(chunk) + TEXT_CHUNK_END
+    assert framing.text_chunk_end == TEXT_CHUNK_END
+    assert framing.text_chunk_lines(
+        tool_call_id, framing.text_chunk_prefix(tool_call_id), chunk
+    ) == (line,)
     update = schema.ToolCallContentChunk(
         tool_call_id=tool_call_id, content=schema.Content(content=schema.TextContent(text=chunk))
     )
@@ -101,12 +106,13 @@ def test_a_v1_message_chunk_is_the_line_of_the_projection(
     session_id: str, message_id: str, chunk: str, thought: bool
 ) -> None:
     framing = session_framing(Peer(protocol_version=1), session_id)
-    assert framing.projection is not None
+    assert isinstance(framing, V1Encoding)
     prefix = framing.message_chunk_prefix(message_id, thought=thought)
     line = prefix + schema.encode(chunk) + MESSAGE_CHUNK_END
     cls = schema.AgentThoughtChunk if thought else schema.AgentMessageChunk
     update = cls(message_id=message_id, content=schema.TextContent(text=chunk))
-    (projected,) = framing.v1_lines(framing.projection.project(update, now=0.0))
+    (projected,) = framing.lines(framing.projection.project(update, now=0.0))
+    assert framing.message_chunk_end == MESSAGE_CHUNK_END
     assert line == projected
     kind = "agent_thought_chunk" if thought else "agent_message_chunk"
     assert json.loads(line)["params"] == {
@@ -121,6 +127,9 @@ def test_a_framed_terminal_chunk_is_the_general_encoding(
 ) -> None:
     framing = session_framing(Peer(), session_id)
     line = terminal_chunk_line(framing.terminal_chunk_prefix(terminal_id), data)
+    assert framing.terminal_lines(
+        terminal_id, framing.terminal_chunk_prefix(terminal_id), data
+    ) == (line,)
     update = schema.TerminalOutputChunk(
         terminal_id=terminal_id, data=base64.b64encode(data).decode()
     )
@@ -135,10 +144,10 @@ def test_a_framed_terminal_chunk_is_the_general_encoding(
 @given(ids, updates)
 def test_v1_lines_share_the_envelope(session_id: str, update: schema.SessionUpdate) -> None:
     framing = session_framing(Peer(protocol_version=1), session_id)
-    assert isinstance(framing, SessionFraming) and framing.projection is not None
+    assert isinstance(framing, V1Encoding)
     assert framing.prefix == update_prefix(session_id)
     body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
-    (line,) = framing.v1_lines([body])
+    (line,) = framing.lines([body])
     message = json.loads(line)
     assert message == {
         "jsonrpc": "2.0",

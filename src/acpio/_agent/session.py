@@ -41,7 +41,7 @@ from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.peer import Peer
 from .._protocol.values import check_values, require_value
-from .._session.framing import session_framing
+from .._session.encoding import session_encoding
 from .._session.parts import SessionParts
 from .._session.turn import Turns
 from .._session.updates import ClientConnection, UpdatePath
@@ -136,7 +136,7 @@ def create_session(
     peer = peer if peer is not None else Peer()
     updates = UpdatePath(
         session_id,
-        framing=session_framing(peer, session_id),
+        encoding=session_encoding(peer, session_id),
         connection=connection,
         history=history,
         task_group=task_group,
@@ -631,8 +631,9 @@ class MessageStream(metaclass=LibraryCreated):
         self._thought = thought
         updates = session._updates  # pyright: ignore[reportPrivateUsage]
         self._updates: Final = updates
-        # The line of a text chunk up to its text, encoded once (v1: without messageId).
-        self._line_prefix: Final = updates.framing.message_chunk_prefix(message_id, thought=thought)
+        # The line of a text chunk up to its text, encoded once by the session's encoding.
+        encoding = updates.encoding
+        self._line_prefix: Final = encoding.message_chunk_prefix(message_id, thought=thought)
 
     async def write(self, content: str | schema.ContentBlock) -> None:
         """Send one chunk (``agent_message_chunk`` or ``agent_thought_chunk``) of the message.

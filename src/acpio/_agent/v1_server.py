@@ -48,6 +48,7 @@ from .._errors import INTERNAL_ERROR, RequestError
 from .._protocol.peer import Peer
 from .._protocol.v1_schema import lenient_raw, message_definition
 from .._rpc.connection import RequestContext
+from .._session.encoding import V1Encoding
 from .._session.v1_projection import (
     META_KEY,
     V1_STOP_REASONS,
@@ -339,9 +340,11 @@ class V1Methods:
         self._commands_after(response.session_id, response.available_commands, context)
         return out
 
-    def _projection(self, session_id: str) -> V1Projection | None:
+    def _encoding(self, session_id: str) -> V1Encoding | None:
+        """The v1 encoding of a session of this connection (None: no such session)."""
         core = self.server.cores.get(session_id)
-        return core.updates.framing.projection if core is not None else None
+        encoding = core.updates.encoding if core is not None else None
+        return encoding if isinstance(encoding, V1Encoding) else None
 
     def _config_fields(self, out: dict[str, object], session_id: str, options: object) -> None:
         """``configOptions`` and ``modes`` of a session answer (the client now knows both)."""
@@ -349,9 +352,9 @@ class V1Methods:
             return
         listed = cast("list[schema.SessionConfigOption]", options)
         out["configOptions"] = config_options(listed)
-        projection = self._projection(session_id)
-        if projection is not None:
-            state = projection.modes(listed)
+        encoding = self._encoding(session_id)
+        if encoding is not None:
+            state = encoding.projection.modes(listed)
             if state is not None:
                 out["modes"] = state
 
@@ -363,13 +366,13 @@ class V1Methods:
     ) -> None:
         """Send the v1 updates ``make`` returns right after this request's answer."""
         core = self.server.cores.get(session_id)
-        projection = self._projection(session_id)
-        if core is None or projection is None:
+        encoding = self._encoding(session_id)
+        if core is None or encoding is None:
             return
-        updates = make(projection)
+        updates = make(encoding.projection)
         if not updates:
             return
-        lines = core.updates.framing.v1_lines(updates)
+        lines = encoding.lines(updates)
         path = core.updates
 
         async def send() -> None:

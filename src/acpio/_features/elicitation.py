@@ -35,7 +35,6 @@ from msgspec import UNSET
 from .. import schema
 from .._errors import AcpError, ConnectionClosed, LocalProtocolError, RemoteProtocolError
 from .._protocol.ids import new_id
-from .._protocol.v1_schema import lenient_raw
 
 if TYPE_CHECKING:
     from .._session.parts import SessionParts
@@ -256,7 +255,7 @@ async def _request(
     try:
         # A cancellation while waiting sends $/cancel_request (the connection
         # does) and propagates: cancelled work gets no answer.
-        decode = _decode_response if updates.framing.projection is None else _decode_v1_response
+        decode = updates.encoding.answer_decoder(_decode_response, "CreateElicitationResponse")
         response = await connection.request("elicitation/create", params, decode)
     finally:
         await parts.turns.permission_finished()
@@ -268,12 +267,6 @@ def _decode_response(raw: msgspec.Raw) -> schema.CreateElicitationResponse:
         raw, schema.CreateElicitationResponse
     )
     return response
-
-
-def _decode_v1_response(raw: msgspec.Raw) -> schema.CreateElicitationResponse:
-    # A v1 client's answer is first read as the v1 schema says (its lenient fields).
-    cleaned = lenient_raw("CreateElicitationResponse", raw)
-    return _decode_response(cleaned if cleaned is not None else raw)
 
 
 def _result(response: schema.CreateElicitationResponse) -> ElicitationResult:

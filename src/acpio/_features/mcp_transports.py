@@ -26,7 +26,6 @@ __all__ = [
     "MCP_TRANSPORTS",
     "check_mcp_servers",
     "mcp_capabilities",
-    "mcp_capabilities_v1",
     "transport_of",
 ]
 
@@ -60,18 +59,6 @@ def mcp_capabilities(transports: Collection[str]) -> schema.McpCapabilities | Un
         stdio=schema.McpStdioCapabilities() if "stdio" in declared else UNSET,
         http=schema.McpHttpCapabilities() if "http" in declared else UNSET,
     )
-
-
-def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
-    """ACP v1's ``agentCapabilities.mcpCapabilities`` for the declared transports.
-
-    v1 has no ``stdio`` flag: stdio is the baseline every v1 agent supports,
-    so a v1 client may send stdio servers whatever is declared.
-
-    :raises LocalProtocolError: for a transport acpio does not know.
-    """
-    declared = _declared(transports)
-    return {"http": "http" in declared, "sse": "sse" in declared}
 
 
 def transport_of(server: schema.McpServer) -> str:

@@ -44,9 +44,9 @@ from typing import Literal, TypeAlias, get_args
 from msgspec import UNSET
 
 from .._errors import RelativePathError
+from .._protocol.diff_texts import with_texts
 from .._protocol.paths import require_absolute
 from .._protocol.values import require_value
-from .._session.v1_projection import remember_diff_texts
 from ..schema import (
     KNOWN_DIFF_FILE_TYPE,
     AddChange,
@@ -533,7 +533,8 @@ def diff_of(*changes: FileChange) -> Diff:
         patch=DiffPatch(format="git_patch", text="".join(sections)) if sections else UNSET,
     )
     if all(change.texts is not None for change in changes):
-        remember_diff_texts(
+        # The whole texts ride along with the item (ACP v1 diffs carry them; never encoded).
+        return with_texts(
             diff,
             [
                 (str(change.operation), change.path, *change.texts)

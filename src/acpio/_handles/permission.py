@@ -25,7 +25,6 @@ import msgspec
 
 from .. import schema
 from .._errors import LocalProtocolError
-from .._protocol.v1_schema import lenient_raw
 from .._protocol.values import require_value
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "SelectedAnswer",
     "copy_options",
     "decode_permission_response",
-    "decode_v1_permission_response",
     "interpret_outcome",
     "option",
     "remembered_outcome",
@@ -326,15 +324,6 @@ class PermissionAnswer(msgspec.Struct, rename={"meta": "_meta"}):
 
 
 _decode_answer = msgspec.json.Decoder(PermissionAnswer).decode
-
-
-def decode_v1_permission_response(
-    raw: msgspec.Raw,
-) -> PermissionAnswer | schema.RequestPermissionResponse | None:
-    """:func:`decode_permission_response` of a v1 client's answer, read first as the v1
-    schema says (a ``_meta`` that is not an object is absent, not a malformed answer)."""
-    cleaned = lenient_raw("RequestPermissionResponse", raw)
-    return decode_permission_response(cleaned if cleaned is not None else raw)
 
 
 def decode_permission_response(

@@ -137,13 +137,14 @@ class TerminalHandle(metaclass=LibraryCreated):
         self._stop_running: Callable[[], None] = _nothing_runs
         #: Bytes of a command's output :meth:`run` keeps for the agent (head and tail).
         self.output_limit = DEFAULT_OUTPUT_LIMIT
-        #: v1: the id of the client's terminal that runs the command, once created.
+        #: The id of the client's terminal that runs the command, once created (a client
+        #: that runs terminals, see ``SessionEncoding.client_runs_terminals``).
         self.client_terminal_id: str | None = None
-        # v1 with client terminals: the tool call whose content shows this
+        # When the client runs terminals: the tool call whose content shows this
         # terminal once it is known which id to show (see ToolCallHandle.terminal).
         self._show_in: ShowsTerminal | None = None
-        # A terminal_output_chunk line is this prefix, the base64, and its end (_framing).
-        self._line_prefix = parts.updates.framing.terminal_chunk_prefix(terminal_id)
+        # The line of this terminal's bytes up to the bytes (the session's encoding).
+        self._line_prefix = parts.updates.encoding.terminal_chunk_prefix(terminal_id)
 
     async def announce(self) -> TerminalHandle:
         """Send the first ``terminal_update`` (command, cwd, size) unless already sent."""
@@ -493,23 +494,21 @@ class TerminalHandle(metaclass=LibraryCreated):
             raise
 
     async def _show_client_terminal(self, client_terminal_id: str) -> None:
-        """Show the client's terminal (v1) in the tool call this terminal belongs to."""
+        """Show the client's terminal in the tool call this terminal belongs to."""
         self.client_terminal_id = client_terminal_id
-        projection = self._updates.framing.projection
-        if projection is not None:
-            # The item names the client's own terminal: the projection passes it through.
-            projection.mark_client_terminal(client_terminal_id)
+        # The item names the client's own terminal: the encoding shows it as such.
+        self._updates.encoding.client_terminal(client_terminal_id)
         call, self._show_in = self._show_in, None
         if call is not None:
             await call.append(schema.Terminal(terminal_id=client_terminal_id))
 
     def show_in(self, call: ShowsTerminal) -> None:
-        """v1 with client terminals: ``call``'s content shows this terminal once it is
+        """When the client runs terminals: ``call``'s content shows this terminal once it is
         known which id to show (the client's, when a command runs there; else this one)."""
         self._show_in = call
 
     async def _show_pending(self) -> None:
-        """v1: put this terminal in its tool call's content once it shows something itself."""
+        """Put this terminal in its tool call's content once it shows something itself."""
         call, self._show_in = self._show_in, None
         if call is not None:
             await call.append(schema.Terminal(terminal_id=self.id))

@@ -48,7 +48,6 @@ from .permission import (
     PreparedPermission,
     copy_options,
     decode_permission_response,
-    decode_v1_permission_response,
     interpret_outcome,
     remembered_outcome,
     validate_options,
@@ -185,7 +184,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self.cancellable: Final = cancellable
         self.cancel_requested: bool = False
         # append_text's line up to the text: a tool_call_content_chunk of one text item.
-        self._text_chunk_prefix = parts.updates.framing.text_chunk_prefix(tool_call_id)
+        self._text_chunk_prefix = parts.updates.encoding.text_chunk_prefix(tool_call_id)
         self._first = schema.ToolCallUpdate(
             tool_call_id=tool_call_id,
             title=title,
@@ -541,8 +540,8 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 terminal_id=terminal_id,
             )
             offered, request = params.options, params
-            if command is None and not self._updates.v1:
-                # v2 params depend on nothing but these: the next equal request is sent as is.
+            if command is None and self._updates.encoding.stable_permission_params:
+                # The params depend on nothing but these: the next equal request is sent as is.
                 copies = copy_options(params.options)
                 if copies is not None:
                     request = self._updates.connection.prepare_request(PERMISSION_METHOD, params)
@@ -708,7 +707,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         )
         await handle.announce()
         if self._parts.client_runs_terminals:
-            # v1: a command will show the client's own terminal, under the
+            # A command will show the client's own terminal, under the
             # client's id; bytes the agent writes itself show this one.
             handle.show_in(self)
         else:
@@ -747,9 +746,9 @@ async def request_permission(
                 else connection.prepare_request(
                     PERMISSION_METHOD, updates.permission_params(request)
                 ),
-                decode_permission_response
-                if updates.framing.projection is None
-                else decode_v1_permission_response,
+                updates.encoding.answer_decoder(
+                    decode_permission_response, "RequestPermissionResponse"
+                ),
             )
         except ConnectionClosed:
             return await _client_gone(parts)

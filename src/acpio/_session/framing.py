@@ -1,4 +1,4 @@
-"""Framing: how a session's updates become lines on the wire, for the connection's version.
+"""Framing: the envelope of every ``session/update`` line and the splices of the hot paths.
 
 How this works: every ``session/update`` line is ``{"jsonrpc":"2.0","method":
 "session/update","params":{"sessionId":<id>,"update":<update>}}`` and a newline.
@@ -14,44 +14,34 @@ around one encoded value instead of encoding a whole update:
 * a text chunk of a streamed reply or thought (``agent_message_chunk``,
   ``agent_thought_chunk`` holding one text block): :func:`message_chunk_prefix`
   + the encoded text + :data:`MESSAGE_CHUNK_END`, on both versions (v1 has no
-  ``messageId``; the projection sends such a chunk as it is).
+  ``messageId``: the v1 encoding's prefix leaves it out).
 
 Each prefix and its suffix are defined next to each other here; a property test
 (``tests/test_framing.py``) checks that every framed line decodes to exactly the
 message the general encoder writes for the same update.
 
-The encoding is chosen per connection, once, at ``initialize``:
-:func:`session_framing` gives each session a :class:`SessionFraming` for the
-negotiated version. On v2 it is a few byte strings and nothing else, and the
-session splices them inline (the hot paths stay as fast as they were). On v1 it
-also carries the session's :class:`~acpio._session.v1_projection.V1Projection`, which
-turns each v2 update into the v1 updates that show the same thing (see
-``docs/v1.md``); the envelope is the same in both versions.
+These are pure byte helpers: which of them a session uses, and how, is its
+encoding's choice (:mod:`acpio._session.encoding`, one object per protocol
+version, chosen at ``initialize``); the envelope is the same in both versions.
 """
 
 from __future__ import annotations
 
 from binascii import b2a_base64
-from collections.abc import Mapping, Sequence
 from typing import Final
 
 import msgspec
 
-from .. import schema
-from .._protocol.peer import Peer
 from ..schema._base import enc_hook
-from .v1_projection import V1Projection
 
 __all__ = [
     "MESSAGE_CHUNK_END",
     "TERMINAL_CHUNK_END",
     "TEXT_CHUNK_END",
     "UPDATE_END",
-    "SessionFraming",
     "encode_json",
     "encode_update_line",
     "message_chunk_prefix",
-    "session_framing",
     "terminal_chunk_line",
     "terminal_chunk_prefix",
     "text_chunk_prefix",
@@ -138,57 +128,3 @@ def terminal_chunk_line(line_prefix: bytes, data: bytes) -> bytes:
 def encode_update_line(prefix: bytes, update: object) -> bytes:
     """One whole ``session/update`` line for ``update`` (a v2 Struct or a v1 mapping)."""
     return prefix + _encode(update) + UPDATE_END
-
-
-class SessionFraming:
-    """The encoding of one session's updates on its connection (see the module docstring).
-
-    ``prefix`` opens every line, :data:`UPDATE_END` closes it. ``projection`` is
-    ``None`` on v2 connections, where an update is sent as it is; on v1 it is
-    the session's :class:`~acpio._session.v1_projection.V1Projection`, and every update
-    goes through :meth:`v1_lines` instead (the tool-call text and terminal hot
-    paths are v2 only; message text chunks are spliced on both versions).
-    """
-
-    __slots__ = ("prefix", "projection", "protocol_version", "session_id")
-
-    def __init__(self, session_id: str, protocol_version: int, projection: V1Projection | None):
-        self.session_id: Final = session_id
-        self.protocol_version: Final = protocol_version
-        self.prefix: Final = update_prefix(session_id)
-        self.projection = projection
-
-    def line(self, update: schema.SessionUpdate) -> bytes:
-        """The v2 line of ``update`` (the general path; hot paths splice :attr:`prefix`)."""
-        return self.prefix + _encode(update) + UPDATE_END
-
-    def text_chunk_prefix(self, tool_call_id: str) -> bytes:
-        """This session's text-chunk prefix for ``tool_call_id`` (see :func:`text_chunk_prefix`)."""
-        return text_chunk_prefix(self.prefix, tool_call_id)
-
-    def message_chunk_prefix(self, message_id: str, *, thought: bool) -> bytes:
-        """This session's prefix of a streamed message's text chunks (see
-        :func:`message_chunk_prefix`): without the ``messageId`` on v1."""
-        return message_chunk_prefix(
-            self.prefix, None if self.projection is not None else message_id, thought=thought
-        )
-
-    def terminal_chunk_prefix(self, terminal_id: str) -> bytes:
-        """This session's terminal-chunk prefix (see :func:`terminal_chunk_prefix`)."""
-        return terminal_chunk_prefix(self.prefix, terminal_id)
-
-    def v1_lines(self, updates: Sequence[Mapping[str, object] | msgspec.Raw]) -> list[bytes]:
-        """The lines of v1 updates made by the projection (mappings or encoded), in order."""
-        prefix = self.prefix
-        return [prefix + _encode(update) + UPDATE_END for update in updates]
-
-    def reset_projection(self) -> None:
-        """Forget what the v1 client was shown (before a replay rebuilds its view)."""
-        if self.projection is not None:
-            self.projection = self.projection.fresh()
-
-
-def session_framing(peer: Peer, session_id: str) -> SessionFraming:
-    """The framing of a session of a connection that negotiated ``peer.protocol_version``."""
-    projection = V1Projection(session_id, peer) if peer.protocol_version == 1 else None
-    return SessionFraming(session_id, peer.protocol_version, projection)

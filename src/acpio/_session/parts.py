@@ -72,6 +72,5 @@ class SessionParts:
 
     @property
     def client_runs_terminals(self) -> bool:
-        """Whether commands of this session run in the client's terminals (v1, ``terminal``)."""
-        peer = self.peer
-        return peer.protocol_version < 2 and peer.terminal
+        """Whether commands of this session run in the client's terminals (its encoding says)."""
+        return self.updates.encoding.client_runs_terminals

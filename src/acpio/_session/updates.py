@@ -7,13 +7,15 @@ cancelled turn never speaks after its ``cancelled`` idle, (3) holds updates
 back while a replay (``session/resume``) or the lines of session setup are
 being sent, (4) records the update in the session's history for replay (the
 mid-turn states ``running`` and ``requires_action`` excepted: live state), and
-(5) queues the encoded notification on the connection's single ordered
-writer. Sending is the one place where an update becomes wire bytes, in the
-encoding of the session's :class:`~acpio._session.framing.SessionFraming` (chosen per
-connection at ``initialize``): on v2 the precomputed envelope prefix, the
-encoded update and :data:`~acpio._session.framing.UPDATE_END`; on v1 the lines its
-:class:`~acpio._session.v1_projection.V1Projection` makes of the update (possibly
-none). Agent code never sees the difference.
+(5) queues the lines the session's encoding makes of it on the connection's
+single ordered writer. Sending is the one place where an update becomes wire
+bytes, and it asks the session's :class:`~acpio._session.encoding.SessionEncoding`
+(one object per protocol version, chosen at ``initialize``) for them: the lines
+of an update (possibly none), the one-line splices of the hot paths (prefix,
+encoded value, suffix), whether state updates are shown, and, when the encoding
+has lines that fall due later (a rate-limited refresh), when to ask again: one
+timer, :meth:`UpdatePath.flush_later`. Nothing here depends on the version;
+agent code never sees it either.
 
 Setup order: editors drop updates for a session they do not know yet, so
 everything a session sends while ``session/new`` or ``session/resume`` is
@@ -28,14 +30,15 @@ kept either way.
 The try-variants (:meth:`UpdatePath.try_send_state`, :meth:`UpdatePath.try_send_text_chunk`,
 :meth:`UpdatePath.try_send_message_text`) send without an ``await`` when nothing
 has to be waited for; they are the hot paths of state updates, streamed tool-call
-text and streamed replies.
+text and streamed replies, and admit with the same :meth:`UpdatePath.admit_now`
+as every other update.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Final, Protocol, TypeVar
 
 import anyio
@@ -49,14 +52,8 @@ from .._store.history import (
     record_message_text_as_update,
     record_text_chunk_as_update,
 )
-from .framing import (
-    MESSAGE_CHUNK_END,
-    TEXT_CHUNK_END,
-    UPDATE_END,
-    SessionFraming,
-    encode_json,
-    terminal_chunk_line,
-)
+from .encoding import SessionEncoding
+from .framing import encode_json
 from .work import current_work
 
 T = TypeVar("T")
@@ -138,18 +135,23 @@ class UpdatePath:
         self,
         session_id: str,
         *,
-        framing: SessionFraming,
+        encoding: SessionEncoding,
         connection: ClientConnection,
         history: History,
         task_group: anyio.abc.TaskGroup,
     ) -> None:
         self.session_id: Final = session_id
-        self.framing: Final = framing
+        self.encoding: Final = encoding
+        #: The same object under the name the turn machine uses (``framing.line(update)``).
+        self.framing: Final = encoding
         self.connection: Final = connection
         self.history: Final = history
         self.task_group: Final = task_group
-        self.prefix: Final = framing.prefix
-        self.v1: Final = framing.projection is not None
+        self.update_lines: Final = encoding.update_lines
+        self.shows_states: Final = encoding.shows_states
+        self.text_chunk_end: Final = encoding.text_chunk_end
+        self.message_chunk_end: Final = encoding.message_chunk_end
+        self.timed_flushes: Final = encoding.timed_flushes
         self.send_line: Callable[[bytes], Awaitable[None]] = connection.line_sender
         self.try_send_line: Callable[[bytes], bool] = connection.line_try_sender
         self.record: Callable[[schema.SessionUpdate], None] = history.record
@@ -163,33 +165,38 @@ class UpdatePath:
         # One flag on the hot path for the two rare reasons to hold an update back.
         self.held: bool = False
         self.setup_lines: list[bytes] | None = None
-        self.v1_timer: bool = False
+        # True while a task waits to send what the encoding has due later (flush_later).
+        self.flush_timer: bool = False
 
     # ------------------------------------------------------------- updates
 
     async def send(self, update: schema.SessionUpdate) -> None:
-        """Send an update (already checked, or built by acpio): admitted, recorded, framed."""
+        """Send an update (already checked, or built by acpio): admitted, recorded, encoded."""
         admitted = self.admit_now()
         if admitted is None:
             admitted = await self.admit()
         if admitted:
             self.record(update)
-            if self.v1:
-                await self.send_v1(update)
-            else:
-                await self.send_line(self.prefix + _encode(update) + UPDATE_END)
+            await self.send_lines(self.update_lines(update))
+
+    async def send_lines(self, lines: Sequence[bytes]) -> None:
+        """Send lines the encoding made, in order; then arm its flush if it has one due."""
+        for line in lines:
+            await self.send_line(line)
+        if self.timed_flushes and not self.flush_timer:
+            self.arm_flush()
 
     async def send_state(self, line: bytes) -> None:
         """Send a mid-turn state update (``running``, ``requires_action``), encoded as ``line``.
 
         Admitted as :meth:`send` admits, but not recorded: live state is never
-        history (a resume reports the current state itself). v1 has no form
-        of them: nothing is sent.
+        history (a resume reports the current state itself). Nothing is sent
+        when the encoding does not show states.
         """
         admitted = self.admit_now()
         if admitted is None:
             admitted = await self.admit()
-        if admitted and not self.v1:
+        if admitted and self.shows_states:
             await self.send_line(line)
 
     def try_send_state(self, line: bytes) -> bool:
@@ -202,54 +209,54 @@ class UpdatePath:
         """
         if self.dirty_terminals or self.held:
             return False
-        return self.v1 or self.try_send_line(line)
+        return not self.shows_states or self.try_send_line(line)
 
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
-        # admit_now() written out: this runs for every streamed text chunk.
-        if self.dirty_terminals or self.held or self.v1:
+        end = self.text_chunk_end
+        if end is None:
+            return False  # no one-line form: the encoding makes its lines (send_text_chunk)
+        admitted = self.admit_now()
+        if admitted is None:
             return False
-        work = current_work.get()
-        if work is not None and work.finished:
-            self.drop_finished()
-            return True  # dropped, as send() drops it
-        if not self.try_send_line(line_prefix + _encode(text) + TEXT_CHUNK_END):
-            return False
-        self.record_text_chunk(tool_call_id, text)
-        return True
+        if admitted:
+            if not self.try_send_line(line_prefix + _encode(text) + end):
+                return False
+            self.record_text_chunk(tool_call_id, text)
+        return True  # sent, or dropped as send() drops it
 
     async def send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> None:
         """:meth:`send` of a one-text-item ``tool_call_content_chunk`` (the streaming path).
 
-        ``line_prefix`` is the encoded line up to the text (the framing's
-        :meth:`~acpio._session.framing.SessionFraming.text_chunk_prefix`); the same
+        ``line_prefix`` is the encoded line up to the text (the encoding's
+        :meth:`~acpio._session.encoding.SessionEncoding.text_chunk_prefix`); the same
         checks and history record as :meth:`send`, without building the update.
         """
-        if self.v1:
-            await self.send_v1_text_chunk(tool_call_id, text)
-            return
         admitted = self.admit_now()
         if admitted is None:
             admitted = await self.admit()
         if admitted:
             self.record_text_chunk(tool_call_id, text)
-            await self.send_line(line_prefix + _encode(text) + TEXT_CHUNK_END)
+            end = self.text_chunk_end
+            if end is not None:
+                await self.send_line(line_prefix + _encode(text) + end)
+            else:
+                # (Text makes no refresh due later: nothing to arm.)
+                for line in self.encoding.text_chunk_lines(tool_call_id, line_prefix, text):
+                    await self.send_line(line)
 
     def try_send_message_text(
         self, line_prefix: bytes, message_id: str, text: str, thought: bool
     ) -> bool:
         """:meth:`send_message_text` when it would not wait; False when nothing was done."""
-        # admit_now() written out: this runs for every streamed reply chunk.
-        if self.dirty_terminals or self.held:
+        admitted = self.admit_now()
+        if admitted is None:
             return False
-        work = current_work.get()
-        if work is not None and work.finished:
-            self.drop_finished()
-            return True  # dropped, as send() drops it
-        if not self.try_send_line(line_prefix + _encode(text) + MESSAGE_CHUNK_END):
-            return False
-        self.record_message_text(message_id, text, thought)
-        return True
+        if admitted:
+            if not self.try_send_line(line_prefix + _encode(text) + self.message_chunk_end):
+                return False
+            self.record_message_text(message_id, text, thought)
+        return True  # sent, or dropped as send() drops it
 
     async def send_message_text(
         self, line_prefix: bytes, message_id: str, text: str, thought: bool
@@ -257,18 +264,17 @@ class UpdatePath:
         """:meth:`send` of an ``agent_message_chunk`` (``agent_thought_chunk`` when
         ``thought``) of one text block (the streaming path of a reply).
 
-        ``line_prefix`` is the framing's
-        :meth:`~acpio._session.framing.SessionFraming.message_chunk_prefix`: on v1 too,
-        where the projection sends such a chunk as it is (no ``messageId``, nothing
-        coalesced). The same checks and history record as :meth:`send`, without
-        building the update.
+        ``line_prefix`` is the encoding's
+        :meth:`~acpio._session.encoding.SessionEncoding.message_chunk_prefix`; the line is
+        that prefix, the encoded text and :attr:`message_chunk_end`, on every version.
+        The same checks and history record as :meth:`send`, without building the update.
         """
         admitted = self.admit_now()
         if admitted is None:
             admitted = await self.admit()
         if admitted:
             self.record_message_text(message_id, text, thought)
-            await self.send_line(line_prefix + _encode(text) + MESSAGE_CHUNK_END)
+            await self.send_line(line_prefix + _encode(text) + self.message_chunk_end)
 
     def admit_now(self) -> bool | None:
         """Whether an update may be sent, if that is known without waiting.
@@ -297,30 +303,19 @@ class UpdatePath:
         return False
 
     async def send_terminal_bytes(self, terminal_id: str, line_prefix: bytes, data: bytes) -> None:
-        """Send bytes of an agent-side terminal: one ``terminal_output_chunk`` line on v2.
+        """Send bytes of an agent-side terminal, as the encoding shows them.
 
-        ``line_prefix`` is the terminal's :func:`~acpio._session.framing.terminal_chunk_prefix`.
-        On v1 the projection shows them in the tool calls that show the terminal.
+        ``line_prefix`` is the encoding's
+        :meth:`~acpio._session.encoding.SessionEncoding.terminal_chunk_prefix`.
         No terminal flush and no history record: the caller records the bytes.
         """
         if self.held and not await self.wait_held():
             return
-        if not self.v1:
-            await self.send_line(terminal_chunk_line(line_prefix, data))
-            return
-        projection = self.framing.projection
-        assert projection is not None
-        updates = projection.terminal_output(terminal_id, data, now=anyio.current_time())
-        for line in self.framing.v1_lines(updates):
-            await self.send_line(line)
-        self.v1_arm()
+        await self.send_lines(self.encoding.terminal_lines(terminal_id, line_prefix, data))
 
     async def emit(self, update: schema.SessionUpdate) -> None:
         """Send an update as is: not recorded, not held back (replay and state snapshots)."""
-        if self.v1:
-            await self.send_v1(update, replay=True)
-        else:
-            await self.send_line(self.prefix + _encode(update) + UPDATE_END)
+        await self.send_lines(self.update_lines(update, replay=True))
 
     # ------------------------------------------------------------- terminals
 
@@ -354,9 +349,8 @@ class UpdatePath:
         return await self.connection.request(method, params, decode)
 
     def permission_params(self, params: schema.RequestPermissionRequest) -> object:
-        """The ``session/request_permission`` params in the connection's version."""
-        projection = self.framing.projection
-        return params if projection is None else projection.permission_request(params)
+        """The ``session/request_permission`` params in the connection's encoding."""
+        return self.encoding.permission_params(params)
 
     # ---------------------------------------------------------------- holding
 
@@ -394,8 +388,8 @@ class UpdatePath:
         self.update_held()
         try:
             if updates is not None:
-                # A v1 client rebuilds its view from the replay (session/load).
-                self.framing.reset_projection()
+                # The client rebuilds its view from the replay.
+                self.encoding.reset()
                 for update in list(updates):
                     await self.emit(update)
             await self.emit(snapshot())
@@ -458,53 +452,28 @@ class UpdatePath:
                 self.update_held()
             gate.set()
 
-    # ------------------------------------------------------------- v1 encoding
+    # ------------------------------------------------------------- timed flushes
 
-    async def send_v1_text_chunk(self, tool_call_id: str, text: str) -> None:
-        """:meth:`send_text_chunk` on v1: the projection takes the text as it is."""
-        admitted = self.admit_now()
-        if admitted is None:
-            admitted = await self.admit()
-        if not admitted:
+    def arm_flush(self) -> None:
+        """Start the task that sends what the encoding has due later, if it has any."""
+        if self.flush_timer or self.released:
             return
-        self.record_text_chunk(tool_call_id, text)
-        projection = self.framing.projection
-        assert projection is not None
-        for line in self.framing.v1_lines(projection.text_chunk(tool_call_id, text)):
-            await self.send_line(line)
-
-    async def send_v1(self, update: schema.SessionUpdate, *, replay: bool = False) -> None:
-        """Send the v1 lines the projection makes of ``update`` (possibly none)."""
-        projection = self.framing.projection
-        assert projection is not None
-        updates = projection.project(update, now=anyio.current_time(), replay=replay)
-        for line in self.framing.v1_lines(updates):
-            await self.send_line(line)
-        self.v1_arm()
-
-    def v1_arm(self) -> None:
-        """Arm the timer of a rate-limited v1 terminal refresh, if one is due."""
-        projection = self.framing.projection
-        if self.v1_timer or self.released or projection is None:
-            return
-        due = projection.due()
+        due = self.encoding.due()
         if due is not None:
-            self.v1_timer = True
-            self.task_group.start_soon(self.v1_refresh_later, due)
+            self.flush_timer = True
+            self.task_group.start_soon(self.flush_later, due)
 
-    async def v1_refresh_later(self, due: float) -> None:
-        """Send a rate-limited v1 terminal refresh once it is due."""
+    async def flush_later(self, due: float) -> None:
+        """Send the encoding's lines due at ``due`` (a rate-limited refresh), then re-arm."""
         try:
             await anyio.sleep(max(0.0, due - anyio.current_time()))
-            self.v1_timer = False
+            self.flush_timer = False
             if self.held and not await self.wait_held():
                 return
-            projection = self.framing.projection
-            assert projection is not None
-            for line in self.framing.v1_lines(projection.flush_due(anyio.current_time())):
+            for line in self.encoding.flush_due(anyio.current_time()):
                 await self.send_line(line)
         except Exception:
-            logger.debug("v1 terminal refresh of session %s failed", self.session_id, exc_info=True)
+            logger.debug("timed flush of session %s failed", self.session_id, exc_info=True)
         finally:
-            self.v1_timer = False
-        self.v1_arm()
+            self.flush_timer = False
+        self.arm_flush()

@@ -1,10 +1,12 @@
 """The v1 projection of a session's v2 updates: what a v1 client is shown for each.
 
 How this works: acpio's model is v2; on a v1 connection every update a session
-sends passes through its :class:`V1Projection`, which returns the v1 updates
-(plain mappings, encoded by :mod:`acpio._session.framing`) that show the same thing,
-possibly none. It is pure bookkeeping, no I/O: the session sends what it
-returns, and asks it when a rate-limited refresh is due.
+sends passes through its :class:`V1Projection`, held by the session's
+:class:`~acpio._session.encoding.V1Encoding`, which returns the v1 updates (plain
+mappings or encoded JSON, put in the envelope by that encoding) that show the same
+thing, possibly none. It is pure bookkeeping, no I/O: the update path sends the
+lines the encoding makes of what it returns, and asks it (through the encoding)
+when a rate-limited refresh is due.
 
 What it keeps per session, and why:
 
@@ -47,6 +49,7 @@ import msgspec
 from msgspec import UNSET
 
 from .. import schema
+from .._protocol.diff_texts import whole_texts
 from .._protocol.peer import Peer
 from ..schema._base import enc_hook
 
@@ -56,10 +59,8 @@ __all__ = [
     "TERMINAL_TEXT_BYTES",
     "V1Projection",
     "config_options",
-    "diff_texts",
     "mode_option",
     "modes",
-    "remember_diff_texts",
 ]
 
 logger = logging.getLogger(__name__)
@@ -104,33 +105,6 @@ V1_PLAN_PRIORITIES: Final = frozenset({"high", "medium", "low"})
 V1_STOP_REASONS: Final = frozenset(
     {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
 )
-
-# ------------------------------------------------------------------ diff texts
-
-# v1 diffs carry whole texts, v2 diffs a patch: file_diff() remembers the texts
-# of the Diff objects it made, for a bounded number of recent ones.
-_DIFF_TEXTS_LIMIT: Final = 256
-DiffTexts = tuple[str, str, str | None, str | None]  # operation, path, old, new
-_diff_texts: dict[int, tuple[schema.Diff, list[DiffTexts]]] = {}
-
-
-def remember_diff_texts(diff: schema.Diff, texts: Sequence[DiffTexts]) -> None:
-    """Keep ``(operation, path, old_text, new_text)`` of each change of ``diff`` for v1.
-
-    ``None`` text means no such file, or (both ``None``) no text form (binary).
-    """
-    if len(_diff_texts) >= _DIFF_TEXTS_LIMIT:
-        del _diff_texts[next(iter(_diff_texts))]
-    _diff_texts[id(diff)] = (diff, list(texts))
-
-
-def diff_texts(diff: schema.Diff) -> list[DiffTexts] | None:
-    """The texts remembered for ``diff`` (this very object), if any."""
-    entry = _diff_texts.get(id(diff))
-    if entry is None or entry[0] is not diff:
-        return None
-    return entry[1]
-
 
 # ------------------------------------------------------------------ the state
 
@@ -760,7 +734,7 @@ def _terminal_text(terminal: _Terminal) -> str:
 
 
 def _diff_items(diff: schema.Diff) -> list[object]:
-    texts = diff_texts(diff)
+    texts = whole_texts(diff)
     if texts is not None:
         items: list[object] = []
         for operation, path, old, new in texts:
