@@ -177,10 +177,17 @@ class UpdatePath:
             admitted = await self.admit()
         if admitted:
             self.record(update)
-            await self.send_lines(self.update_lines(update))
+            for line in self.update_lines(update):
+                await self.send_line(line)
+            if self.timed_flushes and not self.flush_timer:
+                self.arm_flush()
 
     async def send_lines(self, lines: Sequence[bytes]) -> None:
-        """Send lines the encoding made, in order; then arm its flush if it has one due."""
+        """Send lines the encoding made, in order; then arm its flush if it has one due.
+
+        (:meth:`send` and :meth:`send_terminal_bytes` do the same inline: one
+        coroutine less on their hot paths.)
+        """
         for line in lines:
             await self.send_line(line)
         if self.timed_flushes and not self.flush_timer:
@@ -311,7 +318,10 @@ class UpdatePath:
         """
         if self.held and not await self.wait_held():
             return
-        await self.send_lines(self.encoding.terminal_lines(terminal_id, line_prefix, data))
+        for line in self.encoding.terminal_lines(terminal_id, line_prefix, data):
+            await self.send_line(line)
+        if self.timed_flushes and not self.flush_timer:
+            self.arm_flush()
 
     async def emit(self, update: schema.SessionUpdate) -> None:
         """Send an update as is: not recorded, not held back (replay and state snapshots)."""
