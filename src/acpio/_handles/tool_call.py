@@ -722,7 +722,7 @@ async def request_permission(
 ) -> Outcome:
     """Send ``session/request_permission`` and interpret the answer against ``offered``.
 
-    ``request`` is the params, or (v2) the request prepared from params that
+    ``request`` is the params, or the request prepared from params that
     offer exactly ``offered`` (:class:`~acpio._handles.permission.PreparedPermission`).
     Cancellation of the waiting task (the turn was cancelled) propagates: the
     connection withdraws the request with ``$/cancel_request`` and ignores a
