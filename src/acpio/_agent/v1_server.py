@@ -45,12 +45,13 @@ from msgspec import UNSET
 
 from .. import schema
 from .._errors import INTERNAL_ERROR, RequestError
+from .._features.mcp_transports import mcp_capabilities_v1
 from .._protocol.peer import Peer
 from .._protocol.v1_schema import lenient_raw, message_definition
+from .._protocol.v1_values import V1_STOP_REASONS
 from .._rpc.connection import RequestContext
 from .._session.v1_projection import (
     META_KEY,
-    V1_STOP_REASONS,
     V1Projection,
     V1Update,
     config_options,
@@ -273,7 +274,6 @@ class V1Methods:
         v2 = server.capabilities()
         session = v2.session if isinstance(v2.session, schema.SessionCapabilities) else None
         prompt = session.prompt if session is not None else UNSET
-        mcp = session.mcp if session is not None else UNSET
         session_capabilities: dict[str, object] = {"list": {}, "resume": {}, "close": {}}
         if session is not None and isinstance(session.delete, schema.SessionDeleteCapabilities):
             session_capabilities["delete"] = {}
@@ -291,11 +291,7 @@ class V1Methods:
                 "embeddedContext": isinstance(prompt, schema.PromptCapabilities)
                 and isinstance(prompt.embedded_context, schema.PromptEmbeddedContextCapabilities),
             },
-            "mcpCapabilities": {
-                "http": isinstance(mcp, schema.McpCapabilities)
-                and isinstance(mcp.http, schema.McpHttpCapabilities),
-                "sse": False,
-            },
+            "mcpCapabilities": mcp_capabilities_v1(agent.mcp_transports),
             "sessionCapabilities": session_capabilities,
         }
         methods = [
