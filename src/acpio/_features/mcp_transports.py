@@ -65,8 +65,10 @@ def mcp_capabilities(transports: Collection[str]) -> schema.McpCapabilities | Un
 def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
     """ACP v1's ``agentCapabilities.mcpCapabilities`` for the declared transports.
 
-    v1 has no ``stdio`` flag: stdio is the baseline every v1 agent supports,
-    so a v1 client may send stdio servers whatever is declared.
+    The v1 ``initialize`` answer advertises exactly this: ``http`` and ``sse``
+    true for the transports :func:`check_mcp_servers` accepts. v1 has no
+    ``stdio`` flag (its clients take stdio for granted); a stdio server is
+    still accepted only when ``stdio`` is declared, as on v2.
 
     :raises LocalProtocolError: for a transport acpio does not know.
     """

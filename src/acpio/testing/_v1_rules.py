@@ -114,7 +114,7 @@ V1_HINTS: Final[Mapping[str, str]] = MappingProxyType(
         "v1-tool-call-order": "report each tool call first with sessionUpdate tool_call (with "
         "its title), then patch it with tool_call_update; use a new toolCallId per call",
         "v1-prompt-answer": "answer each session/prompt once, when its turn ends, with "
-        '{"stopReason": "end_turn"} (or max_tokens, max_turn_requests, refusal, cancelled)',
+        '{"stopReason": "end_turn"} (or ' + ", ".join(sorted(V1_STOP_REASONS - {"end_turn"})) + ")",
         "v1-cancel": "after session/cancel, answer the prompt with stopReason cancelled once the "
         "remaining updates are sent, and send nothing for that turn afterwards",
         "v1-modes": "offer every mode in modes.availableModes of the session answers, and "
