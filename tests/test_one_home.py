@@ -108,3 +108,20 @@ def test_paths_are_judged_absolute_in_one_place() -> None:
     ]
     assert users == []
     assert issubclass(acpio.RelativePathError, acpio.LocalProtocolError)
+
+
+def test_updates_are_checked_only_through_check_update() -> None:
+    # check_values walks any object; every update goes through check_update, which
+    # knows per class (from the schema) whether there is anything to walk.
+    callers = [
+        str(path.relative_to(SRC))
+        for path in modules()
+        if "check_values(" in path.read_text(encoding="utf-8")
+    ]
+    assert callers == ["_protocol/values.py"]
+    users = [
+        str(path.relative_to(SRC))
+        for path in modules()
+        if "check_update(" in path.read_text(encoding="utf-8")
+    ]
+    assert sorted(users) == ["_agent/session.py", "_features/config.py", "_protocol/values.py"]

@@ -24,6 +24,7 @@ from acpio import schema
 from acpio._agent import agent_server as _agent_server
 from acpio._agent.v1_server import v1_peer
 from acpio._protocol.peer import Peer
+from acpio._protocol.v1_schema import definition, matches
 from acpio._session.v1_projection import (
     TERMINAL_REFRESH_INTERVAL,
     TERMINAL_TEXT_BYTES,
@@ -94,6 +95,33 @@ async def test_initialize_v1_answers_in_v1_shapes_derived_from_the_agent() -> No
         }
         assert result["authMethods"] == []
         assert agent.client_info == acpio.Implementation(name="v1-test-client", version="1.0")
+
+
+@pytest.mark.parametrize(
+    "transports", [(), ("stdio",), ("http",), ("sse",), ("stdio", "http"), ("stdio", "http", "sse")]
+)
+async def test_v1_advertises_exactly_the_mcp_transports_it_accepts(
+    transports: tuple[str, ...], tmp_path: Path
+) -> None:
+    class Agent(echo_agent.EchoAgent):
+        mcp_transports: ClassVar[tuple[str, ...]] = transports
+
+    async with v1_client(Agent(), initialize=False) as client:
+        result = await client.initialize()
+        advertised = result["agentCapabilities"]["mcpCapabilities"]
+        # v1 has flags for http and sse only (stdio is every v1 agent's baseline).
+        assert advertised == {"http": "http" in transports, "sse": "sse" in transports}
+        assert matches(definition("McpCapabilities"), advertised)
+        for transport in ("http", "sse"):
+            url = "https://example.com/mcp"
+            server = {"type": transport, "name": "s", "url": url, "headers": []}
+            params = {"cwd": os.fspath(tmp_path), "mcpServers": [server]}
+            try:
+                await client.request("session/new", params)
+                accepted = True
+            except acpio.RequestError:
+                accepted = False
+            assert accepted is advertised[transport], transport
 
 
 def test_the_v1_peer_comes_from_client_capabilities() -> None:

@@ -32,6 +32,7 @@ ALLOWED: dict[str, str] = {
     "_agent/agent_server.py": "initialize negotiates the version and picks the method table",
     "_protocol/v1_schema.py": "reading v1 messages as the vendored v1 schema says",
     "_protocol/v1_types.py": "the v1 shapes",
+    "_protocol/v1_values.py": "the v1 value sets, read from the vendored v1 schema",
     "_protocol/peer.py": "what the client offers, the negotiated version included",
     "_errors.py": "the error initialize answers for an unsupported version",
     # terminal/* and fs/* are methods only a v1 client serves: these handles are

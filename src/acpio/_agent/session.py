@@ -40,7 +40,7 @@ from .._limits import SessionLimits
 from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.peer import Peer
-from .._protocol.values import check_values, require_value
+from .._protocol.values import check_frame, check_update, require_value
 from .._session.encoding import session_encoding
 from .._session.parts import SessionParts
 from .._session.turn import Turns
@@ -64,6 +64,8 @@ StopReason = str
 PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
 
 # Each session's core, for core_of(); weak, so a forgotten session goes away.
+#: Where the text of a one-text-block message chunk is (see check_frame below).
+_TEXT: Final = ("content", "text")
 _cores: weakref.WeakKeyDictionary[Session, SessionCore] = weakref.WeakKeyDictionary()
 
 
@@ -302,7 +304,7 @@ class Session(metaclass=LibraryCreated):
         :raises LocalProtocolError: for a value the protocol does not allow,
             before anything is sent.
         """
-        check_values(update)
+        check_update(update)
         await self._updates.send(update)
 
     # -------------------------------------------------------- output helpers
@@ -618,6 +620,12 @@ class Session(metaclass=LibraryCreated):
             done.set()
 
 
+# The updates MessageStream.write(str) sends as pre-encoded lines, the text spliced in:
+# proven to hold no enum value whatever the text (v1 lines are these without messageId).
+check_frame(schema.AgentMessageChunk(message_id="", content=schema.TextContent(text="")), _TEXT)
+check_frame(schema.AgentThoughtChunk(message_id="", content=schema.TextContent(text="")), _TEXT)
+
+
 class MessageStream(metaclass=LibraryCreated):
     """An agent message or thought streamed in chunks that share one ``messageId``.
 
@@ -640,8 +648,9 @@ class MessageStream(metaclass=LibraryCreated):
 
         A str is sent as one text block: the line is pre-encoded up to the
         text and, when nothing has to be waited for, sent without an ``await``
-        (the same admission, order and history as :meth:`Session.send`; a text
-        block has no enum values to check). On v1 it is one
+        (the same admission, order and history as :meth:`Session.send`; the
+        shape of such a chunk is proven free of enum values once, by
+        :func:`~acpio._protocol.values.check_frame`). On v1 it is one
         ``agent_message_chunk`` line, as the client shows it.
         """
         if isinstance(content, str):

@@ -36,7 +36,7 @@ the v1 table.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 
 import anyio
@@ -45,13 +45,14 @@ from msgspec import UNSET
 
 from .. import schema
 from .._errors import INTERNAL_ERROR, RequestError
+from .._features.mcp_transports import declared_transports
 from .._protocol.peer import Peer
 from .._protocol.v1_schema import lenient_raw, message_definition
+from .._protocol.v1_values import V1_STOP_REASONS
 from .._rpc.connection import RequestContext
 from .._session.encoding import V1Encoding
 from .._session.v1_projection import (
     META_KEY,
-    V1_STOP_REASONS,
     V1Projection,
     V1Update,
     config_options,
@@ -189,6 +190,20 @@ def _auth_method(method: object, client_capabilities: object) -> dict[str, objec
     return None
 
 
+def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
+    """ACP v1's ``agentCapabilities.mcpCapabilities`` for the declared transports.
+
+    The v1 ``initialize`` answer advertises exactly this: ``http`` and ``sse``
+    true for the transports :func:`~acpio._features.mcp_transports.check_mcp_servers`
+    accepts. v1 has no ``stdio`` flag (its clients take stdio for granted); a stdio
+    server is still accepted only when ``stdio`` is declared, as on v2.
+
+    :raises LocalProtocolError: for a transport acpio does not know.
+    """
+    declared = declared_transports(transports)
+    return {"http": "http" in declared, "sse": "sse" in declared}
+
+
 class V2Server(Protocol):
     """What the v1 methods use of the agent server: its v2 handlers and its sessions."""
 
@@ -274,7 +289,6 @@ class V1Methods:
         v2 = server.capabilities()
         session = v2.session if isinstance(v2.session, schema.SessionCapabilities) else None
         prompt = session.prompt if session is not None else UNSET
-        mcp = session.mcp if session is not None else UNSET
         session_capabilities: dict[str, object] = {"list": {}, "resume": {}, "close": {}}
         if session is not None and isinstance(session.delete, schema.SessionDeleteCapabilities):
             session_capabilities["delete"] = {}
@@ -292,11 +306,7 @@ class V1Methods:
                 "embeddedContext": isinstance(prompt, schema.PromptCapabilities)
                 and isinstance(prompt.embedded_context, schema.PromptEmbeddedContextCapabilities),
             },
-            "mcpCapabilities": {
-                "http": isinstance(mcp, schema.McpCapabilities)
-                and isinstance(mcp.http, schema.McpHttpCapabilities),
-                "sse": False,
-            },
+            "mcpCapabilities": mcp_capabilities_v1(agent.mcp_transports),
             "sessionCapabilities": session_capabilities,
         }
         methods = [

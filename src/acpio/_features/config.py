@@ -33,7 +33,7 @@ from msgspec import UNSET, UnsetType
 
 from .. import schema
 from .._errors import LocalProtocolError, RequestError
-from .._protocol.values import check_values, require_value
+from .._protocol.values import check_update, require_value
 from .._session.updates import UpdatePath
 
 __all__ = [
@@ -307,7 +307,7 @@ class ConfigState:
         if self.quiet or self.updates.in_setup:
             return  # the answer being prepared carries the new state
         update = schema.ConfigOptionUpdate(config_options=list(self.options))
-        check_values(update)  # as Session.send checks what the agent reports
+        check_update(update)  # as Session.send checks what the agent reports
         await self.updates.send(update)
 
     def answer_field(self) -> list[schema.SessionConfigOption] | UnsetType:

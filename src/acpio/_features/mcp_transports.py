@@ -25,6 +25,7 @@ from .._protocol.paths import is_absolute
 __all__ = [
     "MCP_TRANSPORTS",
     "check_mcp_servers",
+    "declared_transports",
     "mcp_capabilities",
     "transport_of",
 ]
@@ -33,7 +34,11 @@ __all__ = [
 MCP_TRANSPORTS: Final = frozenset({"stdio", "http", "sse"})
 
 
-def _declared(transports: Collection[str]) -> frozenset[str]:
+def declared_transports(transports: Collection[str]) -> frozenset[str]:
+    """The transports of ``Agent.mcp_transports``, checked: every one known to acpio.
+
+    :raises LocalProtocolError: for a transport acpio does not know (or a bare string).
+    """
     declared = frozenset(transports)
     unknown = declared - MCP_TRANSPORTS
     if unknown or isinstance(transports, str):
@@ -52,7 +57,7 @@ def mcp_capabilities(transports: Collection[str]) -> schema.McpCapabilities | Un
 
     :raises LocalProtocolError: for a transport acpio does not know.
     """
-    declared = _declared(transports)
+    declared = declared_transports(transports)
     if not declared & {"stdio", "http"}:
         return UNSET
     return schema.McpCapabilities(
@@ -79,7 +84,7 @@ def check_mcp_servers(servers: Sequence[schema.McpServer], transports: Collectio
 
     :raises RequestError: ``-32602`` naming the server and its transport.
     """
-    declared = _declared(transports)
+    declared = declared_transports(transports)
     for index, server in enumerate(servers):
         if isinstance(server, schema.McpServerStdio) and not is_absolute(server.command):
             raise RequestError.invalid_params(

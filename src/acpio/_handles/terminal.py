@@ -39,6 +39,7 @@ from msgspec import UNSET, UnsetType
 from .. import schema
 from .._errors import LibraryCreated, LocalProtocolError
 from .._protocol.paths import require_absolute
+from .._protocol.values import check_frame
 from .._session.parts import OwningSession, SessionParts
 from .._session.work import Work, current_work
 from .client_services import ClientCommand
@@ -69,6 +70,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_MAX_CHUNK: Final = 64 * 1024
 DEFAULT_FLUSH_DELAY: Final = 0.01
 _UNSET: Final = UNSET
+
+# The update a terminal's bytes go out as, pre-encoded with the base64 spliced in:
+# proven to hold no enum value whatever the bytes.
+check_frame(schema.TerminalOutputChunk(terminal_id="", data=""), ("data",))
 
 
 class ShowsTerminal(Protocol):

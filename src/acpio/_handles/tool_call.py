@@ -35,7 +35,7 @@ from .. import schema
 from .._errors import ConnectionClosed, LibraryCreated, LocalProtocolError, RequestError
 from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
-from .._protocol.values import FINAL_TOOL_CALL_STATUSES, require_value
+from .._protocol.values import FINAL_TOOL_CALL_STATUSES, check_frame, require_value
 from .._session.parts import OwningSession, SessionParts
 from .._session.turn import REQUIRES_ACTION, RUNNING
 from .._session.work import current_work
@@ -63,6 +63,15 @@ KNOWN_STATUSES: Final = schema.KNOWN_TOOL_CALL_STATUS
 FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 REMEMBERED_KINDS: Final = frozenset({"allow_always", "reject_always"})
 _UNSET: Final = UNSET
+
+# The update append_text sends as a pre-encoded line, the text spliced in: proven to
+# hold no enum value whatever the text.
+check_frame(
+    schema.ToolCallContentChunk(
+        tool_call_id="", content=schema.Content(content=schema.TextContent(text=""))
+    ),
+    ("content", "content", "text"),
+)
 
 
 def _check_open_value(value: object, known: frozenset[str], what: str) -> None:

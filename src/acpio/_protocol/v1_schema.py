@@ -17,6 +17,14 @@ v1 message it decodes (a client's requests and its answers) as the v1 schema
 says, with no per-field list kept by hand. :func:`matches` is the small JSON
 Schema check the marks need (types, ``const``, ``enum``, ``$ref``, ``allOf``,
 ``anyOf``/``oneOf``, ``required``, ``items``, integer formats and bounds).
+
+Most messages carry nothing a mark applies to, so the full walk (which tries
+each branch of every union) runs only when one may: :func:`marks_apply` looks,
+per definition, only at the properties under which the schema has marks (a
+``null`` in a default-on-null field, a default-on-error field or an item of a
+skip-invalid-items array that does not match), and :func:`lenient_raw` passes
+such a message on as it came, undecoded again. A ``null`` v1 reads as absent is
+always caught there, so it never reaches a decoder that would read it as ``None``.
 """
 
 from __future__ import annotations
@@ -28,7 +36,15 @@ from typing import Final, cast
 
 import msgspec
 
-__all__ = ["definition", "lenient", "lenient_raw", "loads", "matches", "message_definition"]
+__all__ = [
+    "definition",
+    "lenient",
+    "lenient_raw",
+    "loads",
+    "marks_apply",
+    "matches",
+    "message_definition",
+]
 
 ON_NULL: Final = "x-deserialize-default-on-null"
 ON_ERROR: Final = "x-deserialize-default-on-error"
@@ -153,8 +169,15 @@ def lenient(node: Node | str, value: object) -> object:
     """``value`` as the v1 schema says to read it against ``node`` (a definition's name or
     a schema node): the marked fields that are ``null`` or do not match made absent, the
     invalid items of marked arrays dropped, at every depth. Everything else is kept as it
-    is, for the decoder that follows to accept or refuse."""
-    return _lenient(definition(node) if isinstance(node, str) else node, value)
+    is, for the decoder that follows to accept or refuse.
+
+    A value no mark applies to (:func:`marks_apply` is false: the common case) is
+    returned as it is, without the full walk.
+    """
+    resolved = definition(node) if isinstance(node, str) else node
+    if not _may_change(_plan(resolved), value):
+        return value
+    return _lenient(resolved, value)
 
 
 def _lenient(node: Node, value: object) -> object:
@@ -235,11 +258,184 @@ def message_definition(method: str, kind: str) -> str | None:
 
 
 def lenient_raw(name: str | None, raw: msgspec.Raw | None) -> msgspec.Raw | None:
-    """:func:`lenient` of encoded params against the definition ``name`` (None: as is)."""
+    """:func:`lenient` of encoded params against the definition ``name`` (None: as is).
+
+    ``raw`` itself when no mark applies to it (no re-encoding); otherwise the
+    lenient reading, encoded.
+    """
     if raw is None or name is None:
         return raw
     try:
-        value = loads(raw)
-    except ValueError:
-        return raw  # not JSON: the decoder that follows says so
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        # Numbers past what msgspec reads, or not JSON (the decoder that follows says so).
+        try:
+            value = json.loads(bytes(raw))
+        except ValueError:
+            return raw
+    else:
+        node = definition(name)
+        if not _may_change(_plan(node), value):
+            return raw
+        return msgspec.Raw(msgspec.json.encode(_lenient(node, value)))
     return msgspec.Raw(msgspec.json.encode(lenient(name, value)))
+
+
+# ------------------------------------------------------------ which marks can apply
+#
+# The full walk (_lenient) tries every branch of every union with matches(), some
+# 50 us for a prompt. Most messages have nothing a mark applies to: no null in a
+# default-on-null field, every default-on-error field matching, every item of a
+# skip-invalid-items array matching. _may_change answers that (conservatively:
+# true whenever any branch of a union might change) by visiting only the
+# properties and items under which the schema has marks at all.
+
+
+class _Plan:
+    """What :func:`_may_change` checks of one resolved node that has marks below it."""
+
+    __slots__ = ("all_of", "branches", "fields", "items")
+
+    def __init__(self) -> None:
+        self.all_of: tuple[_Plan, ...] = ()
+        self.branches: tuple[_Plan, ...] = ()
+        # key, the property's node, default-on-null, default-on-error, the node of the
+        # items of a skip-invalid-items array (or None), the property's own plan.
+        self.fields: tuple[tuple[str, Node, bool, bool, Node | None, _Plan | None], ...] = ()
+        self.items: _Plan | None = None
+
+
+# By id() of the schema node; the node is kept alive with its entry (_kept), so an id
+# is never reused for another node.
+_plans: dict[int, _Plan | None] = {}
+_marked_nodes: dict[int, bool] = {}
+_kept: list[Node] = []
+
+
+def _children(node: Node) -> list[Node]:
+    """The nodes :func:`_lenient` descends into from ``node`` (resolved)."""
+    out: list[Node] = []
+    for key in ("allOf", "anyOf", "oneOf"):
+        listed = node.get(key)
+        if isinstance(listed, list):
+            out.extend(cast("list[Node]", listed))
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        out.extend(cast("dict[str, Node]", properties).values())
+    items = node.get("items")
+    if isinstance(items, dict):
+        out.append(cast("Node", items))
+    return out
+
+
+def _has_marks(node: Node) -> bool:
+    return node.get(ON_NULL) is True or node.get(ON_ERROR) is True or node.get(SKIP_ITEMS) is True
+
+
+def _marked(node: Node) -> bool:
+    """Whether any mark is reachable from ``node``: otherwise nothing below it ever changes."""
+    node = _resolve(node)
+    known = _marked_nodes.get(id(node))
+    if known is not None:
+        return known
+    seen: set[int] = set()
+    stack = [node]
+    found = False
+    while stack and not found:
+        current = _resolve(stack.pop())
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for child in _children(current):
+            if _has_marks(child):
+                found = True
+                break
+            stack.append(child)
+    _marked_nodes[id(node)] = found
+    _kept.append(node)
+    return found
+
+
+def _plan(node: Node) -> _Plan | None:
+    """The checks of ``node``; None when no mark lies below it (nothing can change)."""
+    node = _resolve(node)
+    key = id(node)
+    if key in _plans:
+        return _plans[key]
+    _kept.append(node)
+    if not _marked(node):
+        _plans[key] = None
+        return None
+    plan = _plans[key] = _Plan()  # registered first: a recursive schema finds it
+    all_of = node.get("allOf")
+    if isinstance(all_of, list):
+        plan.all_of = tuple(
+            found for part in cast("list[Node]", all_of) if (found := _plan(part)) is not None
+        )
+    plan.branches = tuple(
+        found for branch in _branches(node) if (found := _plan(branch)) is not None
+    )
+    properties = node.get("properties")
+    if isinstance(properties, dict):
+        fields: list[tuple[str, Node, bool, bool, Node | None, _Plan | None]] = []
+        for name, sub in cast("dict[str, Node]", properties).items():
+            element = _resolve(sub).get("items")
+            skip = sub.get(SKIP_ITEMS) is True and isinstance(element, dict)
+            on_null = sub.get(ON_NULL) is True
+            on_error = sub.get(ON_ERROR) is True
+            below = _plan(sub)
+            if on_null or on_error or skip or below is not None:
+                fields.append(
+                    (name, sub, on_null, on_error, cast("Node", element) if skip else None, below)
+                )
+        plan.fields = tuple(fields)
+    items = node.get("items")
+    if isinstance(items, dict):
+        plan.items = _plan(cast("Node", items))
+    return plan
+
+
+def _may_change(plan: _Plan | None, value: object) -> bool:
+    """False when :func:`_lenient` returns ``value`` unchanged; True when it may not."""
+    if plan is None or not _container(value):
+        return False
+    for part in plan.all_of:
+        if _may_change(part, value):
+            return True
+    for branch in plan.branches:
+        if _may_change(branch, value):
+            return True
+    if isinstance(value, dict):
+        fields = cast("dict[str, object]", value)
+        for name, sub, on_null, on_error, element, below in plan.fields:
+            if name not in fields:
+                continue
+            item = fields[name]
+            if item is None and on_null:
+                return True
+            if below is not None and _may_change(below, item):
+                return True
+            listed = _as_list(item) if element is not None else None
+            if element is not None and listed is not None:
+                for x in listed:
+                    if not matches(element, x):
+                        return True
+            if on_error and not matches(sub, item):
+                return True
+        return False
+    items = plan.items
+    if items is not None:
+        for item in cast("list[object]", value):
+            if _may_change(items, item):
+                return True
+    return False
+
+
+def marks_apply(node: Node | str, value: object) -> bool:
+    """Whether a lenient mark may apply to ``value`` (decoded JSON) read as ``node``.
+
+    False means :func:`lenient` would return ``value`` unchanged. True whenever
+    a mark could apply under some branch of a union, so it may say True for a
+    value the full reading leaves as it is, never False for one it changes.
+    """
+    return _may_change(_plan(definition(node) if isinstance(node, str) else node), value)

@@ -9,6 +9,18 @@ protocol object the agent is about to send and checks every enum field in it,
 finding those fields from the generated classes' annotations (so no value set
 is ever copied by hand). Both raise :class:`~acpio.LocalProtocolError`, before
 anything reaches the wire.
+
+:func:`check_update` is the one check every update the agent sends passes, of
+whatever kind: :meth:`acpio.Session.send` (which every handle's update goes
+through) and the config options' updates call it. Per update class it knows,
+from the schema, whether an enum value can occur anywhere inside
+(:func:`can_hold_enums`); a class where none can (terminal output, usage,
+session info, ...) costs one dict lookup. The streaming fast paths send
+pre-encoded lines of one update shape with one string spliced in (a reply's or
+a tool call's text, a terminal's bytes): :func:`check_frame` proves once, when
+the module that owns such a path is imported, that its shape holds no enum
+value and that the spliced string is no enum field, so no line of it can carry
+an invalid value.
 """
 
 from __future__ import annotations
@@ -26,6 +38,9 @@ from .._errors import LocalProtocolError
 
 __all__ = [
     "FINAL_TOOL_CALL_STATUSES",
+    "can_hold_enums",
+    "check_frame",
+    "check_update",
     "check_values",
     "is_known_or_custom",
     "require_value",
@@ -158,3 +173,126 @@ def check_values(value: object) -> None:
                 check_values(element)
         else:
             check_values(item)
+
+
+# ------------------------------------------------------------------- updates
+
+#: Every Struct class of the generated schema (the variants of every union among them).
+_STRUCTS: Final = tuple(
+    value
+    for value in vars(generated).values()
+    if isinstance(value, type) and issubclass(value, msgspec.Struct)
+)
+#: Per class: whether an enum value can occur in it at any depth (see can_hold_enums).
+_holds_enums: dict[type, bool] = {}
+#: The update classes :func:`check_frame` proved a fast path's shape of.
+_proven_frames: set[type] = set()
+
+
+def _field_types(cls: type[msgspec.Struct]) -> set[type[msgspec.Struct]]:
+    """The generated classes a field of ``cls`` may hold (every variant of a union)."""
+    annotations: dict[str, object] = {}
+    for klass in reversed(cls.__mro__):
+        annotations.update(getattr(klass, "__annotations__", {}))
+    found: set[type[msgspec.Struct]] = set()
+    for field in cls.__struct_fields__:
+        annotation = annotations.get(field)
+        if not isinstance(annotation, str):
+            continue
+        for name in set(_NAME.findall(_QUOTED.sub("", annotation))) - _LEAVES:
+            target: object = getattr(generated, name, None)
+            if not isinstance(target, type):
+                continue
+            if issubclass(target, msgspec.Struct):
+                found.add(target)
+            else:  # a union's marker class: its variants subclass it
+                found.update(c for c in _STRUCTS if issubclass(c, target))
+    return found
+
+
+def can_hold_enums(cls: type) -> bool:
+    """Whether an object of ``cls`` can hold an enum value of the schema at any depth.
+
+    Derived once per class from the generated annotations (the classes its
+    fields may hold, transitively). False for what is not a protocol Struct.
+    """
+    known = _holds_enums.get(cls)
+    if known is not None:
+        return known
+    holds = False
+    if issubclass(cls, msgspec.Struct):
+        seen: set[type[msgspec.Struct]] = {cls}
+        stack: list[type[msgspec.Struct]] = [cls]
+        while stack and not holds:
+            current = stack.pop()
+            plan = _plans.get(current) or _plan(current)
+            if plan[0]:
+                holds = True
+                break
+            for child in _field_types(current) - seen:
+                seen.add(child)
+                stack.append(child)
+    _holds_enums[cls] = holds
+    return holds
+
+
+def check_update(update: generated.SessionUpdate) -> None:
+    """Check every enum value of an update the agent is about to send, of any kind.
+
+    The one check of the rule for updates (known or ``_``-prefixed values;
+    closed enums only theirs): one dict lookup for a class that can hold no
+    enum value, :func:`check_values` otherwise.
+
+    :raises LocalProtocolError: for the first invalid value, naming its field.
+    """
+    holds = _holds_enums.get(type(update))
+    if holds is None:
+        holds = can_hold_enums(type(update))
+    if holds:
+        check_values(update)
+
+
+def check_frame(frame: generated.SessionUpdate, spliced: tuple[str, ...]) -> None:
+    """Prove that the lines of a fast path carry no invalid enum value, whatever is spliced.
+
+    ``frame`` is the update a pre-encoded line stands for, with the spliced
+    string empty; ``spliced`` the path of attribute names to that string (a
+    text, a base64 ``data``). Checked: the frame holds no enum value at all,
+    and the spliced field is a string that is no enum field.
+
+    :raises LocalProtocolError: when a line of that shape could carry an enum value.
+    """
+    holder: object = frame
+    for name in spliced[:-1]:
+        holder = getattr(holder, name)
+    last = spliced[-1]
+    if not isinstance(getattr(holder, last, None), str) or not isinstance(holder, msgspec.Struct):
+        raise LocalProtocolError(f"{type(frame).__name__}: {'.'.join(spliced)} is not a string")
+    enums = (_plans.get(type(holder)) or _plan(type(holder)))[0]
+    if any(field == last for field, _, _, _ in enums):
+        raise LocalProtocolError(
+            f"{type(frame).__name__}: {'.'.join(spliced)} is an enum field; "
+            "a line spliced around it could carry any value"
+        )
+    found: list[str] = []
+    _enum_values(frame, found)
+    if found:
+        raise LocalProtocolError(
+            f"{type(frame).__name__} frame holds enum values ({', '.join(found)}): "
+            "every line of it would repeat them unchecked"
+        )
+    _proven_frames.add(type(frame))
+
+
+def _enum_values(value: object, found: list[str]) -> None:
+    """Append ``Class.field`` for every enum field set in ``value``, at any depth."""
+    if not isinstance(value, msgspec.Struct):
+        return
+    enums, children = _plans.get(type(value)) or _plan(type(value))
+    for field, _, _, what in enums:
+        if getattr(value, field) not in (_UNSET, None):
+            found.append(what)
+    for field in children:
+        item = getattr(value, field)
+        for element in cast("list[object]", item) if type(item) is list else (item,):
+            _enum_values(element, found)

@@ -408,13 +408,7 @@ class AsyncioChannel:
         data = outgoing.take_with(line)
         if data is None:
             return False
-        # _write_inline() written out: this runs for every request sent.
-        written = send_nowait(data)
-        if written < len(data):
-            outgoing.unwrite(data[written:])
-        elif self._flush_handle is not None:
-            self._flush_handle.cancel()
-            self._flush_handle = None
+        self._write(data, send_nowait)
         return True
 
     async def write_all(self) -> None:
@@ -446,16 +440,19 @@ class AsyncioChannel:
         Only done while the writer task holds nothing, so one writer at a time
         keeps the order; what does not fit goes back to the front of the queue.
         """
-        outgoing = self._outgoing
-        data = outgoing.take_nowait()
+        data = self._outgoing.take_nowait()
         if data:
-            written = send_nowait(data)
-            if written < len(data):
-                outgoing.unwrite(data[written:])
-            elif self._flush_handle is not None:
-                # Everything is out: the scheduled flush would find nothing to do.
-                self._flush_handle.cancel()
-                self._flush_handle = None
+            self._write(data, send_nowait)
+
+    def _write(self, data: bytes, send_nowait: Callable[[bytes], int]) -> None:
+        """Write ``data`` (taken from the queue) now; what does not fit goes back to its front."""
+        written = send_nowait(data)
+        if written < len(data):
+            self._outgoing.unwrite(data[written:])
+        elif self._flush_handle is not None:
+            # Everything is out: the scheduled flush would find nothing to do.
+            self._flush_handle.cancel()
+            self._flush_handle = None
 
     def _schedule_flush(self) -> None:
         """Arrange for what was just queued to be written from a loop callback.

@@ -154,19 +154,7 @@ class Receiver:
                 except Exception:
                     break  # the reader task taps this line again and meets the error as usual
             self.received += 1
-            # _handle_response() written out for a result that is awaited: each answer runs it.
-            request_id = envelope.id
-            pending = self._pending.pop(request_id, None) if type(request_id) is int else None
-            if (
-                pending is not None
-                and envelope.error is msgspec.UNSET
-                and envelope.result is not msgspec.UNSET
-                and not pending.done()
-            ):
-                pending.set_result(envelope.result)
-                self._waiter_set()
-            else:
-                self._settle(pending, envelope)
+            self._handle_response(envelope)
             start = end
         return data[start:] if start else data
 

@@ -82,12 +82,7 @@ class OutgoingBuffer:
         """Queue ``line`` if that needs no waiting; False (nothing queued) when full or closed."""
         if self._closed or self._blocked or (self._size and self._size + len(line) > self._limit):
             return False
-        # _append() written out: this runs for every message sent.
-        chunks = self._chunks
-        chunks.append(line)
-        self._size += len(line)
-        if len(chunks) == 1:
-            self._data_arrived()
+        self._append(line)
         return True
 
     def take_with(self, line: bytes) -> bytes | None:

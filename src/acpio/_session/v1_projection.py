@@ -51,6 +51,13 @@ from msgspec import UNSET
 from .. import schema
 from .._protocol.diff_texts import whole_texts
 from .._protocol.peer import Peer
+from .._protocol.v1_values import (
+    V1_OPTION_KINDS,
+    V1_PLAN_PRIORITIES,
+    V1_PLAN_STATUSES,
+    V1_TOOL_KINDS,
+    V1_TOOL_STATUSES,
+)
 from ..schema._base import enc_hook
 
 __all__ = [
@@ -83,28 +90,7 @@ TERMINAL_TEXT_BYTES: Final = 64 * 1024
 #: Seconds between two refreshes of a tool call showing agent-side terminal output.
 TERMINAL_REFRESH_INTERVAL: Final = 0.1
 
-V1_TOOL_KINDS: Final = frozenset(
-    {
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
-    }
-)
-V1_TOOL_STATUSES: Final = frozenset({"pending", "in_progress", "completed", "failed"})
 _NEAREST_STATUS: Final = {"cancelled": "failed", "paused": "in_progress"}
-V1_OPTION_KINDS: Final = frozenset({"allow_once", "allow_always", "reject_once", "reject_always"})
-V1_PLAN_STATUSES: Final = frozenset({"pending", "in_progress", "completed"})
-V1_PLAN_PRIORITIES: Final = frozenset({"high", "medium", "low"})
-V1_STOP_REASONS: Final = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
-)
 
 # ------------------------------------------------------------------ the state
 

@@ -33,6 +33,7 @@ from types import MappingProxyType
 from typing import Final
 
 from .._json import as_list, as_object
+from .._protocol.v1_values import V1_SESSION_UPDATES, V1_STOP_REASONS
 from .._protocol.values import is_known_or_custom
 from ._rules import RULES, Rule
 from ._rules import short as _short
@@ -113,7 +114,7 @@ V1_HINTS: Final[Mapping[str, str]] = MappingProxyType(
         "v1-tool-call-order": "report each tool call first with sessionUpdate tool_call (with "
         "its title), then patch it with tool_call_update; use a new toolCallId per call",
         "v1-prompt-answer": "answer each session/prompt once, when its turn ends, with "
-        '{"stopReason": "end_turn"} (or max_tokens, max_turn_requests, refusal, cancelled)',
+        '{"stopReason": "end_turn"} (or ' + ", ".join(sorted(V1_STOP_REASONS - {"end_turn"})) + ")",
         "v1-cancel": "after session/cancel, answer the prompt with stopReason cancelled once the "
         "remaining updates are sent, and send nothing for that turn afterwards",
         "v1-modes": "offer every mode in modes.availableModes of the session answers, and "
@@ -122,28 +123,6 @@ V1_HINTS: Final[Mapping[str, str]] = MappingProxyType(
 )
 """How to fix a violation of each v1 rule (and the v1 wording of shared ones), by rule ID."""
 
-V1_STOP_REASONS: Final = frozenset(
-    {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
-)
-V1_SESSION_UPDATES: Final = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "notice",
-        "compaction_update",
-        "compaction_summary_chunk",
-    }
-)
-"""The ``sessionUpdate`` values the official v1 schema defines."""
 # What belongs to a turn, and so must not follow its cancelled answer.
 _TURN_WORK: Final = frozenset(
     {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
