@@ -420,3 +420,30 @@ class TurnMachine(Generic[TurnT]):
         ):
             return None
         return SessionState.RUNNING
+
+    # ------------------------------------------------------ seen from outside
+
+    def observe_start(self, turn: TurnT, state: SessionState) -> None:
+        """An observer saw ``state`` start a turn (:attr:`Transition.START`): ``turn``.
+
+        For a driver that sees the wire rather than runs the turns (the
+        conformance checker): the turn is current and started from here on.
+        """
+        turn.responded = turn.announced = turn.started = True
+        self.current = turn
+        self.state_reported(state)
+
+    def observe_end(self, stop_reason: str) -> TurnT | None:
+        """An observer saw the idle that ends the current turn, with ``stop_reason``.
+
+        Returns the turn it ended, its :attr:`Turn.outcome` the one the
+        machine allowed (``cancelled`` if a cancel reached the turn), or
+        ``None`` when no started turn was current (an idle that ends nothing).
+        """
+        turn = self.current
+        if turn is None or not turn.started or turn.finished:
+            return None
+        self.handler_ended(turn, (stop_reason, None))
+        self.idle_due()
+        self.idle_sent(turn)
+        return turn
