@@ -49,6 +49,7 @@ class Driver:
     asked: dict[str, int] = field(default_factory=dict[str, int])  # pending permissions
     #: A step the runner is in the middle of (its send awaited): ("start"|"finish", turn).
     pending: tuple[str, Turn, Outcome | None] | None = None
+    running_queued: bool = False
     responded_before: dict[str, int] = field(default_factory=dict[str, int])
     #: Turns whose answer ends them, and where on the wire their answer went out.
     answer_ends: set[str] = field(default_factory=set[str])
@@ -130,7 +131,8 @@ class Driver:
             kind, turn, outcome = self.pending
             self.pending = None
             if kind == "start":
-                machine.state_reported(RUNNING)
+                if self.running_queued:
+                    machine.state_sent(RUNNING)
                 self.act([(machine.running_reported(turn), turn)])
             else:
                 assert outcome is not None
@@ -144,7 +146,8 @@ class Driver:
             self.wire.append(("user_message", "", turn.message_id))
         elif step is Step.START:
             assert turn is not None
-            if machine.report_due(RUNNING, None):
+            self.running_queued = machine.report_due(RUNNING, None)
+            if self.running_queued:
                 machine.state_queued(RUNNING)
                 self.wire.append(("state", "running", turn.message_id))
             self.pending = ("start", turn, None)
@@ -588,3 +591,20 @@ def test_any_interleaving_keeps_the_turn_invariants(events: list[tuple[str, int]
     for turn in driver.turns:
         assert turn.finished or turn.discarded, f"{turn.message_id} never ended"
         assert turn.message_id in driver.ended
+
+
+def test_an_observer_learns_which_idle_ends_a_turn_and_the_stop_reason_it_allows() -> None:
+    machine = TurnMachine[Turn]()
+    first = Turn(message_id="span-1")
+    machine.observe_start(first, RUNNING)
+    assert machine.state is RUNNING and machine.current is first
+    machine.state_reported(REQUIRES_ACTION)
+    machine.cancel()
+    ended = machine.observe_end("end_turn")
+    assert ended is first and ended.outcome == CANCELLED  # what the agent's idle had to say
+    assert machine.state is IDLE and first.finished
+    assert machine.observe_end("end_turn") is None  # a second idle ends nothing
+    second = Turn(message_id="span-2")
+    machine.observe_start(second, RUNNING)
+    ended = machine.observe_end("max_tokens")
+    assert ended is second and ended.outcome == ("max_tokens", None)

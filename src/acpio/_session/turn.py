@@ -411,7 +411,7 @@ class Turns:
             return
         self.machine.state_queued(state)
         await self.updates.send_state(self.state_updates[state][1])
-        self.machine.state_reported(state)
+        self.machine.state_sent(state)
 
     def set_state_now(self, state: SessionState) -> bool:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""

@@ -384,8 +384,12 @@ class TurnMachine(Generic[TurnT]):
         """``state``'s update is on its way (the session is in it; the client is told soon)."""
         self.state = state
 
+    def state_sent(self, state: SessionState) -> None:
+        """The update :meth:`state_queued` announced was queued for the client."""
+        self.reported_state = state
+
     def state_reported(self, state: SessionState) -> None:
-        """``state``'s update was queued for the client."""
+        """``state``'s update was queued for the client at once: the session is in it."""
         self.state = self.reported_state = state
 
     def permission_asked(self, turn: TurnT) -> SessionState | None:
