@@ -40,7 +40,17 @@ from .._errors import INTERNAL_ERROR, ConnectionClosed, LocalProtocolError, Requ
 from .._limits import SessionLimits
 from .._protocol.ids import new_id
 from .._protocol.values import require_value
-from .turn_machine import CANCELLED, Action, Outcome, SessionState, Step, TurnMachine
+from .turn_machine import (
+    CANCELLED,
+    IDLE,
+    REQUIRES_ACTION,
+    RUNNING,
+    Action,
+    Outcome,
+    SessionState,
+    Step,
+    TurnMachine,
+)
 from .updates import UpdatePath
 from .work import Work, current_work
 
@@ -57,10 +67,6 @@ logger = logging.getLogger(__name__)
 
 KNOWN_STOP_REASONS: Final = schema.KNOWN_STOP_REASON
 
-
-IDLE: Final = SessionState.IDLE
-RUNNING: Final = SessionState.RUNNING
-REQUIRES_ACTION: Final = SessionState.REQUIRES_ACTION
 
 PromptRunner = Callable[[list[schema.ContentBlock]], Awaitable[object]]
 
