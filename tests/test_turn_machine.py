@@ -86,8 +86,8 @@ class Driver:
         self.act(self.machine.cancel())
 
     def end_handler(self, turn: Turn, outcome: Outcome) -> None:
-        for _ in range(self.asked.pop(turn.message_id, 0)):
-            self.report(self.machine.permission_answered(turn), turn)
+        for _ in range(self.asked.get(turn.message_id, 0)):
+            self.answer_permission(turn)
         self.handlers.discard(turn.message_id)
         self.act([(self.machine.handler_ended(turn, outcome), turn)])
 
@@ -97,16 +97,13 @@ class Driver:
 
     def ask(self, turn: Turn) -> None:
         self.asked[turn.message_id] = self.asked.get(turn.message_id, 0) + 1
-        self.report(self.machine.permission_asked(turn), turn)
+        if self.machine.permission_asked(turn):
+            self.wire.append(("state", "requires_action", turn.message_id))
 
     def answer_permission(self, turn: Turn) -> None:
         self.asked[turn.message_id] -= 1
-        self.report(self.machine.permission_answered(turn), turn)
-
-    def report(self, state: SessionState | None, turn: Turn) -> None:
-        if state is not None:
-            self.wire.append(("state", state.value, turn.message_id))
-            self.machine.state_reported(state)
+        if self.machine.permission_answered(turn):
+            self.wire.append(("state", "running", turn.message_id))
 
     def act(self, actions: list[tuple[Action, Turn | None]]) -> None:
         for action, turn in actions:
@@ -248,7 +245,22 @@ def test_an_answered_permission_reports_running_again() -> None:
         "requires_action",
         "running",
     ]
-    assert driver.machine.permission_asked(turn) is None  # three pending now
+    assert not driver.machine.permission_asked(turn)  # three pending now
+
+
+def test_a_due_state_that_could_not_be_sent_at_once_leaves_the_session_as_it_was() -> None:
+    driver = Driver()
+    turn = driver.accept()
+    driver.respond(turn)
+    driver.run()
+    assert driver.machine.permission_asked(turn)
+    assert driver.machine.state is REQUIRES_ACTION  # counted as reported ...
+    driver.machine.report_failed()  # ... until the driver says it could not send it now
+    assert (driver.machine.state, driver.machine.reported_state) == (RUNNING, RUNNING)
+    assert driver.machine.report_due(REQUIRES_ACTION, turn)  # the slow way sends it
+    driver.machine.state_queued(REQUIRES_ACTION)
+    driver.machine.state_sent(REQUIRES_ACTION)
+    assert driver.machine.permission_answered(turn) and driver.machine.state is RUNNING
 
 
 def test_a_handler_error_is_its_stop_reason() -> None:
@@ -286,7 +298,7 @@ def test_the_watchdog_reports_a_handler_that_ignores_cancel_and_drops_its_late_e
     assert driver.of(turn)[-1] == ("idle", "cancelled")
     driver.end_handler(turn, ("end_turn", None))  # too late: the turn is over
     assert turn.outcome == CANCELLED
-    assert driver.machine.permission_asked(turn) is None  # nothing of it goes out any more
+    assert not driver.machine.permission_asked(turn)  # nothing of it goes out any more
     assert not driver.machine.report_due(REQUIRES_ACTION, turn)
 
 

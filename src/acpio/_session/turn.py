@@ -111,6 +111,9 @@ class Turns:
             )
         }
 
+        self.requires_action_line: Final = self.state_updates[REQUIRES_ACTION][1]
+        self.running_line: Final = self.state_updates[RUNNING][1]
+
     @property
     def busy(self) -> bool:
         """True while foreground work runs or accepted prompts wait to run."""
@@ -392,8 +395,12 @@ class Turns:
         work = current_work.get()
         if work is None:
             return True  # not foreground work: the session state does not change
-        state = self.machine.permission_asked(work)
-        return state is None or self.report_now(state)
+        if not self.machine.permission_asked(work) or self.updates.try_send_state(
+            self.requires_action_line
+        ):
+            return True
+        self.machine.report_failed()
+        return False
 
     async def permission_finished(self) -> None:
         """The request was answered (or withdrawn): ``running`` again for the turn."""
@@ -408,8 +415,12 @@ class Turns:
         work = current_work.get()
         if work is None:
             return True
-        state = self.machine.permission_answered(work)
-        return state is None or self.report_now(state)
+        if not self.machine.permission_answered(work) or self.updates.try_send_state(
+            self.running_line
+        ):
+            return True
+        self.machine.report_failed()
+        return False
 
     async def set_state(self, state: SessionState) -> None:
         """Report ``state`` (``running`` or ``requires_action``) unless it is the current one."""
@@ -423,11 +434,6 @@ class Turns:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""
         if not self.machine.report_due(state, current_work.get()):
             return True
-        return self.report_now(state)
-
-    def report_now(self, state: SessionState) -> bool:
-        """Send the update of ``state``, which the machine found due, if that needs no
-        waiting; False when nothing was sent and :meth:`set_state` must send it."""
         if not self.updates.try_send_state(self.state_updates[state][1]):
             return False
         self.machine.state_reported(state)

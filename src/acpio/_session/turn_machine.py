@@ -221,6 +221,7 @@ class TurnMachine(Generic[TurnT]):
         self.reported_state: SessionState = IDLE
         #: The session is closed: nothing is accepted, and no turn waits for an answer.
         self.closed: bool = False
+        self._before: tuple[SessionState, SessionState] = (IDLE, IDLE)
 
     @property
     def busy(self) -> bool:
@@ -406,11 +407,13 @@ class TurnMachine(Generic[TurnT]):
         """``state``'s update was queued for the client at once: the session is in it."""
         self.state = self.reported_state = state
 
-    def permission_asked(self, turn: TurnT) -> SessionState | None:
-        """``turn`` sends a request to the user: the state to report, if any.
+    def permission_asked(self, turn: TurnT) -> bool:
+        """``turn`` sends a request to the user: whether ``requires_action`` is due.
 
         Only the first pending request of the running current turn blocks it;
-        a cancelled or finished turn reports nothing more.
+        a cancelled or finished turn reports nothing more. A due state counts
+        as reported from here on: the driver sends it at once, or calls
+        :meth:`report_failed` and sends it the slow way (:meth:`report_due`).
         """
         turn.pending_permissions += 1
         if (
@@ -420,14 +423,16 @@ class TurnMachine(Generic[TurnT]):
             or turn.cancel_requested
             or self.state is REQUIRES_ACTION
         ):
-            return None
-        return REQUIRES_ACTION
+            return False
+        self._report(REQUIRES_ACTION)
+        return True
 
-    def permission_answered(self, turn: TurnT) -> SessionState | None:
-        """``turn``'s request was answered or withdrawn: the state to report, if any.
+    def permission_answered(self, turn: TurnT) -> bool:
+        """``turn``'s request was answered or withdrawn: whether ``running`` is due.
 
         The task that asked resumes now: that is progress, so ``running`` is
         reported before it shows, even while other requests of the turn wait.
+        A due state counts as reported, as for :meth:`permission_asked`.
         """
         turn.pending_permissions -= 1
         if (
@@ -436,8 +441,19 @@ class TurnMachine(Generic[TurnT]):
             or turn.cancel_requested
             or self.state is RUNNING
         ):
-            return None
-        return RUNNING
+            return False
+        self._report(RUNNING)
+        return True
+
+    def _report(self, state: SessionState) -> None:
+        # Counted as reported before it is sent: one call on the permission path, not two.
+        self._before = (self.state, self.reported_state)
+        self.state = self.reported_state = state
+
+    def report_failed(self) -> None:
+        """The state :meth:`permission_asked` or :meth:`permission_answered` found due
+        could not be sent at once: the session is as it was before."""
+        self.state, self.reported_state = self._before
 
     # ------------------------------------------------------ seen from outside
 
