@@ -15,7 +15,7 @@ its own before the rest of the params, since a v1 client's params look
 different. A v1 connection swaps in the v1 method table
 (:mod:`acpio._agent.v1_server`); the sessions of the connection are created with
 the negotiated :class:`~acpio._protocol.peer.Peer`, whose version chooses their
-encoding (:mod:`acpio._session.framing`). Until an ``initialize`` succeeded, every
+encoding (:mod:`acpio._session.encoding`). Until an ``initialize`` succeeded, every
 other request is refused with ``-32600``.
 """
 

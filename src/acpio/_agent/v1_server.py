@@ -517,8 +517,7 @@ class V1Methods:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         turns = server.cores[session.id].turns
-        work = turns.accept_prompt(list(request.prompt))
-        work.awaiting_answer = True
+        work = turns.accept_prompt(list(request.prompt), answer_ends_turn=True)
         record = server.records.get(session.id)
         if record is not None:
             record.touch()

@@ -15,17 +15,19 @@ with the stop reason; only then does the next queued prompt start.
 ``session/cancel`` is cancelled too, even when it is accepted after it
 (:meth:`Turns.cancel_received_through`, :meth:`Turns.cancelled_by_earlier_cancel`).
 
-The session state (:class:`SessionState`) changes only here: the runner
-reports ``running`` and ``idle``, and a permission request (or elicitation)
-of the running work reports ``requires_action`` until it is answered. Every
-update goes out through the session's :class:`~acpio._session.updates.UpdatePath`.
+Which of these happens when is decided by the session's
+:class:`~acpio._session.turn_machine.TurnMachine`, a transition function
+without I/O: :class:`Turns` feeds it the session's events and carries out
+the actions it answers with (sends, tasks, cancel scopes). The session state
+(:class:`SessionState`) changes only there: the runner reports ``running``
+and ``idle``, and a permission request (or elicitation) of the running work
+reports ``requires_action`` until it is answered. Every update goes out
+through the session's :class:`~acpio._session.updates.UpdatePath`.
 """
 
 from __future__ import annotations
 
-import enum
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -38,6 +40,17 @@ from .._errors import INTERNAL_ERROR, ConnectionClosed, LocalProtocolError, Requ
 from .._limits import SessionLimits
 from .._protocol.ids import new_id
 from .._protocol.values import require_value
+from .turn_machine import (
+    CANCELLED,
+    IDLE,
+    REQUIRES_ACTION,
+    RUNNING,
+    Action,
+    Outcome,
+    SessionState,
+    Step,
+    TurnMachine,
+)
 from .updates import UpdatePath
 from .work import Work, current_work
 
@@ -55,28 +68,16 @@ logger = logging.getLogger(__name__)
 KNOWN_STOP_REASONS: Final = schema.KNOWN_STOP_REASON
 
 
-class SessionState(enum.Enum):
-    """The state a session reports to the client (``state_update``)."""
-
-    IDLE = "idle"
-    RUNNING = "running"
-    REQUIRES_ACTION = "requires_action"
-
-
-IDLE: Final = SessionState.IDLE
-RUNNING: Final = SessionState.RUNNING
-REQUIRES_ACTION: Final = SessionState.REQUIRES_ACTION
-
 PromptRunner = Callable[[list[schema.ContentBlock]], Awaitable[object]]
 
 
 class Turns:
     """Runs the prompts of one session and reports its state (see the module doc).
 
-    The invariants it keeps: a ``user_message`` never precedes its prompt's
-    response; turns run one at a time in acceptance order; each started turn
-    ends with exactly one ``idle``, after its tool calls and terminals were
-    finalized; nothing of a turn goes out after its idle.
+    The invariants it keeps are its machine's: a ``user_message`` never
+    precedes its prompt's response; turns run one at a time in acceptance
+    order; each started turn ends with exactly one ``idle``, after its tool
+    calls and terminals were finalized; nothing of a turn goes out after its idle.
     """
 
     def __init__(
@@ -93,24 +94,17 @@ class Turns:
         self.task_group: Final = task_group
         self.limits = limits
         self.run_prompt = run_prompt
-        self.accepted: deque[Work] = deque()  # user_message not sent yet
-        self.queue: deque[Work] = deque()  # waiting behind the current work
-        self.work: Work | None = None
+        self.machine: Final = TurnMachine[Work]()
         #: The connection's count of received messages at the last ``session/cancel``.
         self.cancelled_through: int = 0
         self.runner_active: bool = False
         self.wake: anyio.Event | None = None
         self.idle_event: anyio.Event | None = None
-        # The state the session is in (its update may be on its way), and the
-        # last state whose update was queued for the client.
-        self.state: SessionState = IDLE
-        self.reported_state: SessionState = IDLE
         self.pending_permissions: int = 0
-        self.closed = False
         # The two state updates a turn reports mid-way, each with its encoded line:
         # they carry no fields, so they are built once per session.
         self.state_updates: Final[dict[SessionState, tuple[schema.SessionUpdate, bytes]]] = {
-            state: (update, updates.framing.line(update))
+            state: (update, updates.encoding.line(update))
             for state, update in (
                 (RUNNING, schema.RunningStateUpdate()),
                 (REQUIRES_ACTION, schema.RequiresActionStateUpdate()),
@@ -123,22 +117,45 @@ class Turns:
     @property
     def busy(self) -> bool:
         """True while foreground work runs or accepted prompts wait to run."""
-        return self.work is not None or bool(self.accepted) or bool(self.queue)
+        return self.machine.busy
+
+    @property
+    def closed(self) -> bool:
+        """The session is closed: no prompt is accepted any more."""
+        return self.machine.closed
+
+    @closed.setter
+    def closed(self, closed: bool) -> None:
+        self.machine.closed = closed
+
+    @property
+    def state(self) -> SessionState:
+        """The state the session is in (its update may be on its way)."""
+        return self.machine.state
+
+    @property
+    def reported_state(self) -> SessionState:
+        """The last state whose update was queued for the client."""
+        return self.machine.reported_state
 
     # ---------------------------------------------------------------- prompts
 
-    def accept_prompt(self, prompt: list[schema.ContentBlock]) -> Work:
+    def accept_prompt(
+        self, prompt: list[schema.ContentBlock], *, answer_ends_turn: bool = False
+    ) -> Work:
         """Insert a user prompt: it gets a ``messageId`` and runs after the work in front.
 
         The runner announces it only after :meth:`prompt_responded`, so the
         ``session/prompt`` response always precedes its ``user_message``.
+        ``answer_ends_turn``: the prompt's answer is its turn's end on the wire
+        (:meth:`prompt_answered`), so the next turn waits for it.
 
         :raises RequestError: when the session is closed (``-32002``) or too
             many prompts are queued (``-32603``).
         """
         if self.closed:
             raise RequestError.session_not_found(self.session_id)
-        waiting = len(self.queue) + len(self.accepted)
+        waiting = self.machine.waiting
         if waiting >= self.limits.max_queued_prompts:
             raise RequestError.internal_error(
                 f"Session {self.session_id} already has {waiting} "
@@ -146,31 +163,23 @@ class Turns:
                 "cancel"
             )
         work = Work(message_id=new_id("msg"), prompt=prompt)
-        self.accepted.append(work)
-        if self.work is None:
-            self.work = work
-        else:
-            self.queue.append(work)
+        self.machine.accept(work, answer_ends_turn=answer_ends_turn)
         return work
 
     def prompt_responded(self, work: Work) -> None:
         """The response to ``work``'s ``session/prompt`` was queued: its turn may go on."""
-        work.responded = True
-        self.kick()
+        self.act(self.machine.responded(work), work)
 
     def prompt_answered(self, work: Work) -> None:
-        """v1: the answer to ``work``'s ``session/prompt`` was queued; the next turn may start."""
-        work.awaiting_answer = False
-        self.wakeup()
+        """The answer to ``work``'s ``session/prompt``, which ends it on the wire, was queued.
+
+        Only for work accepted with ``answer_ends_turn``: the next turn waits for it.
+        """
+        self.act(self.machine.answered(work), work)
 
     def withdraw(self, work: Work) -> None:
-        """v1: the client cancelled ``work``'s ``session/prompt`` request itself."""
-        if work is self.work:
-            self.cancel()
-        elif work in self.queue:
-            self.queue.remove(work)
-            work.discarded = True
-            work.ended.set()
+        """The client withdrew ``work``'s ``session/prompt`` request itself."""
+        self.act_all(self.machine.withdraw(work))
 
     def cancel_received_through(self, received: int) -> None:
         """A ``session/cancel`` arrived as the connection's ``received``-th message.
@@ -183,6 +192,39 @@ class Turns:
     def cancelled_by_earlier_cancel(self, sequence: int) -> bool:
         """Whether the prompt received as message ``sequence`` preceded the last cancel."""
         return sequence < self.cancelled_through
+
+    # ---------------------------------------------------------------- actions
+
+    def act(self, action: Action, work: Work | None) -> None:
+        """Carry out one action of the machine."""
+        if action is Action.WAKE:
+            self.wakeup()
+            return
+        if action is Action.RUN_RUNNER:
+            self.kick()
+            return
+        assert work is not None  # every other action is about one turn
+        if action is Action.END:
+            work.ended.set()
+        elif action is Action.CANCEL_HANDLER:
+            work.scope.cancel()
+        elif action is Action.START_WATCHDOG:
+            self.task_group.start_soon(self.cancel_watchdog, work)
+        elif action is Action.RUN_HANDLER:
+            self.task_group.start_soon(self.work_task, work)
+        elif action is Action.SKIP_HANDLER:
+            work.done.set()
+        else:  # Action.ABANDONED
+            logger.warning(
+                "work in session %s ignored cancellation for %.1fs; reporting it cancelled",
+                self.session_id,
+                self.limits.cancel_grace,
+            )
+
+    def act_all(self, actions: list[tuple[Action, Work | None]]) -> None:
+        """Carry out the machine's actions, in order."""
+        for action, work in actions:
+            self.act(action, work)
 
     # ----------------------------------------------------------------- runner
 
@@ -231,64 +273,45 @@ class Turns:
             self.idle_event = None
 
     async def step(self) -> bool:
-        """Do the next step of the turns; False when nothing is left to do."""
-        accepted = self.accepted
-        if accepted:
-            # User messages first, in acceptance order, each after its response.
-            if not accepted[0].responded:
-                await self.sleep()
-                return True
-            inserted = accepted.popleft()
-            inserted.announced = True
-            await self.updates.send(
-                schema.UserMessage(message_id=inserted.message_id, content=inserted.prompt)
-            )
-            return True
-        work = self.work
-        if work is None:
-            return False
-        if not work.started:
-            work.started = True
-            await self.set_state(RUNNING)
-            if work.cancel_requested:
-                # Cancelled before it started: the handler never runs.
-                work.outcome = ("cancelled", None)
-                work.done.set()
-            else:
-                self.task_group.start_soon(self.work_task, work)
-        elif work.outcome is None:
+        """Take the machine's next step; False when nothing is left to do."""
+        step, work = self.machine.next_step()
+        if step is Step.WAIT:
             await self.sleep()
-        else:
+        elif step is Step.ANNOUNCE:
+            assert work is not None
+            await self.updates.send(
+                schema.UserMessage(message_id=work.message_id, content=work.prompt)
+            )
+        elif step is Step.START:
+            assert work is not None
+            await self.set_state(RUNNING)
+            self.act(self.machine.running_reported(work), work)
+        elif step is Step.FINISH:
+            assert work is not None
             await self.finish(work)
-            # v1: the prompt's answer is its end on the wire; the next turn waits for it.
-            while work.awaiting_answer and self.queue and not self.closed:
-                await self.sleep()
-            self.work = self.queue.popleft() if self.queue else None
-        return True
+        return step is not Step.STOP
 
     async def work_task(self, work: Work) -> None:
-        """Run the agent's handler for ``work`` and record its outcome."""
+        """Run the agent's handler for ``work`` and report its outcome to the machine."""
         current_work.set(work)
-        outcome: tuple[str, schema.Error | None] = ("cancelled", None)
+        outcome: Outcome = CANCELLED
         try:
             with work.scope:
                 result = await self.run_prompt(work.prompt)
                 outcome = (_stop_reason(result), None)
-            if work.scope.cancelled_caught or work.cancel_requested:
-                outcome = ("cancelled", None)
+            if work.scope.cancelled_caught:
+                outcome = CANCELLED
         except Exception as exc:
             if work.cancel_requested:
                 # Aborted operations raise; the protocol wants them reported as cancelled.
-                outcome = ("cancelled", None)
+                outcome = CANCELLED
             else:
                 logger.exception("prompt handler of session %s failed", self.session_id)
                 message = _short(f"{type(exc).__name__}: {exc}")
                 outcome = ("error", schema.Error(code=INTERNAL_ERROR, message=message))
         finally:
             work.done.set()
-            if work.outcome is None:
-                work.outcome = outcome
-            self.wakeup()
+            self.act(self.machine.handler_ended(work, outcome), work)
 
     async def finish(self, work: Work) -> None:
         """Close out foreground work: finalize its handles, then exactly one idle."""
@@ -298,7 +321,7 @@ class Turns:
             token = current_work.set(work)
             try:
                 await _finalize_handles(work, stop_reason)
-                self.state = IDLE
+                self.machine.idle_due()
                 await self.updates.send(
                     schema.IdleStateUpdate(
                         stop_reason=stop_reason, error=UNSET if error is None else error
@@ -309,65 +332,30 @@ class Turns:
             except Exception:
                 logger.exception("could not report the end of work in session %s", self.session_id)
             finally:
-                self.state = self.reported_state = IDLE
-                work.finished = True
-                work.ended.set()
+                self.act(self.machine.idle_sent(work), work)
                 current_work.reset(token)
 
     def drop_all(self) -> None:
         """Nothing more may be sent: end every work item without a word."""
-        for work in (*self.accepted, *self.queue, self.work):
-            if work is not None:
-                work.cancel_requested = True
-                work.scope.cancel()
-                work.finished = True
-                work.ended.set()
-        self.accepted.clear()
-        self.queue.clear()
-        self.work = None
+        for work in self.machine.drop_all():
+            work.scope.cancel()
+            work.ended.set()
 
     # ------------------------------------------------------------ cancelling
 
     def cancel(self) -> None:
         """Cancel the foreground work and discard queued prompts (``session/cancel``)."""
-        for queued in self.queue:
-            queued.discarded = True
-            queued.ended.set()
-        self.queue.clear()
-        self.wakeup()  # a runner waiting to start the next queued turn goes on
-        work = self.work
-        if work is None or work.finished or work.cancel_requested:
-            return
-        work.cancel_requested = True
-        work.scope.cancel()
-        if work.outcome is not None:
-            # Ended but not yet reported: the idle after a cancel says cancelled.
-            work.outcome = ("cancelled", None)
-        elif work.started:
-            self.task_group.start_soon(self.cancel_watchdog, work)
-        self.wakeup()
+        self.act_all(self.machine.cancel())
 
     async def cancel_watchdog(self, work: Work) -> None:
         """Report ``work`` cancelled once it ignored cancellation for the grace period."""
         with anyio.move_on_after(self.limits.cancel_grace):
             await work.done.wait()
-        if work.outcome is None:
-            logger.warning(
-                "work in session %s ignored cancellation for %.1fs; reporting it cancelled",
-                self.session_id,
-                self.limits.cancel_grace,
-            )
-            work.outcome = ("cancelled", None)
-            self.wakeup()
+        self.act_all(self.machine.watchdog_expired(work))
 
     def abandon(self) -> None:
         """Report cancelled work that still runs as cancelled now (shutdown)."""
-        work = self.work
-        if work is not None and work.started and work.outcome is None:
-            work.cancel_requested = True
-            work.scope.cancel()
-            work.outcome = ("cancelled", None)
-            self.wakeup()
+        self.act_all(self.machine.abandon())
 
     async def wait_idle(self) -> None:
         """Wait until no foreground work runs and no accepted prompt waits to run."""
@@ -407,20 +395,12 @@ class Turns:
         work = current_work.get()
         if work is None:
             return True  # not foreground work: the session state does not change
-        work.pending_permissions += 1
-        if (
-            work.pending_permissions != 1
-            or work is not self.work
-            or work.finished
-            or work.cancel_requested
-            or self.state is REQUIRES_ACTION
+        if not self.machine.permission_asked(work) or self.updates.try_send_state(
+            self.requires_action_line
         ):
             return True
-        # set_state_now() written out: this runs for every permission request.
-        if not self.updates.try_send_state(self.requires_action_line):
-            return False
-        self.state = self.reported_state = REQUIRES_ACTION
-        return True
+        self.machine.report_failed()
+        return False
 
     async def permission_finished(self) -> None:
         """The request was answered (or withdrawn): ``running`` again for the turn."""
@@ -435,35 +415,28 @@ class Turns:
         work = current_work.get()
         if work is None:
             return True
-        work.pending_permissions -= 1
-        # The task that asked resumes now: that is progress, and the protocol
-        # wants running before it shows, even while other requests still wait.
-        if work is not self.work or work.finished or work.cancel_requested or self.state is RUNNING:
+        if not self.machine.permission_answered(work) or self.updates.try_send_state(
+            self.running_line
+        ):
             return True
-        # set_state_now() written out: this runs for every permission answer.
-        if not self.updates.try_send_state(self.running_line):
-            return False
-        self.state = self.reported_state = RUNNING
-        return True
+        self.machine.report_failed()
+        return False
 
     async def set_state(self, state: SessionState) -> None:
         """Report ``state`` (``running`` or ``requires_action``) unless it is the current one."""
         if self.set_state_now(state):
             return
-        self.state = state
+        self.machine.state_queued(state)
         await self.updates.send_state(self.state_updates[state][1])
-        self.reported_state = state
+        self.machine.state_sent(state)
 
     def set_state_now(self, state: SessionState) -> bool:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""
-        if state is self.state:
+        if not self.machine.report_due(state, current_work.get()):
             return True
-        work = current_work.get()
-        if work is not None and work.finished:
-            return True  # the work was reported idle: its state updates are dropped
         if not self.updates.try_send_state(self.state_updates[state][1]):
             return False
-        self.state = self.reported_state = state
+        self.machine.state_reported(state)
         return True
 
     def state_snapshot(self) -> schema.SessionUpdate:
@@ -471,9 +444,9 @@ class Turns:
 
         A repeated idle carries no stop reason: it is not a new end of work.
         """
-        if self.reported_state is IDLE:
+        if self.machine.reported_state is IDLE:
             return schema.IdleStateUpdate()
-        return self.state_updates[self.reported_state][0]
+        return self.state_updates[self.machine.reported_state][0]
 
 
 async def _finalize_handles(work: Work, stop_reason: str) -> None:

@@ -142,8 +142,6 @@ class UpdatePath:
     ) -> None:
         self.session_id: Final = session_id
         self.encoding: Final = encoding
-        #: The same object under the name the turn machine uses (``framing.line(update)``).
-        self.framing: Final = encoding
         self.connection: Final = connection
         self.history: Final = history
         self.task_group: Final = task_group

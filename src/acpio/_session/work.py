@@ -6,7 +6,7 @@ belong to: once the turn was reported idle, nothing of it may reach the client
 any more.
 
 A work item moves through these steps, each owned by the session's turn
-runner (see :mod:`acpio._session.turn`): accepted (the prompt response is being sent),
+machine (see :mod:`acpio._session.turn_machine`): accepted (the prompt response is being sent),
 ``responded`` (the response was queued), ``announced`` (its ``user_message``
 was sent), ``started`` (``running`` was sent and the handler runs), an
 ``outcome`` (the handler returned or failed, or it was abandoned after
@@ -24,31 +24,26 @@ from dataclasses import dataclass, field
 import anyio
 
 from .. import schema
+from .turn_machine import Turn
 
 __all__ = ["Work", "current_work"]
 
 
 @dataclass(eq=False)
-class Work:
-    """One accepted prompt and the foreground work that answers it."""
+class Work(Turn):
+    """One accepted prompt and the foreground work that answers it.
 
-    message_id: str
-    prompt: list[schema.ContentBlock]
+    Its lifecycle fields (:class:`~acpio._session.turn_machine.Turn`) change
+    only in the session's :class:`~acpio._session.turn_machine.TurnMachine`;
+    what is added here is what runs it.
+    """
+
+    prompt: list[schema.ContentBlock] = field(default_factory=lambda: [])
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    #: Set when the handler ended (or never runs): the cancel watchdog waits for it.
     done: anyio.Event = field(default_factory=anyio.Event)
-    responded: bool = False
-    announced: bool = False
-    started: bool = False
-    discarded: bool = False
-    cancel_requested: bool = False
-    outcome: tuple[str, schema.Error | None] | None = None
-    finished: bool = False
-    pending_permissions: int = 0
     #: Set once the work's end was reported (or it was discarded, or dropped).
     ended: anyio.Event = field(default_factory=anyio.Event)
-    #: v1: the ``session/prompt`` answer ends the turn on the wire; the next
-    #: queued prompt starts only once it was queued (see ``_turn``).
-    awaiting_answer: bool = False
     #: How each tool call of the work ends with a status unless it is final
     #: already (shielded, never raising): a cancelled or failed turn closes its calls.
     tool_call_finishers: list[Callable[[str], Awaitable[None]]] = field(default_factory=lambda: [])

@@ -10,6 +10,13 @@ session was closed. The checker feeds it decoded session updates and the client'
 cancels and closes; it reports violations through `_violate` and counts what each rule examined
 through `_exercise`.
 
+The turn itself is the agent's own machine (:class:`~acpio._session.turn_machine.TurnMachine`),
+fed with what the wire shows: `transition` says what a state update does (start, block, resume,
+end, repeat), `TurnMachine.observe_start` and `TurnMachine.observe_end` start and end the turn,
+and the stop reason the machine allows at an idle (``cancelled`` once a cancel reached the turn)
+is what the agent's idle is compared with. What only the wire can tell stays here: whether the
+agent provably read a cancel, replay during a resume, the silence of cancelled work.
+
 A cancel applies to the work of every prompt the client sent before it, even one whose work has
 not reported running yet (the agent read the prompt first), unless that prompt is refused. It is
 judged only when the wire proves the agent read the cancel before ending the work
@@ -34,6 +41,8 @@ from typing import Final, TypeAlias, cast
 
 from .._json import as_list
 from .._protocol.values import FINAL_TOOL_CALL_STATUSES
+from .._session import turn_machine
+from .._session.turn_machine import Transition, Turn, TurnMachine, transition
 from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
 from ._rules import HINTS, ConformanceError, Violation
@@ -72,8 +81,8 @@ class Cancel:
 class SessionState:
     """What the checker knows about one session."""
 
-    state: str = "idle"
-    span: bool = False  # foreground work active (state other than idle)
+    #: The turns as the agent's own machine has them, fed with what the wire shows.
+    turns: TurnMachine[Turn] = field(default_factory=TurnMachine[Turn])
     tool_status: dict[str, str] = field(default_factory=dict[str, str])
     tool_terminals: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     terminals: dict[str, bool] = field(default_factory=dict[str, bool])  # id -> exited
@@ -97,6 +106,16 @@ class SessionState:
     span_start: tuple[str, int] = ("", 0)  # the state update that started the work
     closed: bool = False
     resumes: int = 0  # session/resume requests sent and not answered yet: replay may arrive
+
+    @property
+    def state(self) -> str:
+        """The state the session last reported (``idle`` before any)."""
+        return self.turns.state.value
+
+    @property
+    def span(self) -> bool:
+        """Whether foreground work is active (a turn started and did not report idle)."""
+        return self.turns.state is not turn_machine.SessionState.IDLE
 
 
 _WORK_UPDATES: Final = frozenset(
@@ -224,6 +243,7 @@ class SessionRules:
         elif request.method == "session/close" and state.span and state.cancel is None:
             # Closing cancels active work as session/cancel would, and must wait for its idle.
             state.cancel = Cancel(request.index, True, set())
+            state.turns.cancel()
         elif request.method == "session/resume":
             state.resumes += 1
 
@@ -245,13 +265,14 @@ class SessionRules:
             return  # nothing to cancel
         pending = set(self._pending_for(session))
         # Blocked on the user, the agent cannot have ended its work before reading the cancel.
-        proven = state.state == "requires_action" and bool(pending)
+        proven = state.turns.state is turn_machine.SessionState.REQUIRES_ACTION and bool(pending)
         if state.cancel is None:
             state.cancel = Cancel(self._index, proven, pending, works)
         else:
             state.cancel.proven = state.cancel.proven or proven
             state.cancel.requests |= pending
             state.cancel.works = works
+        state.turns.cancel()
 
     def _prompt_answered(
         self,
@@ -468,7 +489,11 @@ class SessionRules:
             state.terminals[terminal_id] = isinstance(update["exitStatus"], dict)
 
     def _check_resumed(self, state: SessionState, entity: str, what: str, raw: str) -> None:
-        if state.state != "requires_action" or state.cancel is not None or state.resumes:
+        if (
+            state.turns.state is not turn_machine.SessionState.REQUIRES_ACTION
+            or state.cancel is not None
+            or state.resumes
+        ):
             return
         if entity in state.answered_subjects and not self._blocked_on(state, entity):
             self._violate(
@@ -488,7 +513,12 @@ class SessionRules:
             return
         self._exercise("turn-lifecycle")
         self._check_background(state, update, raw)
-        if state.resumes and new == state.state:
+        try:
+            reported = turn_machine.SessionState(new)
+        except ValueError:
+            return  # not a state: the schema check reports the value
+        change = transition(state.turns.state, reported)
+        if state.resumes and change is Transition.REPEAT:
             self._snapshot(state, update, raw)
             return
         if state.unbacked is not None:
@@ -500,8 +530,8 @@ class SessionRules:
                 unbacked_raw,
                 unbacked_index,
             )
-        if new != "idle":
-            if new == "requires_action":
+        if reported is not turn_machine.SessionState.IDLE:
+            if reported is turn_machine.SessionState.REQUIRES_ACTION:
                 pending = self._pending_for(session)
                 if not (pending or state.answered_since_state):
                     state.unbacked = (raw, self._index)  # the request may follow right after
@@ -510,16 +540,19 @@ class SessionRules:
                     # comes after the cancel, so the work cannot end before the cancel is read.
                     state.cancel.proven = True
                     state.cancel.requests.update(pending)
-            if not state.span:
-                state.span = True
+            if change is Transition.START:
+                state.turns.observe_start(Turn(message_id=str(self._index)), reported)
+                if state.cancel is not None:
+                    state.turns.cancel()  # it applies to the work of prompts sent before it
                 state.span_start = (raw, self._index)
                 state.span_work = set()
                 state.accepted_unstarted.clear()
+            else:
+                state.turns.state_reported(reported)
             state.prompt_window = None
             state.silenced = None
         else:
             self._idle(state, session, update, raw)
-        state.state = new
         state.answered_since_state = False
         state.answered_subjects.clear()
 
@@ -539,16 +572,17 @@ class SessionRules:
     def _idle(self, state: SessionState, session: str, update: JsonObject, raw: str) -> None:
         stop = update.get("stopReason")
         stop_reason = stop if isinstance(stop, str) else None
-        if state.span:
+        ended = state.turns.observe_end(stop_reason or "")
+        if ended is not None:
             if stop_reason is None:
                 self._violate(
                     "turn-lifecycle", "idle ends foreground work without a stopReason", raw
                 )
-            if state.cancel is not None:
-                self._cancelled_idle(state, session, stop_reason, update, raw)
+            if ended.cancel_requested:
+                assert ended.outcome is not None
+                self._cancelled_idle(state, session, stop_reason, ended.outcome[0], raw)
             # A prompt accepted while this work ran is queued: its own work comes later.
             self._missing_user_messages(state, before=state.span_start[1])
-            state.span = False
         elif stop_reason is not None:
             if state.prompt_window is not None or state.accepted_unstarted:
                 self._violate(
@@ -572,17 +606,14 @@ class SessionRules:
         state.cancel = None
 
     def _cancelled_idle(
-        self,
-        state: SessionState,
-        session: str,
-        stop_reason: str | None,
-        update: JsonObject,
-        raw: str,
+        self, state: SessionState, session: str, stop_reason: str | None, due: str, raw: str
     ) -> None:
+        """The idle of work a cancel reached: the machine's ``due`` stop reason (cancelled)
+        once the wire proves the agent read the cancel, and no request of it still pending."""
         cancel = state.cancel
         assert cancel is not None
         self._exercise("cancel-silence")
-        if stop_reason != "cancelled" and cancel.proven:
+        if stop_reason != due and cancel.proven:
             self._violate(
                 "cancel-silence",
                 f"work cancelled with session/cancel ended with stopReason {stop_reason!r}, not "
