@@ -160,32 +160,45 @@ def _patch_meta(stored: _Meta, patch: _Meta) -> _Meta:
     return merged or _UNSET
 
 
-def _item(recorded: schema.ToolCallContent | str) -> schema.ToolCallContent:
-    """A recorded tool call content item as sent (a str is a text item)."""
-    if isinstance(recorded, str):
-        return schema.Content(content=schema.TextContent(text=recorded))
-    return recorded
-
-
 SEAL_AT: Final = 256
 _LITTLE: Final = sys.byteorder == "little"
 
 
 class TextRun:
-    """Consecutive plain text chunks of a message: their joined text and each one's length.
+    """Consecutive plain text chunks of a message or a tool call: their joined text and
+    each one's length.
 
-    What replay gives back is exactly the chunks (one text block each), but they
-    are held as a few long strings and 4 bytes per chunk, not as an object per
-    chunk. Appending is O(1) amortized: every :data:`SEAL_AT` chunks are joined.
+    What replay gives back is exactly the chunks (one text block or text item each),
+    but they are held as a few long strings and 4 bytes per chunk, not as an object
+    per chunk. Appending is O(1) amortized: every :data:`SEAL_AT` chunks are joined.
+    A tool call's run drops its oldest chunks (:meth:`drop`), freeing whole joined
+    groups, so it holds at most its bound plus :data:`SEAL_AT` chunks.
+
+    A store's writer thread reads a run while the event loop appends to it
+    (:func:`read_chunks`): appending touches only ``tail`` and ``sizes``; the
+    changes that move chunks (joining the tail, freeing a group) replace lists
+    rather than change them and are bracketed by ``version`` (odd while they run),
+    so the writer retries a read that overlapped one.
     """
 
-    __slots__ = ("counts", "parts", "sizes", "tail")
+    __slots__ = ("counts", "dropped", "parts", "sizes", "start", "tail", "version")
 
     def __init__(self) -> None:
         self.parts: list[str] = []  # the joined text of sealed groups of chunks
         self.counts: list[int] = []  # how many chunks each part holds
         self.tail: list[str] = []  # the newest chunks, not yet joined
-        self.sizes = array("I")  # the length of every chunk, in code points
+        self.sizes = array("I")  # the length of every chunk held, in code points
+        self.dropped = 0  # chunks freed from the front (the first held is chunk `dropped`)
+        self.start = 0  # held chunks before the first one shown (dropped, not yet freed)
+        self.version = 0  # odd while chunks move (see the class docstring)
+
+    def __len__(self) -> int:
+        """How many chunks the run shows."""
+        return len(self.sizes) - self.start
+
+    def end(self) -> int:
+        """The index of the next chunk appended, counting from the run's first ever."""
+        return self.dropped + len(self.sizes)
 
     def append(self, text: str) -> None:
         """Add one chunk."""
@@ -197,39 +210,75 @@ class TextRun:
 
     def seal(self) -> None:
         """Join the newest chunks into a part."""
-        if self.tail:
-            self.parts.append("".join(self.tail))
-            self.counts.append(len(self.tail))
-            self.tail.clear()
+        tail = self.tail
+        if tail:
+            self.version += 1
+            self.parts.append("".join(tail))
+            self.counts.append(len(tail))
+            self.tail = []  # a new list: the writer may hold the old one
+            self.version += 1
 
     def extend(self, text: str, sizes: array[int]) -> None:
         """Add the chunks ``text`` splits into by ``sizes`` (``len(text) == sum(sizes)``)."""
         self.seal()
+        self.version += 1
         self.parts.append(text)
         self.counts.append(len(sizes))
         self.sizes.extend(sizes)
+        self.version += 1
+
+    def drop(self, count: int) -> None:
+        """Stop showing the oldest ``count`` chunks (at most :func:`len` of them); whole
+        parts no longer shown are freed."""
+        self.start += count
+        counts = self.counts
+        freed = 0
+        first = 0
+        while first < len(counts) and self.start - freed >= counts[first]:
+            freed += counts[first]
+            first += 1
+        if first:
+            self.version += 1
+            self.parts = self.parts[first:]
+            self.counts = counts[first:]
+            self.sizes = self.sizes[freed:]
+            self.dropped += freed
+            self.start -= freed
+            self.version += 1
 
     def text(self) -> str:
-        """The chunks' text, joined."""
-        return "".join(self.parts) + "".join(self.tail)
+        """The shown chunks' text, joined."""
+        text = "".join(self.parts) + "".join(self.tail)
+        if self.start:
+            return text[sum(self.sizes[: self.start]) :]
+        return text
 
     def groups(self) -> Iterator[tuple[str, array[int]]]:
-        """The chunks as ``(joined text, lengths)`` groups, in order, as they are kept
-        (no copy of the text but for the newest chunks)."""
+        """The shown chunks as ``(joined text, lengths)`` groups, in order, as they are
+        kept (no copy of the text but for the newest chunks and the first shown part)."""
         sizes = self.sizes
+        skip = self.start
         start = 0
         for part, count in zip(self.parts, self.counts, strict=True):
-            yield part, sizes[start : start + count]
+            if skip >= count:
+                skip -= count
+            elif skip:
+                yield part[sum(sizes[start : start + skip]) :], sizes[start + skip : start + count]
+                skip = 0
+            else:
+                yield part, sizes[start : start + count]
             start += count
         if self.tail:
-            yield "".join(self.tail), sizes[start:]
+            tail = self.tail[skip:]
+            if tail:
+                yield "".join(tail), sizes[start + skip :]
 
     def chunks(self) -> list[str]:
-        """Each chunk's text, in order."""
+        """Each shown chunk's text, in order."""
         text = self.text()
         out: list[str] = []
         start = 0
-        for size in self.sizes:
+        for size in self.sizes[self.start :]:
             end = start + size
             out.append(text[start:end])
             start = end
@@ -266,6 +315,13 @@ def _plain_text(block: object) -> str | None:
     return None
 
 
+def _plain_item_text(item: object) -> str | None:
+    """The text of a tool call content item that is a plain text block, else None."""
+    if type(item) is schema.Content and item.meta is _UNSET:
+        return _plain_text(item.content)
+    return None
+
+
 @dataclass(eq=False)
 class MessageRecord:
     cls: type[schema.UserMessage | schema.AgentMessage | schema.AgentThought]
@@ -296,12 +352,93 @@ class MessageRecord:
         return out
 
 
-@dataclass(eq=False)
 class ToolCallRecord:
-    state: schema.ToolCallUpdate
-    # A plain str is a text item recorded by record_text_chunk, built on replay.
-    content: deque[schema.ToolCallContent | str]
-    has_content: bool = False
+    """A tool call as an editor shows it: its merged state and its newest content items.
+
+    ``content`` holds the items as sent, but each run of plain text items as one
+    :class:`TextRun` (a text item per chunk on replay), at most ``limit``
+    (``HistoryLimits.tool_call_items``) items shown, a run counting each chunk it
+    shows: :meth:`trim` drops the oldest. Streamed text is trimmed each time its run
+    joins :data:`SEAL_AT` chunks, so up to that many more wait; :meth:`items` trims
+    first.
+    """
+
+    __slots__ = ("content", "has_content", "limit", "state")
+
+    def __init__(self, state: schema.ToolCallUpdate, limit: int) -> None:
+        self.state = state
+        self.limit = limit
+        self.content: deque[schema.ToolCallContent | TextRun] = deque()
+        self.has_content = False
+
+    def _run(self) -> TextRun:
+        """The run at the end of the content (a new one unless the last item is one)."""
+        content = self.content
+        run = content[-1] if content else None
+        if type(run) is not TextRun:
+            run = TextRun()
+            content.append(run)
+        return run
+
+    def add_text(self, text: str) -> TextRun:
+        """Append a plain text item; the run that holds it."""
+        run = self._run()
+        run.append(text)
+        self.has_content = True
+        self.trim()
+        return run
+
+    def add_run(self, text: str, sizes: array[int]) -> None:
+        """Append the plain text items ``text`` splits into by ``sizes``."""
+        self._run().extend(text, sizes)
+        self.has_content = True
+        self.trim()
+
+    def add(self, item: schema.ToolCallContent) -> None:
+        """Append one item as sent (a plain text item joins the text run)."""
+        text = _plain_item_text(item)
+        if text is not None:
+            self.add_text(text)
+            return
+        self.content.append(item)
+        self.has_content = True
+        self.trim()
+
+    def replace(self, items: list[schema.ToolCallContent] | None) -> None:
+        """Replace the content with ``items`` as sent (the newest ``limit`` of them)."""
+        self.content.clear()
+        self.content.extend(items or ())
+        self.has_content = True
+        self.trim()
+
+    def trim(self) -> None:
+        """Drop the oldest items beyond ``limit``."""
+        content = self.content
+        excess = sum(len(item) if type(item) is TextRun else 1 for item in content) - self.limit
+        while excess > 0:
+            first = content[0]
+            if type(first) is TextRun:
+                dropped = min(excess, len(first))
+                first.drop(dropped)
+                excess -= dropped
+                if not len(first):
+                    content.popleft()
+            else:
+                content.popleft()
+                excess -= 1
+
+    def items(self) -> list[schema.ToolCallContent]:
+        """The content as sent: a text item per chunk of a run."""
+        self.trim()
+        out: list[schema.ToolCallContent] = []
+        for entry in self.content:
+            if type(entry) is TextRun:
+                out.extend(
+                    schema.Content(content=schema.TextContent(text=text)) for text in entry.chunks()
+                )
+            else:
+                out.append(entry)  # type: ignore[arg-type]
+        return out
 
 
 class _Output:
@@ -335,9 +472,16 @@ class _Output:
         self.size = 0
 
     def newest(self) -> bytes:
-        """The newest ``limit`` bytes."""
-        data = b"".join(self.chunks)
-        return data[len(data) - self.limit :] if len(data) > self.limit else data
+        """The newest ``limit`` bytes (copied once: a store's writer takes them often)."""
+        chunks = list(self.chunks)  # one C call: the writer thread may read while the loop appends
+        excess = sum(map(len, chunks)) - self.limit
+        if excess <= 0:
+            return b"".join(chunks)
+        first = 0
+        while excess >= len(chunks[first]):
+            excess -= len(chunks[first])
+            first += 1
+        return b"".join([memoryview(chunks[first])[excess:], *chunks[first + 1 :]])
 
 
 @dataclass(eq=False)
@@ -393,9 +537,16 @@ class InMemoryHistory:
         super().__init_subclass__(**kwargs)
         if cls.record is not InMemoryHistory.record:
             # It changes record() but not a text shortcut: those chunks go through record().
-            if cls.record_text_chunk is InMemoryHistory.record_text_chunk:
+            # (A class that changes a shortcut's slow path, add_*_text, folds text itself.)
+            if (
+                cls.record_text_chunk is InMemoryHistory.record_text_chunk
+                and cls.add_tool_text is InMemoryHistory.add_tool_text
+            ):
                 cls.record_text_chunk = record_text_chunk_as_update  # type: ignore[method-assign,assignment]
-            if cls.record_message_text is InMemoryHistory.record_message_text:
+            if (
+                cls.record_message_text is InMemoryHistory.record_message_text
+                and cls.add_message_text is InMemoryHistory.add_message_text
+            ):
                 cls.record_message_text = record_message_text_as_update  # type: ignore[method-assign,assignment]
 
     def __init__(self, limits: HistoryLimits | None = None) -> None:
@@ -407,6 +558,10 @@ class InMemoryHistory:
         self._open: TextRun | None = None
         self._open_id: str | None = None
         self._open_thought = False
+        # The same for record_text_chunk: the tool call it appended to last and its run.
+        self._call: ToolCallRecord | None = None
+        self._call_id: str | None = None
+        self._call_run: TextRun | None = None
         # Dispatch on the exact class: this runs for every update a session sends.
         self._fold: dict[type, Callable[[Any], None]] = {
             schema.ToolCallContentChunk: self._fold_content_chunk,
@@ -431,6 +586,7 @@ class InMemoryHistory:
     def _add(self, key: tuple[str, str], value: object) -> None:
         """Keep a new record (the key is not in use), dropping the oldest at the limit."""
         self._open = None
+        self._call = None
         if len(self._records) >= self.limits.records:
             del self._records[next(iter(self._records))]
         self._records[key] = value
@@ -438,6 +594,7 @@ class InMemoryHistory:
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one update into the records (see the class docstring)."""
         self._open = None
+        self._call = None
         fold = self._fold.get(type(update))
         if fold is None:
             if isinstance(update, NOT_RECORDED):
@@ -456,8 +613,7 @@ class InMemoryHistory:
     def _fold_content_chunk(self, update: schema.ToolCallContentChunk) -> None:
         call = self._records.get(("call", update.tool_call_id))
         if isinstance(call, ToolCallRecord):
-            call.content.append(update.content)
-            call.has_content = True
+            call.add(update.content)
 
     def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         """Record a ``tool_call_content_chunk`` of one text item, given just its text.
@@ -465,10 +621,34 @@ class InMemoryHistory:
         The same as :meth:`record` of that chunk, without building it: the
         streaming path of :meth:`acpio.ToolCallHandle.append_text`.
         """
+        call = self._call
+        if call is not None and tool_call_id is self._call_id:
+            # TextRun.append written out (as in record_message_text): it saves about 410
+            # of the 11,600 instructions an append_text chunk costs the agent (callgrind).
+            run: TextRun = self._call_run  # type: ignore[assignment]
+            tail = run.tail
+            tail.append(text)
+            run.sizes.append(len(text))
+            if len(tail) >= SEAL_AT:
+                run.seal()
+                call.trim()
+            return
+        self.add_tool_text(tool_call_id, text)
+
+    def add_tool_text(self, tool_call_id: str, text: str) -> TextRun | None:
+        """:meth:`record_text_chunk` of a chunk that does not continue the open run; the
+        run it went to (``None``: no such tool call)."""
         call = self._records.get(("call", tool_call_id))
-        if isinstance(call, ToolCallRecord):
-            call.content.append(text)
-            call.has_content = True
+        if not isinstance(call, ToolCallRecord):
+            return None
+        if call.limit <= 0:
+            call.has_content = True  # an empty list of items, as a call that keeps none
+            return None
+        run = call.add_text(text)
+        self._call = call
+        self._call_id = tool_call_id
+        self._call_run = run
+        return run
 
     def _message(self, update: schema.ContentChunk | _MessageUpdate) -> MessageRecord:
         cls = _MESSAGE_CLASSES[type(update)]
@@ -495,7 +675,8 @@ class InMemoryHistory:
         """
         run = self._open
         if run is not None and message_id is self._open_id and thought is self._open_thought:
-            # TextRun.append written out: this runs for every streamed chunk.
+            # TextRun.append written out: it saves about 400 of the 11,400 instructions
+            # a streamed reply chunk costs the agent (callgrind).
             tail = run.tail
             tail.append(text)
             run.sizes.append(len(text))
@@ -504,7 +685,7 @@ class InMemoryHistory:
             return
         self.add_message_text(message_id, text, thought)
 
-    def add_message_text(self, message_id: str, text: str, thought: bool) -> None:
+    def add_message_text(self, message_id: str, text: str, thought: bool) -> TextRun:
         """:meth:`record_message_text` of a chunk that does not continue the open run."""
         cls = schema.AgentThought if thought else schema.AgentMessage
         key = (cls.__name__, message_id)
@@ -513,9 +694,11 @@ class InMemoryHistory:
             message = MessageRecord(cls, message_id)
             self._add(key, message)
         message.add_text(text)
-        self._open = message.content[-1]  # type: ignore[assignment]
+        run: TextRun = message.content[-1]  # type: ignore[assignment]
+        self._open = run
         self._open_id = message_id
         self._open_thought = thought
+        return run
 
     def _fold_message(self, update: _MessageUpdate) -> None:
         message = self._message(update)
@@ -580,7 +763,7 @@ class InMemoryHistory:
         if call is None:
             call = ToolCallRecord(
                 schema.ToolCallUpdate(tool_call_id=patch.tool_call_id),
-                deque(maxlen=self.limits.tool_call_items),
+                self.limits.tool_call_items,
             )
             self._add(key, call)
         assert isinstance(call, ToolCallRecord)
@@ -590,9 +773,7 @@ class InMemoryHistory:
             if value is not _UNSET:
                 setattr(state, name, value)
         if patch.content is not _UNSET:
-            call.content.clear()
-            call.content.extend(patch.content or ())
-            call.has_content = True
+            call.replace(patch.content)
         if patch.meta is not _UNSET:
             state.meta = _patch_meta(state.meta, patch.meta)
 
@@ -657,7 +838,7 @@ def replay_record(value: object) -> schema.SessionUpdate:
         )
     if isinstance(value, ToolCallRecord):
         if value.has_content:
-            return replace(value.state, content=[_item(x) for x in value.content])
+            return replace(value.state, content=value.items())
         return replace(value.state)
     if isinstance(value, schema.UsageUpdate | schema.SessionInfoUpdate):
         return replace(value)

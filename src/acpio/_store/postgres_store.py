@@ -759,6 +759,8 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
         self, conn: psycopg.Connection[Any], history: StoredHistory, events: _List[object]
     ) -> None:
         blob = history.row(events)
+        if blob is None:
+            return
         conn.execute(
             "INSERT INTO acpio_events VALUES (%s, %s, %s) "
             "ON CONFLICT (session_id, seq) DO UPDATE SET data = EXCLUDED.data",

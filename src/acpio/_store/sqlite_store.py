@@ -676,6 +676,8 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
         # Not compressed: rows are short-lived (folded into the next snapshot), and
         # compressing every streamed chunk costs more CPU than the rest of the store.
         blob = history.row(events)
+        if blob is None:
+            return
         conn.execute(
             "INSERT OR REPLACE INTO events VALUES (?, ?, ?)",
             (history.session_id, history.seq, blob),

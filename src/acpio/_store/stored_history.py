@@ -3,20 +3,23 @@
 How this works: :class:`StoredHistory` is an :class:`~acpio.store.InMemoryHistory`
 (the same folding, the same bounds) that also queues what it records for the
 store's writer thread (see :mod:`acpio._store.sqlite_store` and
-:mod:`acpio._store.postgres_store`): the update object, a text chunk (after
-``[id]`` when the tool call changed, ``[id, kind]`` when the streamed message
-changed), or for terminal output a mark naming the terminal. Text that starts
-streaming (a target queued: after any other update, text names its target
-again) tells the writer (:class:`StreamPace`), which then flushes every
-:data:`STREAM_POLL` seconds while batches stay large, so the queue holds a
-fraction of a second of a fast stream, not a flush interval's, at no cost per
-chunk. :meth:`StoredHistory.row` turns a batch into the bytes of one row (the
-marks become the terminal's newest bytes, a message's text chunks one
-``[messageId, kind, text, sizes]``); :meth:`StoredHistory.fold_blob` folds a
-stored row or snapshot back into a history when a session is loaded. The
-writer's side of the queues (:func:`drain`, :func:`write_batches`,
-:func:`put_back`, :func:`mark_written`, :class:`StreamPace`) is shared by both
-stores: only the SQL differs.
+:mod:`acpio._store.postgres_store`). It queues the update objects, but never
+streamed text or terminal bytes: a text stream queues one :class:`TextMark`
+when it starts (naming the message's or tool call's :class:`TextRun` and where
+in it the stream starts), terminal output a mark naming the terminal, and the
+writer reads the text and bytes from the history itself when it writes the row
+(:func:`read_chunks`; the newest terminal bytes). So the queue never holds a
+second copy of a stream, and it holds at most :attr:`StoredHistory.queue_items`
+items: past that, the history stops queueing and queues one snapshot of itself
+instead once the writer has caught up (see :meth:`StoredHistory.catch_up`).
+Text that starts streaming tells the writer (:class:`StreamPace`), which then
+flushes every :data:`STREAM_POLL` seconds while the stream goes on, so each
+row holds a fraction of a second of it. :meth:`StoredHistory.row` turns a batch
+into the bytes of one row; :meth:`StoredHistory.fold_blob` folds a stored row
+or snapshot back into a history when a session is loaded. The writer's side
+of the queues (:func:`drain`, :func:`write_batches`, :func:`put_back`,
+:func:`mark_written`, :class:`StreamPace`) is shared by both stores: only the
+SQL differs.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import groupby
 from typing import Final, cast
 
 import msgspec
@@ -38,7 +40,6 @@ from .._limits import HistoryLimits
 from ..schema._base import enc_hook
 from .history import (
     NOT_RECORDED,
-    SEAL_AT,
     InMemoryHistory,
     MessageRecord,
     SessionRecord,
@@ -55,13 +56,13 @@ __all__: list[str] = []
 json_encode = msgspec.json.Encoder(enc_hook=enc_hook).encode
 # Rows and snapshots: a msgpack array of what was recorded, in order: an update (a
 # map, as on the wire, or an ext of code JSON_ITEM holding it as JSON when msgpack
-# cannot hold one of its values), [id] (the tool call the text chunks after it
-# belong to), [messageId, kind] (kind "agent_message_chunk" or "agent_thought_chunk":
-# the message the text chunks after it belong to), a str (a text chunk of that tool
-# call or message), [messageId, kind, text, sizes] (text chunks of that message:
-# ``text`` split by ``sizes``, little-endian uint32 lengths in code points), or
-# [terminalId, bytes]: that terminal's output (what replay shows of it) as it was
-# when the row was written.
+# cannot hold one of its values), [id, kind, text, sizes] (text chunks of a message,
+# kind "agent_message_chunk", "agent_thought_chunk" or "user_message_chunk", or of a
+# tool call, kind "tool_call_content_chunk": ``text`` split by ``sizes``, little-endian
+# uint32 lengths in code points), or [terminalId, bytes]: that terminal's output (what
+# replay shows of it) as it was when the row was written. Rows written before text
+# runs also hold [id] (the tool call the text chunks after it belong to), [messageId,
+# kind] (the message they belong to) and a str (one text chunk): still read.
 _pack = msgspec.msgpack.Encoder(enc_hook=enc_hook).encode  # the writer thread's own
 _unpack = msgspec.msgpack.Decoder(list[object]).decode
 _json_decode = msgspec.json.Decoder().decode
@@ -78,8 +79,11 @@ STREAM_POLL: Final = 0.02
 """Seconds between two flushes while text streams fast (a batch of STREAM_ITEMS or more)."""
 STREAM_ITEMS: Final = 256
 STREAM_WATCH: Final = 1.0
+QUEUE_ITEMS: Final = 65536
+"""How many items a history queues for the writer at most (see :meth:`StoredHistory.catch_up`)."""
 _MESSAGE_KIND: Final = "agent_message_chunk"
 _THOUGHT_KIND: Final = "agent_thought_chunk"
+_TOOL_KIND: Final = "tool_call_content_chunk"
 # The message a chunk kind belongs to, and the chunk class of each message class.
 _RUN_MESSAGES: Final[
     dict[object, type[schema.AgentMessage | schema.AgentThought | schema.UserMessage]]
@@ -95,11 +99,6 @@ _CHUNKS: Final[
     schema.AgentThought: schema.AgentThoughtChunk,
     schema.UserMessage: schema.UserMessageChunk,
 }
-
-
-def _run_item(target: list[object] | None, texts: list[str]) -> list[object]:
-    assert target is not None
-    return [target[0], target[1], "".join(texts), encode_sizes(array("I", map(len, texts)))]
 
 
 def _message_items(message: MessageRecord) -> list[object]:
@@ -121,6 +120,27 @@ def _message_items(message: MessageRecord) -> list[object]:
             )
         else:
             items.append(chunk(message_id=message.message_id, content=item))  # type: ignore[arg-type]
+    return items
+
+
+def _tool_call_items(call: ToolCallRecord) -> list[object]:
+    """A tool call with text runs as stored items: the call with its content up to its
+    first run, then each run as ``[toolCallId, kind, text, sizes]`` and each other item
+    as a ``tool_call_content_chunk``."""
+    call.trim()
+    content = list(call.content)
+    first = next(i for i, item in enumerate(content) if type(item) is TextRun)
+    tool_call_id = call.state.tool_call_id
+    head: list[schema.ToolCallContent] = content[:first]  # type: ignore[assignment]
+    items: list[object] = [msgspec.structs.replace(call.state, content=head)]
+    for item in content[first:]:
+        if type(item) is TextRun:
+            items.extend(
+                [tool_call_id, _TOOL_KIND, text, encode_sizes(sizes)]
+                for text, sizes in item.groups()
+            )
+        else:
+            items.append(schema.ToolCallContentChunk(tool_call_id=tool_call_id, content=item))  # type: ignore[arg-type]
     return items
 
 
@@ -178,19 +198,95 @@ class Unloaded:
         raise RuntimeError("this session's history is not loaded; resume it first")
 
 
+class TextMark:
+    """Queued when a text stream starts: the run its chunks go to, from chunk ``pos`` on.
+
+    The loop sets ``end`` (the run's end then) once anything else is recorded: the
+    chunks after it are not this stream's (a chunk recorded with ``record`` is written
+    as its update). The writer reads the chunks from ``pos`` up to ``end`` (while
+    ``end`` is None: up to the run's end now); ``taken`` is where the batch being
+    written got to, which becomes ``pos`` once it is written (writer thread).
+    """
+
+    __slots__ = ("end", "pos", "run", "taken", "target")
+
+    def __init__(self, run: TextRun, target: list[object], pos: int) -> None:
+        self.run = run
+        self.target = target  # [id, kind] of the row items
+        self.pos = pos
+        self.taken = pos
+        self.end: int | None = None
+
+
+def read_chunks(run: TextRun, begin: int, end: int | None) -> tuple[int, str, array[int]]:
+    """Chunks ``begin`` to ``end`` of ``run`` (``None``: to its end now) that it still
+    holds, read on the writer thread while the loop may append: where the chunks read
+    end, their joined text and their lengths.
+
+    Follows :class:`TextRun`'s rule: the lists read are taken, and the number of
+    parts and tail chunks counted, between two reads of an even, unchanged
+    ``version``; parts and lists replaced later are not changed.
+    """
+    while True:
+        version = run.version
+        parts = run.parts
+        counts = run.counts
+        sizes = run.sizes
+        tail = run.tail
+        dropped = run.dropped
+        held_parts = len(counts)
+        held_tail = len(tail)
+        if not version & 1 and run.version == version:
+            break
+        time.sleep(0)  # the loop is joining or freeing chunks: let it finish
+    in_parts = sum(counts[:held_parts])
+    held = dropped + in_parts + held_tail
+    last = held if end is None else min(end, held)
+    first = max(begin, dropped)
+    if first >= last:
+        return max(last, begin), "", array("I")
+    low, high = first - dropped, last - dropped
+    pieces: list[str] = []
+    out_sizes = array("I")
+    if low < in_parts:
+        base = 0
+        for index in range(held_parts):
+            count = counts[index]
+            if base + count > low:
+                if base >= high:
+                    break
+                start = max(low - base, 0)
+                stop = min(high - base, count)
+                part = parts[index]
+                if start == 0 and stop == count:
+                    pieces.append(part)
+                else:
+                    offset = sum(sizes[base : base + start])
+                    pieces.append(part[offset : offset + sum(sizes[base + start : base + stop])])
+                out_sizes.extend(sizes[base + start : base + stop])
+            base += count
+    if high > in_parts:
+        chunks = tail[max(low - in_parts, 0) : high - in_parts]
+        pieces.extend(chunks)
+        out_sizes.extend(map(len, chunks))
+    return last, "".join(pieces), out_sizes
+
+
 class StoredHistory(InMemoryHistory):
     """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
 
     ``pending`` holds, in order, what was recorded (the update object; a
-    text chunk's str, after ``[id]`` when the tool call changed; for terminal
-    output only the terminal's :class:`_OutputMark`) and the writer
-    operations of this session; the loop only appends, the writer only pops.
-    No tuple per chunk (objects tracked by the garbage collector that stay
-    queued until the flush cost more than the append), and no terminal bytes:
-    holding a fast stream until the flush costs page faults and memory; the
-    writer takes what replay shows of the terminal (its newest bytes) when it
-    writes the row.
+    :class:`TextMark` where a text stream starts; for terminal output the
+    terminal's :class:`_OutputMark`) and the writer operations of this session;
+    the loop only appends, the writer only pops. No streamed text and no
+    terminal bytes: holding a fast stream until the flush costs page faults
+    and memory; the writer reads what replay shows (the text runs, the
+    terminals' newest bytes) when it writes the row. At most
+    :attr:`queue_items` recorded items are queued (see :meth:`catch_up`).
     """
+
+    queue_items: int = QUEUE_ITEMS
+    """Recorded items queued at most; past them the history falls behind (:meth:`catch_up`)."""
 
     def __init__(
         self,
@@ -209,9 +305,9 @@ class StoredHistory(InMemoryHistory):
         self._stream_started = stream_started
         self._owner = record
         self.pending: deque[object] = deque()
-        self._key: str | None = None  # the id the chunks queued last belong to
-        self._key_kind = ""  # ... "" for a tool call, else the message chunks' kind
+        self._mark: TextMark | None = None  # the text stream queued last, until it ends
         self._put: Callable[[object], None] = _discard  # attached once loaded
+        self.behind = False  # recorded items are no longer queued (see catch_up)
         self.ops = 0  # operations queued in pending (the writer skips the scan without)
         self.ops_done = 0  # ... of which the writer has seen (writer thread)
         self.seq = 0  # the last row written (writer thread)
@@ -222,14 +318,15 @@ class StoredHistory(InMemoryHistory):
         self.marks_done = 0  # ... of which the writer has seen (writer thread)
         self.scan_marks = False  # the batch being written may hold marks (writer thread)
         self.marks_seen = 0  # the count when that batch was taken (writer thread)
-        self.targets = 0  # message targets ([id, kind]) queued in pending
+        self.targets = 0  # text marks queued in pending
         self.targets_done = 0  # ... of which the writer has seen (writer thread)
         self.targets_seen = 0  # the count when the batch was taken (writer thread)
-        self.scan_runs = False  # the batch may hold message text (writer thread)
-        # The message the first text chunks of the next batch belong to, and after the
-        # batch being written (writer thread; taken over once it is written).
-        self.run_target: list[object] | None = None
-        self.next_run_target: list[object] | None = None
+        self.scan_runs = False  # the batch may hold text marks (writer thread)
+        # The text stream whose newer chunks the next batch writes first, and after the
+        # batch being written; the marks that batch read (writer thread).
+        self.carry: TextMark | None = None
+        self.next_carry: TextMark | None = None
+        self.read_marks: list[TextMark] = []
         self._marks: dict[str, _OutputMark] = {}
         self.dropped = False
         self._fold[schema.IdleStateUpdate] = self._turn_ended
@@ -246,6 +343,43 @@ class StoredHistory(InMemoryHistory):
             self.ops += 1  # before the append: the writer reads the length first
             self.pending.append(op)
 
+    def _end_stream(self) -> None:
+        """The queued text stream ends here (anything recorded after it is not its text):
+        the next text chunk takes the slow path, which queues its stream again."""
+        self._open = None
+        self._call = None
+        mark = self._mark
+        if mark is not None:
+            mark.end = mark.run.end()
+            self._mark = None
+
+    def _full(self) -> bool:
+        """Whether recorded items must not be queued now: the history is behind, or falls
+        behind as the queue is full; a history behind whose writer caught up catches up."""
+        if self.behind:
+            if len(self.pending) > self.queue_items // 2:
+                return True
+            self.catch_up()
+            return False
+        if len(self.pending) >= self.queue_items:
+            self.behind = True
+            return True
+        return False
+
+    def catch_up(self) -> None:
+        """Queue the history as a snapshot if it fell behind.
+
+        A history stops queueing recorded items once :attr:`queue_items` wait for a
+        writer that falls behind (a slow disk, a locked database): what it records
+        then is kept in memory only, so the queue stays bounded. It catches up with
+        one snapshot of itself (which covers every item left out) at the next
+        record once the writer has taken half the queue, at the end of a turn, at
+        ``flush`` and when the session is given up: nothing recorded is lost.
+        """
+        if self.behind:
+            self.behind = False
+            self.snapshot()
+
     def record(self, update: schema.SessionUpdate) -> None:
         """Fold one update (see :class:`InMemoryHistory`) and queue it for the writer.
 
@@ -254,9 +388,12 @@ class StoredHistory(InMemoryHistory):
         turn (``idle``) still queues the session's metadata and wakes the writer.
         """
         self._open = None
-        self._key = None  # text after this names its target again (and wakes the writer)
+        if self._mark is not None:
+            self._end_stream()
         kind = type(update)
-        if kind not in _NOT_WRITTEN:
+        if kind not in _NOT_WRITTEN and (
+            (not self.behind and len(self.pending) < self.queue_items) or not self._full()
+        ):
             self._put(update)
         fold = self._fold.get(kind)
         if fold is None:
@@ -266,56 +403,62 @@ class StoredHistory(InMemoryHistory):
         if self.compact_due:
             self.snapshot()
 
-    def record_text_chunk(self, tool_call_id: str, text: str) -> None:
-        """:meth:`InMemoryHistory.record_text_chunk`, queued for the writer."""
-        if tool_call_id is not self._key or self._key_kind:
-            self._key = tool_call_id
-            self._key_kind = ""
-            self._put([tool_call_id])
-            self._stream_started()
-        self._put(text)
-        # InMemoryHistory.record_text_chunk written out: this runs for every text chunk.
-        call = self._records.get(("call", tool_call_id))
-        if isinstance(call, ToolCallRecord):
-            call.content.append(text)
-            call.has_content = True
-
-    def record_message_text(self, message_id: str, text: str, thought: bool) -> None:
-        """:meth:`InMemoryHistory.record_message_text`, queued for the writer."""
-        kind = _THOUGHT_KIND if thought else _MESSAGE_KIND
-        if message_id is not self._key or self._key_kind is not kind:
-            self._key = message_id
-            self._key_kind = kind
-            self.targets += 1  # before the append: the writer reads the length first
-            self._put([message_id, kind])
-            self._stream_started()
-        self._put(text)
-        run = self._open
-        if run is not None and message_id is self._open_id and thought is self._open_thought:
-            # InMemoryHistory.record_message_text written out: this runs for every chunk.
-            tail = run.tail
-            tail.append(text)
-            run.sizes.append(len(text))
-            if len(tail) >= SEAL_AT:
-                run.seal()
+    def _start_stream(self, run: TextRun, target_id: str, kind: str) -> None:
+        """Queue a text stream that starts with the chunk just added to ``run`` (the
+        chunks after it continue it until :meth:`_end_stream`)."""
+        previous = self._mark
+        if previous is not None:
+            previous.end = previous.run.end() - (previous.run is run)
+        # The other kind's shortcut continued the stream that ended: its next chunk
+        # takes the slow path again (this kind's was just set to this run).
+        if kind is _TOOL_KIND:
+            self._open = None
         else:
-            self.add_message_text(message_id, text, thought)
+            self._call = None
+        mark = self._mark = TextMark(run, [target_id, kind], run.end() - 1)
+        # Catching up, the snapshot holds this chunk and queued the stream after it.
+        if not self._full() and self._mark is mark:
+            self._queue_mark(mark)
+            self._stream_started()
+
+    def _queue_mark(self, mark: TextMark) -> None:
+        self._mark = mark
+        if self._put is not _discard:
+            self.targets += 1  # before the append: the writer reads the length first
+            self.pending.append(mark)
+
+    def add_tool_text(self, tool_call_id: str, text: str) -> TextRun | None:
+        """:meth:`InMemoryHistory.add_tool_text`; a stream that starts queues a
+        :class:`TextMark` (the writer reads the text from the run)."""
+        run = InMemoryHistory.add_tool_text(self, tool_call_id, text)
+        if run is not None:
+            self._start_stream(run, tool_call_id, _TOOL_KIND)
+        return run
+
+    def add_message_text(self, message_id: str, text: str, thought: bool) -> TextRun:
+        """:meth:`InMemoryHistory.add_message_text`; a stream that starts queues a
+        :class:`TextMark` (the writer reads the text from the run)."""
+        run = InMemoryHistory.add_message_text(self, message_id, text, thought)
+        self._start_stream(run, message_id, _THOUGHT_KIND if thought else _MESSAGE_KIND)
+        return run
 
     def record_terminal_output(self, terminal_id: str, data: bytes) -> None:
         """:meth:`InMemoryHistory.record_terminal_output`; the writer is told which
         terminal changed (it writes the terminal's newest bytes, not this chunk)."""
         self._terminal(terminal_id).output.append(data)
-        mark = self._marks.get(terminal_id)
-        if mark is None:
-            mark = self._marks[terminal_id] = _OutputMark(terminal_id)
-        self.marks += 1  # before the append: the writer reads the length first
-        self._put(mark)
+        if (not self.behind and len(self.pending) < self.queue_items) or not self._full():
+            mark = self._marks.get(terminal_id)
+            if mark is None:
+                mark = self._marks[terminal_id] = _OutputMark(terminal_id)
+            self.marks += 1  # before the append: the writer reads the length first
+            self._put(mark)
         if self.compact_due:
             self.snapshot()
 
     def _turn_ended(self, update: schema.SessionUpdate) -> None:
         if self._put is _discard:
             return
+        self.catch_up()
         self.put_op(self._owner.meta())
         self._wake.set()
 
@@ -323,65 +466,73 @@ class StoredHistory(InMemoryHistory):
         """Queue the folded history as this session's snapshot (it replaces the rows)."""
         self.compact_due = False
         self.log_bytes = 0
-        self._key = None  # the rows after the snapshot name their ids again
+        self.behind = False
         self.put_op(Snapshot(self.session_id, self, self.stored_items()))
+        mark = self._mark
+        if mark is not None:  # the stream goes on after the snapshot
+            mark.end = end = mark.run.end()
+            self._queue_mark(TextMark(mark.run, mark.target, end))
 
     def stored_items(self) -> list[object]:
-        """The folded history as stored items: what :meth:`replay` gives, but each message's
-        runs of text chunks as one ``[messageId, kind, text, sizes]`` (not a block per chunk)."""
+        """The folded history as stored items: what :meth:`replay` gives, but each run of
+        text chunks as ``[id, kind, text, sizes]`` items (not a block or item per chunk)."""
         items: list[object] = []
         for value in list(self._records.values()):
-            if isinstance(value, MessageRecord) and any(
+            if type(value) is MessageRecord and any(
                 type(item) is TextRun for item in value.content
             ):
                 items.extend(_message_items(value))
+            elif type(value) is ToolCallRecord and any(
+                type(item) is TextRun for item in value.content
+            ):
+                items.extend(_tool_call_items(value))
             else:
                 items.append(replay_record(value))
         return items
 
-    def message_runs(self, events: list[object]) -> list[object]:
-        """``events`` with each message's text chunks as one ``[messageId, kind, text, sizes]``
-        and no ``[messageId, kind]`` target (rows hold no bare message text: an older acpio
-        reading them takes a bare str for a tool call's text, and skips these).
+    def text_items(self, events: list[object]) -> list[object]:
+        """``events`` with each :class:`TextMark` replaced by the chunks it marks as
+        ``[id, kind, text, sizes]``, read from the runs now, after the newer chunks of
+        the stream :attr:`next_carry` (where the batch before ended) as the first item.
 
-        Chunks at the start belong to :attr:`next_run_target` (set to :attr:`run_target`,
-        where the batch before ended, when the batch is taken), which is left holding
-        the target at the end (the batch is written in parts, in order).
+        The batch is written in parts, in order: the last stream read is left in
+        :attr:`next_carry`, and each mark's ``taken`` where it got to.
         """
-        target = self.next_run_target
         out: list[object] = []
-        # Grouped by type in C: a fast stream is long runs of str between a few others.
-        for kind, group in groupby(events, type):
-            if kind is str:
-                texts: list[str] = list(group)  # type: ignore[arg-type]
-                if target is None:
-                    out.extend(texts)  # a tool call's text
-                else:
-                    out.append(_run_item(target, texts))
-                continue
-            for item in group:
-                if kind is list:
-                    pair: list[object] = item  # type: ignore[assignment]
-                    if len(pair) == 2 and type(pair[1]) is str:
-                        target = pair
-                        continue
-                    if len(pair) == 1:
-                        target = None
+        carry = self.next_carry
+        if carry is not None:
+            carry = self._read_mark(carry, out)
+        for item in events:
+            if type(item) is TextMark:
+                carry = self._read_mark(item, out)
+            else:
                 out.append(item)
-        self.next_run_target = target
+        self.next_carry = carry
         return out
+
+    def _read_mark(self, mark: TextMark, out: list[object]) -> TextMark | None:
+        end = mark.end
+        taken, text, sizes = read_chunks(mark.run, mark.taken, end)
+        if sizes:
+            out.append([mark.target[0], mark.target[1], text, encode_sizes(sizes)])
+        mark.taken = taken
+        self.read_marks.append(mark)
+        return None if end is not None and taken >= end else mark
 
     def terminal_output_events(self, events: list[object]) -> list[object]:
         """``events`` with each terminal's output marks replaced by one ``[id, bytes]`` at the
-        place of its last mark: the terminal's newest bytes now (what replay would show).
+        place of its last mark: the terminal's newest bytes now (what replay would show),
+        and ``[id, b""]`` at the place of its first.
 
         Read from the loop's records on this thread: the chunks are immutable and taking
         them is one C call. They may already include bytes recorded after this row, which
         the next row carries again; folding the rows in order ends with the same output.
         """
+        first: dict[str, int] = {}
         last: dict[str, int] = {}
         for index, item in enumerate(events):
             if type(item) is _OutputMark:
+                first.setdefault(item.terminal_id, index)
                 last[item.terminal_id] = index
         if not last:
             return events
@@ -393,19 +544,26 @@ class StoredHistory(InMemoryHistory):
                 terminal = self._records.get(("terminal", item.terminal_id))
                 if isinstance(terminal, TerminalRecord):
                     out.append([item.terminal_id, terminal.output.newest()])
+            elif first[item.terminal_id] == index:
+                # A terminal first seen through its output is created where it was
+                # (records replay in first-seen order); its bytes come at the last mark.
+                out.append([item.terminal_id, b""])
         return out
 
-    def row(self, events: list[object]) -> bytes:
+    def row(self, events: list[object]) -> bytes | None:
         """The next row of this session: ``events`` packed (output marks replaced by the
-        terminals' newest bytes, a message's text chunks by one ``[messageId, kind, text,
-        sizes]``); counts it towards the next snapshot (writer thread).
+        terminals' newest bytes, text marks by the text they mark, see
+        :meth:`text_items`); counts it towards the next snapshot (writer thread).
+        ``None`` when there is nothing to write (a stream with no new text).
 
-        A batch's parts are passed in order (see :meth:`message_runs`).
+        A batch's parts are passed in order.
         """
         if self.scan_marks:
             events = self.terminal_output_events(events)
         if self.scan_runs:
-            events = self.message_runs(events)
+            events = self.text_items(events)
+            if not events:
+                return None
         blob = pack(events)
         self.seq += 1
         self.log_bytes += len(blob)
@@ -416,9 +574,9 @@ class StoredHistory(InMemoryHistory):
     def fold_blob(self, data: bytes, key: list[str]) -> int:
         """Fold one stored row (or snapshot) into a history being loaded; its size.
 
-        ``key`` holds the id the row's first text items belong to and their kind
+        ``key`` holds the id the row's first bare text items belong to and their kind
         (``""`` for a tool call), and is left holding those of its last ones (rows are
-        folded in order).
+        folded in order; only rows written before text runs hold bare text).
         """
         # A zlib stream starts with 0x78, a msgpack array never does.
         raw = zlib.decompress(data) if data[:1] == b"\x78" else data
@@ -444,12 +602,27 @@ class StoredHistory(InMemoryHistory):
                     key[0], key[1] = pair[0], ""
                 elif isinstance(pair[1], bytes):
                     self._terminal(pair[0]).output.replace(pair[1])
-                elif isinstance(pair[1], str) and pair[1] in _RUN_MESSAGES:
-                    if len(pair) == 2 and pair[1] != "user_message_chunk":
-                        key[0], key[1] = pair[0], pair[1]
-                    elif len(pair) == 4 and isinstance(pair[2], str) and isinstance(pair[3], bytes):
+                elif len(pair) == 4 and isinstance(pair[2], str) and isinstance(pair[3], bytes):
+                    if pair[1] == _TOOL_KIND:
+                        self.fold_tool_run(pair[0], pair[2], pair[3])
+                    elif pair[1] in _RUN_MESSAGES:
                         self.fold_run(pair[0], _RUN_MESSAGES[pair[1]], pair[2], pair[3])
+                elif len(pair) == 2 and pair[1] in (_MESSAGE_KIND, _THOUGHT_KIND):
+                    key[0], key[1] = pair[0], pair[1]
+        self._end_stream()  # bare text of an older row was folded as a stream: not one
         return len(raw)
+
+    def fold_tool_run(self, tool_call_id: str, text: str, sizes: bytes) -> None:
+        """Fold the text items of a stored ``[toolCallId, kind, text, sizes]``.
+
+        :raises ValueError: when the sizes do not split the text.
+        """
+        lengths = run_sizes(sizes)
+        if sum(lengths) != len(text):
+            raise ValueError("a stored tool call text does not match its chunk sizes")
+        call = self._records.get(("call", tool_call_id))
+        if isinstance(call, ToolCallRecord):
+            call.add_run(text, lengths)
 
     def fold_run(
         self,
@@ -578,7 +751,8 @@ class _OutputMark:
 # ------------------------------------------------- the writer's side of the queues
 
 Drained = list[tuple[StoredHistory, list[object], int]]
-"""Per history with items: the items taken from its queue and its op count then."""
+"""Per history with items (or a stream going on): the items taken from its queue and its
+op count then."""
 
 
 class StreamPace:
@@ -620,47 +794,66 @@ def drain(
     """Take everything queued: the store's own items and each history's (writer thread).
 
     The store's queue is taken first: a :class:`Barrier` covers what was recorded
-    before it. ``pace`` learns how large the batches were.
+    before it. ``pace`` learns how large the batches were, and that a text stream
+    goes on (a stream carried over from the last batch).
     """
     items = [queue.popleft() for _ in range(len(queue))]
     drained: Drained = []
     largest = 0
+    streaming = False
     for history in list(histories):
         pending = history.pending
         count = len(pending)  # before the counts: an op or mark counted there is in these
         ops = history.ops
         marks = history.marks
         targets = history.targets
+        carry = history.carry
+        more = False  # the carried stream has chunks not yet written
+        if carry is not None:
+            end = carry.end
+            more = carry.pos < (carry.run.end() if end is None else end)
+            if not more and end is not None:
+                history.carry = carry = None
         history.scan_marks = marks != history.marks_done
-        history.scan_runs = targets != history.targets_done or history.run_target is not None
+        history.scan_runs = targets != history.targets_done or more
         largest = max(largest, count)
-        if count:
+        if count or more:
+            streaming = streaming or more
             drained.append((history, [pending.popleft() for _ in range(count)], ops))
             history.marks_seen = marks
             history.targets_seen = targets
-            history.next_run_target = history.run_target
-    pace.drained(largest)
+            history.next_carry = carry
+            history.read_marks = []
+    pace.drained(STREAM_ITEMS if streaming else largest)
     return items, drained
 
 
 def put_back(queue: deque[object], items: list[object], drained: Drained) -> None:
-    """Queue again, in front and in order, what a failed flush took."""
+    """Queue again, in front and in order, what a failed flush took (the text it read
+    is read again)."""
     queue.extendleft(reversed(items))
     for history, batch, _ in drained:
         history.pending.extendleft(reversed(batch))
+        for mark in history.read_marks:
+            mark.taken = mark.pos
+        history.read_marks = []
 
 
 def mark_written(drained: Drained) -> None:
-    """The histories' batches are written: their ops, marks and message targets need no
-    scan any more, and the next batch's first text belongs to where this one ended.
+    """The histories' batches are written: their ops, output marks and text marks need
+    no scan any more, each text mark read is written up to where it was read, and the
+    next batch starts with the newer chunks of the stream this one ended with.
 
-    Only once written: a batch put back is scanned again.
+    Only once written: a batch put back is scanned and read again.
     """
     for history, _, ops in drained:
         history.ops_done = ops
         history.marks_done = history.marks_seen
         history.targets_done = history.targets_seen
-        history.run_target = history.next_run_target
+        history.carry = history.next_carry
+        for mark in history.read_marks:
+            mark.pos = mark.taken
+        history.read_marks = []
 
 
 def release_barriers(queue: deque[object]) -> None:
@@ -694,7 +887,8 @@ def write_batches(
             histories.discard(history)
             continue
         if ops == history.ops_done:
-            events(history, batch)  # nothing but recorded items
+            if batch or history.scan_runs:
+                events(history, batch)  # nothing but recorded items (or a stream's text)
             continue
         run: list[object] = []
         for item in batch:
@@ -703,6 +897,7 @@ def write_batches(
                 run.append(item)
             elif kind is Snapshot:
                 run = []  # the snapshot covers everything recorded before it
+                history.next_carry = None  # ... the text of the streams before it too
                 snapshot(item)  # type: ignore[arg-type]
             else:
                 if run:

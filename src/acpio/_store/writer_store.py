@@ -229,6 +229,9 @@ class WriterStore(Generic[C]):
 
         :raises SessionStoreError: when the writer failed (what failed stays queued).
         """
+        for record in self._served.values():
+            if isinstance(record.history, StoredHistory):
+                record.history.catch_up()  # what a history behind kept out of the queue
         await anyio.to_thread.run_sync(self._sync)
         self._check()
 
