@@ -21,7 +21,7 @@ from acpio import schema
 from acpio._protocol.diff_texts import TextsDiff, whole_texts
 from acpio._protocol.peer import Peer
 from acpio._session.encoding import V1Encoding, session_encoding
-from acpio.store import SqliteSessionStore
+from acpio.store import InMemoryHistory, SqliteSessionStore
 from acpio.testing import MockClient
 
 pytestmark = pytest.mark.anyio
@@ -122,3 +122,39 @@ async def test_a_v1_replay_after_a_restart_shows_the_stored_diff_as_its_patch(
     assert texts, replayed
     assert f"modify {agent.path}" in texts[-1] and "+new line" in texts[-1]
     assert all(i.get("type") != "diff" for i in replayed)  # never a diff with invented texts
+
+
+async def test_a_history_keeps_the_texts_of_its_newest_diffs_up_to_its_limit(
+    tmp_path: Path,
+) -> None:
+    history = InMemoryHistory(acpio.HistoryLimits(diff_text_chars=100))
+    texts = "x" * 30  # each diff carries 60 characters: old and new
+    diffs = [
+        acpio.file_diff(os.fspath(tmp_path / f"f{i}.txt"), texts, texts + f"{i}\n")
+        for i in range(4)
+    ]
+    sizes = [60 + len(f"{i}\n") for i in range(4)]
+    assert all(whole_texts(d) is not None for d in diffs)
+    history.record(schema.ToolCallUpdate(tool_call_id="a", title="edit", content=[diffs[0]]))
+    history.record(
+        schema.ToolCallContentChunk(tool_call_id="a", content=diffs[1])
+    )  # 124 characters: over the limit, the oldest lets go of its texts
+    assert whole_texts(diffs[0]) is None and whole_texts(diffs[1]) is not None
+    # The same item sent again is counted once.
+    history.record(schema.ToolCallUpdate(tool_call_id="a", content=[diffs[1]]))
+    assert whole_texts(diffs[1]) is not None and sizes[1] <= 100
+    # A single diff above the limit keeps its texts: it is the newest (live v1 shows them).
+    big = acpio.file_diff(os.fspath(tmp_path / "big.txt"), "a" * 200, "b" * 200)
+    history.record(schema.ToolCallUpdate(tool_call_id="b", title="edit", content=[big]))
+    assert whole_texts(big) is not None and whole_texts(diffs[1]) is None
+    # Replay gives the items back: those that let go are shown by their patch on v1.
+    encoding = session_encoding(Peer(protocol_version=1), "s")
+    assert isinstance(encoding, V1Encoding)
+    shown = [
+        item
+        for update in history.replay()
+        for line in encoding.update_lines(update, replay=True)
+        for item in (msgspec.json.decode(line)["params"]["update"].get("content") or [])
+    ]
+    assert [item["type"] for item in shown] == ["content", "diff"]
+    assert shown[1]["newText"] == "b" * 200

@@ -24,11 +24,13 @@ from hypothesis import strategies as st
 
 from acpio import schema
 from acpio._features.elicitation import (
-    _decode_v1_response,  # pyright: ignore[reportPrivateUsage]
+    _decode_response,  # pyright: ignore[reportPrivateUsage]
 )
-from acpio._handles.permission import decode_v1_permission_response
+from acpio._handles.permission import decode_permission_response
 from acpio._protocol import v1_schema
+from acpio._protocol.peer import Peer
 from acpio._protocol.v1_schema import definition, lenient, lenient_raw, marks_apply
+from acpio._session.encoding import session_encoding
 
 DEFS: dict[str, Any] = v1_schema._defs()  # pyright: ignore[reportPrivateUsage]
 MESSAGES = sorted(name for name, node in DEFS.items() if "x-method" in node)
@@ -200,10 +202,12 @@ def test_null_that_v1_reads_as_absent_stays_absent_once_decoded() -> None:
 
 def test_a_mismatched_meta_of_an_answer_is_absent_once_decoded() -> None:
     answer = msgspec.Raw(b'{"outcome": {"outcome": "cancelled"}, "_meta": [1]}')
-    decoded = decode_v1_permission_response(answer)
+    v1 = session_encoding(Peer(protocol_version=1), "s")
+    decoded = v1.answer_decoder(decode_permission_response, "RequestPermissionResponse")(answer)
     assert decoded is not None
     assert decoded.meta is msgspec.UNSET
-    form = _decode_v1_response(msgspec.Raw(b'{"action": "decline", "_meta": "x"}'))
+    read_form = v1.answer_decoder(_decode_response, "CreateElicitationResponse")
+    form = read_form(msgspec.Raw(b'{"action": "decline", "_meta": "x"}'))
     assert form.meta is msgspec.UNSET
 
 

@@ -52,7 +52,11 @@ class HistoryLimits:
     terminal holds at most that plus the chunk that arrived last);
     ``tool_call_items`` is how many content items a tool call keeps;
     ``records`` is how many records (messages, tool calls, terminals, plans,
-    ...) a history keeps, the oldest dropped beyond.
+    ...) a history keeps, the oldest dropped beyond. ``diff_text_chars`` is how
+    many characters of whole file texts the diffs a history keeps may carry for
+    clients whose diffs show texts (ACP v1): beyond it the oldest diffs let go of
+    theirs and replay describes them by their changes and patch (the newest diff
+    keeps its texts whatever their size).
 
     Histories and stores take it directly (``InMemorySessionStore(limits)``,
     ``SqliteSessionStore(path, limits=...)``); ``AgentLimits(history=...)``
@@ -62,6 +66,7 @@ class HistoryLimits:
     terminal_bytes: int = 1024 * 1024
     tool_call_items: int = 1000
     records: int = 10_000
+    diff_text_chars: int = 4 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True, slots=True)

@@ -8,7 +8,9 @@ plain attribute, never encoded (its wire bytes are exactly the ``Diff``'s), and
 that compares equal to the ``Diff`` of the same fields. The v1 encoding reads
 them with :func:`whole_texts`; a ``Diff`` without them (built by hand, decoded,
 loaded from a store after a restart) is described by its changes and patch.
-Nothing is kept anywhere else: the texts live and die with the item.
+Nothing is kept anywhere else: the texts live and die with the item, and a
+history that keeps items for replay lets go of the texts of older ones
+(:func:`forget_texts`, bounded by ``HistoryLimits.diff_text_chars``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import msgspec
 
 from .. import schema
 
-__all__ = ["DiffTexts", "TextsDiff", "whole_texts", "with_texts"]
+__all__ = ["DiffTexts", "TextsDiff", "forget_texts", "texts_size", "whole_texts", "with_texts"]
 
 #: One file of a diff: ``(operation, path, old_text, new_text)``; a ``None`` text means
 #: no such file, or (both ``None``) no text form (binary).
@@ -60,3 +62,18 @@ def whole_texts(diff: schema.Diff) -> tuple[DiffTexts, ...] | None:
     if not isinstance(diff, TextsDiff):
         return None
     return cast("tuple[DiffTexts, ...] | None", vars(diff).get(_TEXTS))
+
+
+def texts_size(diff: schema.Diff) -> int:
+    """How many characters of whole texts ``diff`` carries (0 for a plain ``Diff``)."""
+    texts = whole_texts(diff)
+    if not texts:
+        return 0
+    return sum(len(old or "") + len(new or "") for _, _, old, new in texts)
+
+
+def forget_texts(diff: schema.Diff) -> None:
+    """Let go of the whole texts ``diff`` carries: from now on it is described by its
+    changes and patch, like a ``Diff`` loaded from a store."""
+    if isinstance(diff, TextsDiff):
+        vars(diff).pop(_TEXTS, None)

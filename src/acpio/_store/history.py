@@ -31,7 +31,7 @@ import datetime
 import sys
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -39,6 +39,7 @@ import msgspec
 
 from .. import schema
 from .._limits import HistoryLimits
+from .._protocol.diff_texts import forget_texts, texts_size
 
 __all__ = [
     "History",
@@ -562,6 +563,10 @@ class InMemoryHistory:
         self._call: ToolCallRecord | None = None
         self._call_id: str | None = None
         self._call_run: TextRun | None = None
+        # Kept diffs that carry whole texts, oldest first (by id: each kept alive here),
+        # and how many characters they hold: bounded by limits.diff_text_chars.
+        self._texts: dict[int, tuple[schema.Diff, int]] = {}
+        self._texts_size = 0
         # Dispatch on the exact class: this runs for every update a session sends.
         self._fold: dict[type, Callable[[Any], None]] = {
             schema.ToolCallContentChunk: self._fold_content_chunk,
@@ -614,6 +619,8 @@ class InMemoryHistory:
         call = self._records.get(("call", update.tool_call_id))
         if isinstance(call, ToolCallRecord):
             call.add(update.content)
+            if type(update.content) is not schema.Content:
+                self._keep_texts((update.content,))
 
     def record_text_chunk(self, tool_call_id: str, text: str) -> None:
         """Record a ``tool_call_content_chunk`` of one text item, given just its text.
@@ -774,8 +781,28 @@ class InMemoryHistory:
                 setattr(state, name, value)
         if patch.content is not _UNSET:
             call.replace(patch.content)
+            if patch.content:
+                self._keep_texts(patch.content)
         if patch.meta is not _UNSET:
             state.meta = _patch_meta(state.meta, patch.meta)
+
+    def _keep_texts(self, items: Iterable[schema.ToolCallContent]) -> None:
+        """Count the whole texts of the diffs among ``items``; beyond
+        ``limits.diff_text_chars`` the oldest diffs let go of theirs (never the newest)."""
+        kept = self._texts
+        for item in items:
+            if not isinstance(item, schema.Diff) or id(item) in kept:
+                continue
+            size = texts_size(item)
+            if not size:
+                continue
+            kept[id(item)] = (item, size)
+            self._texts_size += size
+        limit = self.limits.diff_text_chars
+        while self._texts_size > limit and len(kept) > 1:
+            oldest, size = kept.pop(next(iter(kept)))
+            forget_texts(oldest)
+            self._texts_size -= size
 
     def _merge_terminal(self, patch: schema.TerminalUpdate) -> None:
         current = self._terminal(patch.terminal_id)
