@@ -5,9 +5,10 @@
   name. A page whose named blocks include tests (``# test_*.py``) has them run with pytest
   in a directory holding exactly those files, on asyncio and trio (the page's own
   ``conftest.py`` block, when it shows one), the way a reader would run them.
-- ``sh``/``bash``: each command is checked, not run (running them would install
+- ``sh``/``bash``/``shell``: each command is checked, not run (running them would install
   environments or run this very suite): ``acpio`` lines parse with the command's own
-  parser, ``bash``/``python`` name files that exist, ``pip install`` names extras that exist.
+  parser, ``bash``/``python`` name files that exist (or ``my_agent.py``, the reader's own),
+  ``pip install`` names extras that exist.
 - ``json``/``toml``: parsed. ``text`` (output, a listing, an address): must not be a command
   in disguise. A block of any other language, or of none, fails: say what it is.
 
@@ -34,7 +35,10 @@ from docs_pages import REPO, Block, blocks, named_files, pages
 from acpio._cli import _parser  # the acpio command's own argument parser
 
 ALL = [block for page in pages() for block in blocks(page)]
-LANGUAGES = {"python", "sh", "bash", "json", "toml", "text"}
+SHELLS = {"sh", "bash", "shell"}
+LANGUAGES = {"python", *SHELLS, "json", "toml", "text"}
+# The reader's own agent, as the pages call it where any agent will do.
+PLACEHOLDERS = {"my_agent.py"}
 COMMANDS = {"acpio", "bash", "python", "python3", "pip", "uvicorn", "hypercorn", "cd"}
 CONFTEST = """
 import pytest
@@ -137,7 +141,8 @@ def _check_command(words: list[str], block: Block) -> None:
             assert importlib.util.find_spec(words[2]) is not None, f"{block}: {line}"
         else:
             shown = named_files(block.page)
-            assert (REPO / words[1]).is_file() or words[1] in shown, f"{block}: {line}"
+            known = (REPO / words[1]).is_file() or words[1] in shown or words[1] in PLACEHOLDERS
+            assert known, f"{block}: {line} (no such file in the repository or on the page)"
     elif program == "pip":
         assert words[1] == "install", line
         for requirement in words[2:]:
@@ -150,7 +155,7 @@ def _check_command(words: list[str], block: Block) -> None:
         assert f"{module}.py" in named_files(block.page), f"{block}: {line}"
 
 
-SHELL = [b for b in ALL if b.language in ("sh", "bash")]
+SHELL = [b for b in ALL if b.language in SHELLS]
 
 
 @pytest.mark.parametrize("block", SHELL, ids=_ids(SHELL))
