@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import anyio
 
 from .. import schema
+from .observe import TurnTrace
 from .turn_machine import Turn
 
 __all__ = ["Work", "current_work"]
@@ -49,6 +50,10 @@ class Work(Turn):
     tool_call_finishers: list[Callable[[str], Awaitable[None]]] = field(default_factory=lambda: [])
     #: The flush of each terminal of the work: its bytes go out before the idle.
     terminal_flushes: list[Callable[[], Awaitable[None]]] = field(default_factory=lambda: [])
+    #: The ``_meta`` of the prompt's request (the client's trace context, if any).
+    meta: dict[str, object] | None = None
+    #: The turn's trace while its session is traced (see :mod:`acpio._session.observe`).
+    trace: TurnTrace | None = None
 
 
 current_work: contextvars.ContextVar[Work | None] = contextvars.ContextVar(
