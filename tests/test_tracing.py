@@ -26,7 +26,9 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_ID}-01"
 ELICITING = acpio.schema.ClientCapabilities(
-    elicitation=acpio.schema.ElicitationCapabilities(form=acpio.schema.ElicitationFormCapabilities())
+    elicitation=acpio.schema.ElicitationCapabilities(
+        form=acpio.schema.ElicitationFormCapabilities()
+    )
 )
 
 

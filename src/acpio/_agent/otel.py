@@ -29,7 +29,9 @@ from __future__ import annotations
 try:
     import opentelemetry.trace
 except ImportError as exc:  # pragma: no cover - acpio._agent.tracing imports this only guarded
-    raise ImportError(f"acpio's traces need the otel extra: pip install 'acpio[otel]' ({exc})")
+    raise ImportError(
+        f"acpio's traces need the otel extra: pip install 'acpio[otel]' ({exc})"
+    ) from exc
 
 import logging
 import os
@@ -128,7 +130,9 @@ def _process_tracer(service_name: str) -> Tracer:
                 resource = resource.merge(Resource({SERVICE_NAME: service_name}))
             sdk = TracerProvider(resource=resource)
             for exporter, batched in _exporters():
-                processor = BatchSpanProcessor(exporter) if batched else SimpleSpanProcessor(exporter)
+                processor = (
+                    BatchSpanProcessor(exporter) if batched else SimpleSpanProcessor(exporter)
+                )
                 sdk.add_span_processor(processor)
             opentelemetry.trace.set_tracer_provider(sdk)
             provider = opentelemetry.trace.get_tracer_provider()

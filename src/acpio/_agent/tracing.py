@@ -63,7 +63,8 @@ def tracing_requested() -> tuple[bool, bool]:
     if exporter is not None:
         return exporter.strip().lower() not in ("", "none"), False
     asked = bool(
-        environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
     )
     return asked, False
 

@@ -257,7 +257,10 @@ async def _request(
     work = current_work.get()
     wait = None
     if work is not None and work.trace is not None:
-        tool_call_id = params.tool_call_id if isinstance(params.tool_call_id, str) else None
+        tool_call_id = None
+        if isinstance(params, schema.ElicitationFormMode | schema.ElicitationUrlMode):
+            scope = params.tool_call_id
+            tool_call_id = scope if isinstance(scope, str) else None
         wait = work.trace.wait("elicitation", None, tool_call_id)
     try:
         # A cancellation while waiting sends $/cancel_request (the connection

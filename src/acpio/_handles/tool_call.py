@@ -617,7 +617,8 @@ class ToolCallHandle(metaclass=LibraryCreated):
         except BaseException as exc:
             wait.end("cancelled", None if _is_cancelled(exc) else type(exc).__qualname__)
             raise
-        wait.end(outcome.option_kind or outcome.kind if outcome.kind == "selected" else outcome.kind)
+        # The kind of the option chosen (allow_once, ...), else how it ended (dismissed, ...).
+        wait.end(outcome.option_kind if outcome.option_kind is not None else outcome.kind)
         return outcome
 
     def _permission_params(
