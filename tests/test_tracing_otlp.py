@@ -20,7 +20,7 @@ import anyio
 import anyio.to_thread
 import pytest
 import websockets.sync.client
-from otlp_receiver import Receiver, Received, otlp_receiver
+from otlp_receiver import Received, Receiver, otlp_receiver
 
 from acpio.testing import MockClient, PermissionPolicy
 
