@@ -1,4 +1,4 @@
-"""A small OTLP/HTTP trace receiver on loopback; what an agent exports, decoded by opentelemetry-proto.
+"""A small OTLP/HTTP trace receiver on loopback: exported spans, decoded by opentelemetry-proto.
 
 ``POST /v1/traces`` takes an ``ExportTraceServiceRequest`` (protobuf, as
 ``OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf`` sends it) and answers an empty
