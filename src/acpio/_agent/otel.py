@@ -229,8 +229,13 @@ class _TurnSpan:
         return _enter(self.span)
 
     def tool_call(self, tool_call_id: str, name: str) -> SpanTrace:
+        span_name = f"execute_tool {name}"
+        current = opentelemetry.trace.get_current_span()
+        if current.is_recording() and getattr(current, "name", None) == span_name:
+            # The framework traces this very execution (pydantic-ai does): one span, not two.
+            return _JoinedSpan(current, tool_call_id)
         span = self.tracer.start_span(
-            f"execute_tool {name}",
+            span_name,
             context=self.context,
             kind=INTERNAL,
             attributes={
@@ -245,7 +250,11 @@ class _TurnSpan:
         attributes = {"acpio.wait.kind": kind, "gen_ai.conversation.id": self.session_id}
         if tool_call_id is not None:
             attributes["gen_ai.tool.call.id"] = tool_call_id
-        context = parent.context if isinstance(parent, _ChildSpan) and not parent.ended else None
+        context = (
+            parent.context
+            if isinstance(parent, _ChildSpan | _JoinedSpan) and not parent.ended
+            else None
+        )
         span = self.tracer.start_span(
             f"wait_for_user {kind}",
             context=context or self.context,
@@ -312,3 +321,21 @@ class _ChildSpan:
             span.set_attribute("error.type", error_type)
             span.set_status(Status(StatusCode.ERROR, error_type))
         span.end()
+
+
+class _JoinedSpan:
+    """A framework's own ``execute_tool`` span of the call: acpio adds to it, never ends it."""
+
+    def __init__(self, span: Span, tool_call_id: str) -> None:
+        self.span = span
+        self.context = opentelemetry.trace.set_span_in_context(span)
+        self.ended = False
+        span.set_attribute("acpio.tool_call.id", tool_call_id)
+
+    def enter(self) -> Restore:
+        return _enter(self.span)
+
+    def end(self, status: str, error_type: str | None = None) -> None:
+        if not self.ended and self.span.is_recording():
+            self.span.set_attribute("acpio.tool_call.status", status)
+        self.ended = True
