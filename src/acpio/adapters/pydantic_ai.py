@@ -342,7 +342,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         return model, mode
 
     def model_provider(self, session: acpio.Session) -> str | None:
-        """The provider of the model of the session's next turn (``gen_ai.provider.name`` of traces).
+        """The provider of the next turn's model (``gen_ai.provider.name`` of traces).
 
         As pydantic-ai names it for its own spans (``Model.system``: ``openai``,
         ``anthropic``, ...; the prefix of a ``"provider:model"`` name); ``None``
