@@ -7,6 +7,10 @@ left alone), so every span acpio ends lands in an ``InMemorySpanExporter``.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 
 import anyio
@@ -120,7 +124,7 @@ async def test_without_traceparent_a_turn_starts_its_own_trace(
     async with MockClient(ToolAgent()) as client:
         session = await client.new_session()
         await session.prompt("go")
-        await session.prompt("go")
+        await session.prompt("go", meta={"traceparent": "not a trace context", "other": 1})
     turns = [span for span in spans.get_finished_spans() if span.name.startswith("invoke_agent")]
     assert len(turns) == 2
     assert all(span.parent is None for span in turns)
@@ -269,3 +273,34 @@ def test_an_exporter_acpio_cannot_honour_is_refused(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("OTEL_TRACES_EXPORTER", "zipkin")
     with pytest.raises(ValueError, match="zipkin"):
         otel._exporters()  # pyright: ignore[reportPrivateUsage]
+
+
+def test_untraced_agents_import_nothing_of_opentelemetry() -> None:
+    # A fresh interpreter: this one has OpenTelemetry loaded by the tests above.
+    script = textwrap.dedent(
+        """
+        import sys
+        import anyio
+        import acpio
+        from acpio.testing import MockClient
+
+        class Echo(acpio.Agent):
+            async def prompt(self, session, prompt):
+                async with session.tool_call("Echo", name="echo"):
+                    await session.message(acpio.text_of(prompt))
+                return "end_turn"
+
+        async def main():
+            async with MockClient(Echo()) as client:
+                session = await client.new_session()
+                assert (await session.prompt("hi")).text == "hi"
+
+        anyio.run(main)
+        print(sorted(m for m in sys.modules if m.startswith("opentelemetry")))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "ACPIO_OTEL"))}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
