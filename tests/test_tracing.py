@@ -15,8 +15,9 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
@@ -304,3 +305,13 @@ def test_untraced_agents_import_nothing_of_opentelemetry() -> None:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_console_spans_go_to_stderr_never_stdout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_TRACES_EXPORTER", "console, otlp")
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_PROTOCOL", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", raising=False)
+    (console, batched), (otlp, otlp_batched) = otel._exporters()  # pyright: ignore[reportPrivateUsage]
+    assert isinstance(console, ConsoleSpanExporter) and not batched
+    assert console.out is sys.stderr  # stdout carries the protocol
+    assert isinstance(otlp, OTLPSpanExporter) and otlp_batched
