@@ -240,6 +240,36 @@ async def test_cancel_during_a_wait_ends_the_wait_and_the_open_tool_call(
     assert wait.end_time <= turn_span.end_time
 
 
+class AskingAgent(acpio.Agent):
+    info = acpio.Implementation(name="asking", version="1")
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        async with session.tool_call("Set up", name="setup") as call:
+            await session.elicit("Name?", {"type": "object", "properties": {}}, tool_call=call)
+        await session.elicit("Anything else?", {"type": "object", "properties": {}})
+        return "end_turn"
+
+
+async def test_an_elicitation_is_a_span_of_the_tool_call_it_is_asked_in(
+    spans: InMemorySpanExporter,
+) -> None:
+    policy = ElicitationPolicy.decline()
+    async with MockClient(AskingAgent(), elicitation=policy, capabilities=ELICITING) as client:
+        session = await client.new_session()
+        await session.prompt("go")
+    finished = spans.get_finished_spans()
+    call = by_name(spans)["execute_tool setup"]
+    turn = by_name(spans)["invoke_agent asking"]
+    waits = [s for s in finished if s.name == "wait_for_user elicitation"]
+    assert [s.parent.span_id if s.parent else None for s in waits] == [
+        call.context.span_id if call.context else None,
+        turn.context.span_id if turn.context else None,
+    ]
+    assert waits[0].attributes is not None
+    assert waits[0].attributes["gen_ai.tool.call.id"] == call.attributes["gen_ai.tool.call.id"]  # type: ignore[index]
+    assert waits[0].attributes["acpio.wait.outcome"] == "decline"
+
+
 async def test_tracing_off_leaves_sessions_unobserved(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ACPIO_OTEL", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)

@@ -250,6 +250,10 @@ class _TurnSpan:
         attributes = {"acpio.wait.kind": kind, "gen_ai.conversation.id": self.session_id}
         if tool_call_id is not None:
             attributes["gen_ai.tool.call.id"] = tool_call_id
+        if parent is None:
+            # Asked inside a tool call's block: the wait is that call's.
+            current = opentelemetry.trace.get_current_span()
+            parent = next((c for c in self.open.values() if c.span is current), None)
         context = (
             parent.context
             if isinstance(parent, _ChildSpan | _JoinedSpan) and not parent.ended
