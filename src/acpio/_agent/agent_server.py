@@ -46,12 +46,12 @@ from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
-from .tracing import AgentTracer
 from .v1_server import V1Methods
 
 if TYPE_CHECKING:
     from .._limits import AgentLimits
     from .agent import Agent
+    from .tracing import AgentTracer
 
 __all__ = ["AgentServer", "prompt_handler"]
 

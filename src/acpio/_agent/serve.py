@@ -35,7 +35,6 @@ from .._store.postgres_store import PostgresSessionStore
 from .._store.sqlite_store import SqliteSessionStore
 from .agent import Agent
 from .agent_server import AgentServer, SessionConnection
-from .tracing import agent_tracer
 
 __all__ = ["run", "serve"]
 
@@ -83,6 +82,8 @@ async def _serve(
     """
     limits = limits or AgentLimits()
     stop = stop if stop is not None else anyio.CancelScope()
+    from .tracing import agent_tracer  # noqa: PLC0415 - not on `import acpio`'s path
+
     tracer = agent_tracer(agent)
     try:
         async with anyio.create_task_group() as work_group:

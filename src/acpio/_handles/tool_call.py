@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Generator, Sequence
 from types import TracebackType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.lowlevel
@@ -36,7 +36,6 @@ from .._errors import ConnectionClosed, LibraryCreated, LocalProtocolError, Requ
 from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.values import FINAL_TOOL_CALL_STATUSES, check_frame, require_value
-from .._session.observe import Restore, SpanTrace, TurnTrace
 from .._session.parts import OwningSession, SessionParts
 from .._session.turn import REQUIRES_ACTION, RUNNING
 from .._session.work import current_work
@@ -54,6 +53,9 @@ from .permission import (
     validate_options,
 )
 from .terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
+
+if TYPE_CHECKING:
+    from .._session.observe import Restore, SpanTrace, TurnTrace
 
 __all__ = ["SessionHandles", "ToolCallHandle", "request_permission"]
 

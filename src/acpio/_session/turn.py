@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
@@ -40,7 +40,6 @@ from .._errors import INTERNAL_ERROR, ConnectionClosed, LocalProtocolError, Requ
 from .._limits import SessionLimits
 from .._protocol.ids import new_id
 from .._protocol.values import require_value
-from .observe import Restore, SessionObserver
 from .turn_machine import (
     CANCELLED,
     IDLE,
@@ -54,6 +53,9 @@ from .turn_machine import (
 )
 from .updates import UpdatePath
 from .work import Work, current_work
+
+if TYPE_CHECKING:
+    from .observe import Restore, SessionObserver
 
 __all__ = [
     "IDLE",

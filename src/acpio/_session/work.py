@@ -20,12 +20,15 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .. import schema
-from .observe import TurnTrace
 from .turn_machine import Turn
+
+if TYPE_CHECKING:
+    from .observe import TurnTrace
 
 __all__ = ["Work", "current_work"]
 
