@@ -309,8 +309,11 @@ class Turns:
         restore: Restore | None = None
         if observer is not None:
             # The handler runs in the turn's trace context: spans it makes nest under the turn.
-            trace = work.trace = observer.turn(work.meta)
-            restore = trace.enter()
+            try:
+                trace = work.trace = observer.turn(work.meta)
+                restore = trace.enter()
+            except Exception:  # a broken exporter setup never stops the turn
+                logger.exception("could not trace a turn of session %s", self.session_id)
         try:
             with work.scope:
                 result = await self.run_prompt(work.prompt)
