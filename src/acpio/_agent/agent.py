@@ -99,6 +99,18 @@ class Agent:
         """
         raise NotImplementedError("override Agent.prompt to answer prompts")
 
+    def model_provider(self, session: Session) -> str | None:
+        """The GenAI provider of the model that answers ``session``'s next turn, for traces.
+
+        With tracing on (see docs/tracing.md) each turn's span reports it as
+        ``gen_ai.provider.name`` (``gen_ai.system`` in the default v1.36.0 form of the
+        OpenTelemetry GenAI conventions), asked once as the turn starts: a value of
+        the conventions' list (``openai``, ``anthropic``, ``gcp.gemini``, ...) or a
+        name of your own. The default, ``None``, is reported as ``_OTHER``: a plain
+        agent's model is unknown to acpio. The adapters answer from the session's model.
+        """
+        return None
+
     async def command(self, session: Session, invocation: CommandInvocation) -> str | None:
         """Run a slash command: a prompt that starts with ``/name`` of an advertised command.
 

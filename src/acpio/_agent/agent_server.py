@@ -51,6 +51,7 @@ from .v1_server import V1Methods
 if TYPE_CHECKING:
     from .._limits import AgentLimits
     from .agent import Agent
+    from .tracing import AgentTracer
 
 __all__ = ["AgentServer", "prompt_handler"]
 
@@ -136,6 +137,8 @@ class AgentServer:
         self.store = store
         self.limits = limits
         self.sessions: dict[str, Session] = {}
+        #: Traces each session's turns (``serve`` sets it when tracing is on).
+        self.tracer: AgentTracer | None = None
         #: The library's side of each session in :attr:`sessions`, by the same id.
         self.cores: dict[str, SessionCore] = {}
         self.records: dict[str, SessionRecord] = {}  # of the sessions in self.sessions
@@ -342,6 +345,8 @@ class AgentServer:
             peer=self.peer,
         )
         session = core.session
+        if self.tracer is not None:
+            core.turns.observer = self.tracer.session(session)
         core.durable.bind(record, self.store, self.agent.agent_state_version)
         try:
             core.setup_features(self.agent.config_options, self.agent.commands)
@@ -589,7 +594,9 @@ class AgentServer:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         turns = self.cores[session.id].turns
-        work = turns.accept_prompt(list(request.prompt))
+        work = turns.accept_prompt(
+            list(request.prompt), meta=request.meta if isinstance(request.meta, dict) else None
+        )
         record = self.records.get(session.id)
         if record is not None:
             record.touch()

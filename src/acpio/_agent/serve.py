@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Final
 
 import anyio
+import anyio.to_thread
 
 from .. import schema
 from .._handles.terminal import kill_all_processes
@@ -41,6 +42,8 @@ logger = logging.getLogger("acpio._agent.agent")  # the name it logged under bef
 
 #: After shutdown, how long work that ignores cancellation may keep run() from returning.
 EXIT_GRACE: Final = 3.0
+#: How long a traced connection's end waits for its spans to be exported.
+FLUSH_TIMEOUT: Final = 5.0
 
 
 async def serve(
@@ -79,10 +82,14 @@ async def _serve(
     """
     limits = limits or AgentLimits()
     stop = stop if stop is not None else anyio.CancelScope()
+    from .tracing import agent_tracer  # noqa: PLC0415 - not on `import acpio`'s path
+
+    tracer = agent_tracer(agent)
     try:
         async with anyio.create_task_group() as work_group:
             store = store or InMemorySessionStore(limits.history)
             server = AgentServer(agent, work_group, store, limits, session_connection)
+            server.tracer = tracer
             try:
                 async with Connection(
                     streams,
@@ -106,6 +113,10 @@ async def _serve(
                 work_group.cancel_scope.cancel()
     finally:
         kill_all_processes()
+        if tracer is not None:
+            # The connection's spans leave now, not at the next batch (nor only at exit).
+            with anyio.CancelScope(shield=True), anyio.move_on_after(FLUSH_TIMEOUT):
+                await anyio.to_thread.run_sync(tracer.flush, abandon_on_cancel=True)
 
 
 def run(
