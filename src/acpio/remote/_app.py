@@ -234,7 +234,7 @@ class RemoteApp:
         self._shutting_down = True
         connections = list(self.registry.connections.values())
         for connection in connections:
-            await connection.close("server shutting down")
+            await connection.close("server shutting down", graceful=True)
         with anyio.move_on_after(
             grace if grace is not None else self.agent_limits.shutdown_grace + 1
         ):
@@ -647,6 +647,11 @@ class RemoteApp:
                         await connection.fail_client_answer(refused.agent_error)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                         return
+                continue
+            if connection.closing and envelope.is_request:
+                connection.answer_locally(
+                    envelope, None, INTERNAL_ERROR, "The connection is closing"
+                )
                 continue
             if not initialized:
                 if not (envelope.method == "initialize" and envelope.is_request):

@@ -493,6 +493,7 @@ class RemoteConnection:
         self.closed = False
         self.finished = anyio.Event()
         self._stop = anyio.CancelScope()
+        self._agent_stop = anyio.CancelScope()
         self.last_activity = anyio.current_time()
         self.active_requests = 0
         self.close_reason: str | None = None
@@ -525,6 +526,7 @@ class RemoteConnection:
                 self._agent_side,
                 store=self._store,
                 limits=self._agent_limits,
+                stop=self._agent_stop,
                 session_connection=self._session_connection if self.transport == "http" else None,
             )
         except Exception:
@@ -747,12 +749,16 @@ class RemoteConnection:
         async with self._send_lock:
             await self._side.send.send(body + b"\n")
 
-    async def close(self, reason: str, *, discard: bool = False) -> None:
+    async def close(self, reason: str, *, discard: bool = False, graceful: bool = False) -> None:
         """End the connection: the agent sees end of input, reports, and stops.
 
         No new input is taken from then on. Running turns are cancelled and
         reported on their streams, which end after that; with ``discard``
         (the client closed the connection itself) what remains is dropped.
+        With ``graceful`` (the server shuts down) the agent's input stays
+        open until it has reported, so requests in progress are answered as
+        their handlers end them (a v1 prompt ``cancelled``), not as requests
+        cut off by the end of input.
         """
         if discard and not self.closed:
             self.closed = True
@@ -765,8 +771,11 @@ class RemoteConnection:
         self.close_reason = reason
         for gate in self.gates.values():
             gate.open()
-        with anyio.CancelScope(shield=True):
-            await self._side.send.aclose()
+        if graceful and not self.closed:
+            self._agent_stop.cancel()
+        else:
+            with anyio.CancelScope(shield=True):
+                await self._side.send.aclose()
         self._end_initialize()
 
     def _end_initialize(self) -> None:
