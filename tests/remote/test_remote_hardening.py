@@ -183,9 +183,9 @@ def test_a_stream_for_an_unknown_session_is_404(url: str) -> None:
     with httpx.Client(timeout=20) as client:
         headers = _connect(client, url)
         listen = {**headers, "Accept": "text/event-stream"}
-        unknown = client.get(url, headers={**listen, "Acp-Session-Id": "sess_nobody"})
-        assert unknown.status_code == 404
-        assert "Unknown Acp-Session-Id" in unknown.text
+        with client.stream("GET", url, headers={**listen, "Acp-Session-Id": "sess_x"}) as unknown:
+            assert unknown.status_code == 404
+            assert b"Unknown Acp-Session-Id" in unknown.read()
         with client.stream("GET", url, headers=listen) as stream:
             client.post(url, content=_message(1, "session/new", cwd="/tmp"), headers=headers)
             session = next(_data(stream))["result"]["sessionId"]
@@ -199,7 +199,7 @@ def test_a_stream_for_an_unknown_session_is_404(url: str) -> None:
 
 
 def test_a_foreign_host_is_refused_on_loopback(url: str) -> None:
-    port = url.split(":")[2].split("/")[0]
+    port = url.split(":")[2].split("/", maxsplit=1)[0]
     with httpx.Client(timeout=20) as client:
         for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}"):
             refused = client.post(url, json=INIT, headers={"Host": host})
@@ -227,7 +227,7 @@ def test_named_hosts_are_the_only_ones_accepted_when_given() -> None:
 
 
 def _raw(url: str) -> socket.socket:
-    host, port = url.split("//")[1].split("/")[0].split(":")
+    host, port = url.split("//")[1].split("/", maxsplit=1)[0].split(":")
     return socket.create_connection((host, int(port)), timeout=10)
 
 

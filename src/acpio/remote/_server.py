@@ -39,6 +39,8 @@ logger = logging.getLogger("acpio.remote")
 #: Of the soft file limit, what is kept for everything but client sockets (a quarter, >= 64).
 _RESERVED_SHARE = 4
 _RESERVED_MIN = 64
+#: uvicorn's default backlog: the most connections waiting to be accepted.
+_BACKLOG = 2048
 #: Seconds between two warnings that sockets were closed for want of room.
 _WARN_EVERY = 10.0
 
@@ -69,12 +71,19 @@ def raise_file_limit() -> int:
     return 0 if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def socket_cap(max_sockets: int, file_limit: int) -> int:
-    """How many client sockets may be open: ``max_sockets``, kept below ``file_limit``."""
+def socket_budget(max_sockets: int, file_limit: int) -> tuple[int, int]:
+    """The socket cap and the accept backlog that keep client sockets below ``file_limit``.
+
+    asyncio accepts up to a backlog of sockets at each wakeup before any of
+    them is seen by a protocol, and an evicted socket's descriptor closes an
+    iteration later: so the cap leaves room for three backlogs, and the
+    backlog is an eighth of what the reserve leaves (16 to 2048).
+    """
     if file_limit <= 0:
-        return max_sockets
-    reserved = max(_RESERVED_MIN, file_limit // _RESERVED_SHARE)
-    return max(1, min(max_sockets, file_limit - reserved))
+        return max_sockets, _BACKLOG
+    room = file_limit - max(_RESERVED_MIN, file_limit // _RESERVED_SHARE)
+    backlog = max(16, min(_BACKLOG, room // 8))
+    return max(1, min(max_sockets, room - 3 * backlog)), backlog
 
 
 def _http_protocol_base() -> Any:
@@ -184,7 +193,8 @@ async def serve_uvicorn(
     """
     uvicorn = _uvicorn()
     limits = app.limits
-    sockets = _Sockets(socket_cap(limits.max_sockets, raise_file_limit()), limits.header_timeout)
+    cap, backlog = socket_budget(limits.max_sockets, raise_file_limit())
+    sockets = _Sockets(cap, limits.header_timeout)
 
     class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
         async def shutdown(self, sockets: Any = None) -> None:
@@ -210,6 +220,7 @@ async def serve_uvicorn(
         port=port,
         log_level=log_level,
         lifespan="on",
+        backlog=backlog,
         http=_guarded_protocol(_http_protocol_base(), sockets),
         ws_max_size=limits.max_body_size,
         # ACP messages are small JSON: compressing each frame cost a quarter of the
