@@ -517,7 +517,7 @@ class RemoteApp:
             connection.last_activity = anyio.current_time()
 
     async def _session_known(self, connection: RemoteConnection, session_id: str) -> bool:
-        """Whether this connection has the session (or awaits it), or the store keeps it."""
+        """Whether this connection attached the session or holds its stream, or the store has it."""
         if session_id in connection.session_streams or session_id in connection.attached:
             return True
         # A client opens a session's stream before it loads or resumes the session.
