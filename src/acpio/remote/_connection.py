@@ -88,6 +88,10 @@ SESSION_SCOPED: Final = NEEDS_ATTACHED | {
 Id = int | str | float | None
 
 _UNASKED: Final = object()
+#: How long the connection's stream waits, at the end, for the session streams to end first.
+_STREAMS_OUT_WAIT: Final = 2.0
+#: Then how long the client has to read what the session streams brought.
+_READ_MOMENT: Final = 0.25
 
 #: Writes of the agent (each at most its write buffer) the stream pair holds unread.
 _IN_FLIGHT_CHUNKS: Final = 4
@@ -274,6 +278,7 @@ class Outbox:
         self._ready = anyio.Event()
         self._room = anyio.Event()
         self._released = anyio.Event()
+        self._let_go: anyio.Event | None = None
         self.waiting = 0
         self.gate: SessionGate | None = None
         self._on_release = on_release
@@ -314,8 +319,17 @@ class Outbox:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
         self._released.set()
+        if self._let_go is not None:
+            self._let_go.set()
         if self._on_release is not None:
             self._on_release(self)
+
+    async def wait_let_go(self) -> None:
+        """Return once no receiver holds the stream (after :meth:`close`: it took the end)."""
+        while self.has_receiver:
+            if self._let_go is None or self._let_go.is_set():
+                self._let_go = anyio.Event()
+            await self._let_go.wait()
 
     async def take(self) -> list[bytes] | None:
         """Everything queued, waiting for at least one message; ``None`` once closed and empty."""
@@ -513,9 +527,18 @@ class RemoteConnection:
             with anyio.CancelScope(shield=True):
                 await self._side.aclose()
             self._end_initialize()
-            self.connection_stream.close()
             for outbox in self.session_streams.values():
                 outbox.close()
+            # The SDK's HTTP client takes the end of the connection's stream for the end of
+            # everything, dropping what it has not yet read of the session streams: that
+            # stream ends once they went out, and their client had a moment to read them.
+            read = [o for o in self.session_streams.values() if o.has_receiver]
+            if read and not self.connection_stream.closed:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_STREAMS_OUT_WAIT):
+                    for outbox in read:
+                        await outbox.wait_let_go()
+                    await anyio.sleep(_READ_MOMENT)
+            self.connection_stream.close()
             self._registry.forget(self)
             self.finished.set()
 
