@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
@@ -69,7 +70,7 @@ class SessionState(enum.Enum):
 
     # Members are singletons compared by identity: the identity hash, in C, keeps the
     # state lookups of every permission round trip cheap (Enum's own hash runs Python code).
-    __hash__ = object.__hash__
+    __hash__: Callable[[object], int] = object.__hash__
 
 
 # The states as module constants: an Enum member read through its class costs a
