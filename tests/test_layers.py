@@ -223,3 +223,13 @@ def test_the_lower_layers_name_higher_objects_through_protocols() -> None:
         tree = ast.parse((PACKAGE / path).read_text(encoding="utf-8"))
         (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
         assert any(ast.unparse(base) == "Protocol" for base in cls.bases), f"{path} {name}"
+
+
+def test_the_version_boundary_lists_modules_that_exist() -> None:
+    """Which modules may know the protocol version is ``test_version_boundary.py``'s list:
+    each entry names a module or package that exists, so the list cannot go stale."""
+    from test_version_boundary import ALLOWED, EXEMPT_NAMES  # noqa: PLC0415
+
+    for entry in [*ALLOWED, *EXEMPT_NAMES]:
+        path = PACKAGE / entry
+        assert path.is_dir() if entry.endswith("/") else path.is_file(), entry
