@@ -11,14 +11,16 @@ sees the version.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
 from .. import schema
 from .._errors import AgentStateError, RequestError
-from .._features.commands import CommandInvocation
-from .session import Session
+
+if TYPE_CHECKING:
+    from .._features.commands import CommandInvocation
+    from .session import Session
 
 __all__ = ["Agent"]
 

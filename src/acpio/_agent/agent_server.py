@@ -46,12 +46,12 @@ from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
-from .v1_server import V1Methods
 
 if TYPE_CHECKING:
     from .._limits import AgentLimits
     from .agent import Agent
     from .tracing import AgentTracer
+    from .v1_server import V1Methods
 
 __all__ = ["AgentServer", "prompt_handler"]
 
@@ -269,6 +269,9 @@ class AgentServer:
 
     async def _initialize_v1(self, raw: msgspec.Raw) -> object:
         """A v1 client: the v1 method table, the peer from ``clientCapabilities``."""
+        # The v1 method table (and the vendored v1 schema) loads with the first v1 client.
+        from .v1_server import V1Methods  # noqa: PLC0415
+
         methods = V1Methods(self)
         response = methods.initialize(raw)
         self.protocol_version = 1

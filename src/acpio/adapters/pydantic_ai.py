@@ -57,6 +57,7 @@ from acpio import schema
 
 from ._pydantic_ai_context import (
     SELF_REPORTING,
+    Reporting,
     current_session,
     end_session_scope,
     is_self_reporting,
@@ -254,6 +255,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         self.modes: Final = tuple(modes)
         self.tool_kinds: Final = dict(tool_kinds or {})
         self.context_window: Final = context_window
+        self._reporting = Reporting(self.tool_kinds, context_window)
         self._deps: object = deps
         self._deps_factory = deps_factory
         self._sessions: dict[str, _SessionState] = {}
@@ -390,7 +392,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         token = session_scope(session, auto_approve=mode is not None and mode.auto_approve)
         try:
             await run_turn(
-                self,
+                self._reporting,
                 agent,
                 session,
                 state,

@@ -183,8 +183,8 @@ class RemoteApp:
         allowed_hosts: Collection[str] | None = None,
     ) -> None:
         self._agent_source = agent
-        self.limits = limits or RemoteLimits()
-        self.agent_limits = agent_limits or AgentLimits()
+        self.limits: RemoteLimits = limits or RemoteLimits()
+        self.agent_limits: AgentLimits = agent_limits or AgentLimits()
         self.store: SessionStore = store or InMemorySessionStore(self.agent_limits.history)
         self._token = token.encode() if token is not None else None
         self._authenticate = authenticate
@@ -195,7 +195,7 @@ class RemoteApp:
         )
         self._affinity_value = secrets.token_urlsafe(12)
         self.path = path
-        self.registry = ConnectionRegistry(self.limits)
+        self.registry: ConnectionRegistry = ConnectionRegistry(self.limits)
         self._group: anyio.abc.TaskGroup | None = None
         self._shutting_down = False
 

@@ -272,14 +272,14 @@ class Outbox:
 
     def __init__(self, on_release: Callable[[Outbox], None] | None = None) -> None:
         self._queue: collections.deque[bytes] = collections.deque()
-        self.buffered = 0
-        self.has_receiver = False
-        self.closed = False
+        self.buffered: int = 0
+        self.has_receiver: bool = False
+        self.closed: bool = False
         self._ready = anyio.Event()
         self._room = anyio.Event()
         self._released = anyio.Event()
         self._let_go: anyio.Event | None = None
-        self.waiting = 0
+        self.waiting: int = 0
         self.gate: SessionGate | None = None
         self._on_release = on_release
 
@@ -376,8 +376,8 @@ class SessionGate:
     """
 
     def __init__(self) -> None:
-        self.is_open = True
-        self.closed_at = 0.0
+        self.is_open: bool = True
+        self.closed_at: float = 0.0
         self._opened = anyio.Event()
 
     def close(self) -> None:
@@ -485,7 +485,7 @@ class RemoteConnection:
         limits: RemoteLimits,
         registry: ConnectionRegistry,
     ) -> None:
-        self.id = secrets.token_urlsafe(24)
+        self.id: str = secrets.token_urlsafe(24)
         self.transport: Transport = transport
         self._agent = agent
         self._store = store
@@ -494,7 +494,7 @@ class RemoteConnection:
         self._registry = registry
         agent_side, self._side = memory_stream_pair(_IN_FLIGHT_CHUNKS)
         self._agent_side: StreamPair = agent_side
-        self.connection_stream = Outbox()
+        self.connection_stream: Outbox = Outbox()
         self.session_streams: dict[str, Outbox] = {}
         self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
@@ -503,12 +503,12 @@ class RemoteConnection:
         self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
         self.initialize_answer: bytes | None = None
         self._send_lock = anyio.Lock()
-        self.closing = False
-        self.closed = False
-        self.finished = anyio.Event()
+        self.closing: bool = False
+        self.closed: bool = False
+        self.finished: anyio.Event = anyio.Event()
         self._stop = anyio.CancelScope()
         self._agent_stop = anyio.CancelScope()
-        self.last_activity = anyio.current_time()
+        self.last_activity: float = anyio.current_time()
         self.active_requests = 0
         self.close_reason: str | None = None
 
@@ -818,7 +818,7 @@ class ConnectionRegistry:
     def __init__(self, limits: RemoteLimits) -> None:
         self.limits = limits
         self.connections: dict[str, RemoteConnection] = {}
-        self.sessions = 0
+        self.sessions: int = 0
 
     def add(self, connection: RemoteConnection) -> None:
         """Register a new connection."""
