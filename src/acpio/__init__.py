@@ -18,11 +18,12 @@ rest lives in named submodules, imported with ``acpio``: :mod:`acpio.rpc` (the
 JSON-RPC connection and byte streams, for clients, proxies and custom
 transports), :mod:`acpio.store` (histories and session stores, with
 :class:`~acpio.store.SessionStoreError`), :mod:`acpio.schema` (every protocol
-type), :mod:`acpio.permission` (permission option presets); and, imported by
-name, :mod:`acpio.testing`, :mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote`
+type), :mod:`acpio.permission` (permission option presets), :mod:`acpio.auth`
+(sign-in methods and an API key); and, imported by name, :mod:`acpio.testing`, :mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote`
 (serving an agent over the remote transport).
 """
 
+from . import auth as auth
 from . import permission as permission
 from . import rpc as rpc
 from . import schema as schema
@@ -104,6 +105,7 @@ __all__ = (
     "SessionLimits",
     "TerminalHandle",
     "ToolCallHandle",
+    "auth",
     "boolean_option",
     "command",
     "diff_of",

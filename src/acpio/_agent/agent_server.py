@@ -44,6 +44,7 @@ from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
 from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
+from .auth import offered_methods
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
 from .v1_server import V1Methods
@@ -261,7 +262,7 @@ class AgentServer:
             protocol_version=self.protocol_version,
             info=agent.info,
             capabilities=self.capabilities(),
-            auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
+            auth_methods=offered_methods(agent.auth_methods, self.peer) or UNSET,
         )
 
     async def _initialize_v1(self, raw: msgspec.Raw) -> object:
@@ -310,8 +311,31 @@ class AgentServer:
             raise RequestError.invalid_params(
                 f"unknown auth method {request.method_id!r}; offered: {offered}"
             )
+        method = next(
+            m
+            for m in self.agent.auth_methods or ()
+            if not isinstance(m, schema.UnknownVariant) and m.method_id == request.method_id
+        )
+        if isinstance(method, schema.AuthMethodTerminal):
+            # Clients run terminal methods in a terminal; one that asks here afterwards is
+            # told whether that run signed the user in.
+            if not await self.agent.signed_in():
+                raise RequestError.auth_required(_terminal_hint(method))
+            return schema.LoginAuthResponse()
         await self.agent.login(request.method_id)
         return schema.LoginAuthResponse()
+
+    async def check_signed_in(self) -> None:
+        """:raises RequestError: ``auth_required`` while the agent asks for sign-in."""
+        agent = self.agent
+        if agent.auth_methods and not await agent.signed_in():
+            names = ", ".join(
+                f"{m.name!r} ({m.method_id})"
+                for m in offered_methods(agent.auth_methods, self.peer)
+                if not isinstance(m, schema.UnknownVariant)
+            )
+            names = names or "no method this client can use"
+            raise RequestError.auth_required(f"Authentication required: sign in first ({names})")
 
     async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         self.check_auth_method("auth/logout")
@@ -357,6 +381,7 @@ class AgentServer:
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.NewSessionRequest)
+        await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -424,6 +449,7 @@ class AgentServer:
 
     async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
+        await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -697,6 +723,12 @@ def prompt_handler(agent: Agent) -> PromptHandler:
 
 def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:
     return list(value) if isinstance(value, list) else []
+
+
+def _terminal_hint(method: schema.AuthMethodTerminal) -> str:
+    args = " ".join(method.args) if isinstance(method.args, list) else ""
+    how = f"start the agent with `{args}` in a terminal" if args else "run it in a terminal"
+    return f"Authentication required: {method.name!r} signs in outside ACP: {how} first"
 
 
 def _directories(value: list[str] | UnsetType | None) -> list[str]:
