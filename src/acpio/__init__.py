@@ -19,8 +19,9 @@ JSON-RPC connection and byte streams, for clients, proxies and custom
 transports), :mod:`acpio.store` (histories and session stores, with
 :class:`~acpio.store.SessionStoreError`), :mod:`acpio.schema` (every protocol
 type), :mod:`acpio.permission` (permission option presets), :mod:`acpio.auth`
-(sign-in methods and an API key); and, imported by name, :mod:`acpio.testing`, :mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote`
-(serving an agent over the remote transport).
+(sign-in methods and an API key); and, imported by name, :mod:`acpio.testing`,
+:mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote` (serving an agent over
+the remote transport).
 """
 
 from . import auth as auth
