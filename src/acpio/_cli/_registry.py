@@ -1,0 +1,636 @@
+"""``acpio registry init`` and ``acpio registry check``: an ACP registry entry (``agent.json``).
+
+How this works: :func:`entry_for` builds the entry of a Python package published
+on PyPI (a ``uvx`` distribution pinned to ``PACKAGE==VERSION``), filling the name,
+description and optional fields from the installed package's metadata where
+there is one; :func:`problems` checks an entry the way the registry's CI does:
+the vendored schema (``registry/agent.schema.json``) first, then the rules the
+schema does not express (numeric ``x.y.z`` versions, the id equal to the entry's
+directory, no ``latest``, the pinned version equal to ``version``, the icon).
+Every problem says what to change. The launch check (the registry's verifier)
+is :mod:`acpio._cli._registry_launch`.
+
+``cmd``: the newer CONTRIBUTING text documents ``"cmd"`` in a ``uvx`` entry
+(run as ``uvx --from <package> <cmd>``), but the schema the CI validates with
+allows only ``package``, ``args`` and ``env``, so an entry with ``cmd`` fails.
+``init`` therefore never writes one: for a package whose console scripts do
+not include one named like the package (which ``uvx <package>`` runs), it
+stops and says to add such a script, which works with every version of the
+registry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, cast
+from xml.etree import ElementTree
+
+from .._json import JsonObject, get_field
+from ._failure import CliError
+
+__all__ = ["Problem", "entry_for", "problems", "registry_command"]
+
+SCHEMA_PATH: Final = Path(__file__).with_name("registry") / "agent.schema.json"
+ENTRY_FILE: Final = "agent.json"
+ICON_FILE: Final = "icon.svg"
+ID_PATTERN: Final = re.compile(r"[a-z][a-z0-9-]*")
+VERSION_PATTERN: Final = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+")
+# PEP 508 names, with optional extras: what `uvx` takes before `==`.
+_PACKAGE: Final = re.compile(
+    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)(?P<extras>\[[A-Za-z0-9._, -]*\])?"
+)
+# The registry's own reading of a pinned version: the first `=`/`@` run and the digits after.
+_PINNED: Final = re.compile(r"[=@]+([\d.]+)")
+_MAX_ICON_BYTES: Final = 65536
+_ICON_COLORS: Final = frozenset({"currentcolor", "none", "inherit"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason the registry would refuse an entry: where, and what to change."""
+
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+# ------------------------------------------------------------------ checking
+
+
+def _schema() -> dict[str, Any]:
+    return cast("dict[str, Any]", json.loads(SCHEMA_PATH.read_bytes()))
+
+
+def _where(path: Iterator[object] | Any) -> str:
+    parts = [str(part) for part in path]
+    return ".".join(parts) if parts else "agent.json"
+
+
+_HINTS: Final = {
+    "id": "a lowercase id such as `my-agent` (the entry's directory has the same name)",
+    "name": "the name editors show, e.g. `My Agent`",
+    "version": "the version of the package, numeric `x.y.z`",
+    "description": "one sentence that says what the agent does",
+    "distribution": 'how editors start it, e.g. {"uvx": {"package": "my-agent==1.0.0"}} '
+    "(`acpio registry init my-agent==1.0.0` writes one)",
+}
+
+
+def _schema_problem(error: Any) -> Problem:
+    """A schema error said as what to change."""
+    where = _where(error.absolute_path)
+    validator: str = error.validator
+    if validator == "required":
+        missing = re.findall(r"'([^']+)' is a required property", error.message)
+        field = missing[0] if missing else "?"
+        hint = _HINTS.get(field, "")
+        return Problem(
+            f"{where}.{field}" if where != "agent.json" else field,
+            f"missing: add `{field}`" + (f", {hint}" if hint else ""),
+        )
+    if where == "id" and validator == "pattern":
+        return Problem(
+            "id",
+            f"{error.instance!r} is not a registry id: use lowercase letters, digits and "
+            "hyphens, starting with a letter (e.g. `my-agent`)",
+        )
+    if where == "version" and validator == "pattern":
+        return Problem("version", f"{error.instance!r} is not a numeric `x.y.z` version")
+    if where == "distribution" and validator == "minProperties":
+        return Problem("distribution", "empty: add `uvx` (a PyPI package), `npx` or `binary`")
+    if validator == "additionalProperties":
+        extra = re.findall(r"'([^']+)' was unexpected", error.message)
+        if where in ("distribution.uvx", "distribution.npx") and "cmd" in extra:
+            return Problem(
+                where,
+                "`cmd` is not allowed by the registry's schema (only `package`, `args`, `env`): "
+                "remove it and give the package a console script named like the package, "
+                "which `uvx <package>` runs",
+            )
+        return Problem(
+            where,
+            f"remove {', '.join(f'`{e}`' for e in extra) or 'the field'}: "
+            f"the registry's schema does not allow it ({error.message})",
+        )
+    return Problem(where, str(error.message))
+
+
+def schema_problems(entry: object) -> list[Problem]:
+    """The entry's schema violations (the vendored schema), in document order."""
+    import jsonschema  # noqa: PLC0415 - the cli extra; only when checking
+
+    validator = jsonschema.Draft7Validator(_schema())
+    errors = sorted(validator.iter_errors(entry), key=lambda e: [str(p) for p in e.path])
+    return [_schema_problem(error) for error in errors]
+
+
+def _package_rules(kind: str, package: str, version: str) -> list[Problem]:
+    where = f"distribution.{kind}.package"
+    if re.search(r"[=@]\s*latest\b", package, re.IGNORECASE):
+        return [
+            Problem(
+                where,
+                f"{package!r} asks for `latest`: pin the exact version, "
+                f"e.g. `{_bare(kind, package)}{_pin(kind)}{version}`",
+            )
+        ]
+    found = _PINNED.search(package[1:] if kind == "npx" else package)
+    if found is None:
+        return [
+            Problem(
+                where,
+                f"{package!r} is not pinned: write "
+                f"`{_bare(kind, package)}{_pin(kind)}{version}` so editors start "
+                "the version this entry names",
+            )
+        ]
+    if found.group(1) != version:
+        return [
+            Problem(
+                where,
+                f"pins {found.group(1)} but `version` is {version}: make them "
+                f"equal (`{_bare(kind, package)}{_pin(kind)}{version}`)",
+            )
+        ]
+    return []
+
+
+def _pin(kind: str) -> str:
+    return "@" if kind == "npx" else "=="
+
+
+def _bare(kind: str, package: str) -> str:
+    if kind == "npx":
+        scope = package.startswith("@")
+        head, _, _ = package[1 if scope else 0 :].partition("@")
+        return ("@" if scope else "") + head
+    return re.split(r"[=@<>!~ ]", package, maxsplit=1)[0]
+
+
+def rule_problems(entry: JsonObject, directory: str | None) -> list[Problem]:
+    """The registry's rules beyond the schema (fields of the wrong type are skipped: the
+    schema reports them)."""
+    found: list[Problem] = []
+    entry_id = entry.get("id")
+    if directory is not None and isinstance(entry_id, str) and entry_id != directory:
+        found.append(
+            Problem(
+                "id",
+                f"{entry_id!r} differs from its directory {directory!r}: "
+                "the registry keeps an entry in a directory named like its "
+                f"id, so rename one of them",
+            )
+        )
+    version = entry.get("version")
+    if isinstance(version, str) and not VERSION_PATTERN.fullmatch(version):
+        found.append(
+            Problem(
+                "version",
+                f"{version!r} is not a numeric `x.y.z` version (no "
+                "pre-release or build suffix): release a plain version",
+            )
+        )
+    distribution = entry.get("distribution")
+    if isinstance(distribution, dict) and isinstance(version, str):
+        for kind in ("uvx", "npx"):
+            package = get_field(distribution.get(kind), "package")
+            if isinstance(package, str) and package:
+                found += _package_rules(kind, package, version)
+        binary = distribution.get("binary")
+        if isinstance(binary, dict):
+            for platform, target in binary.items():
+                archive = get_field(target, "archive")
+                if isinstance(archive, str) and "/latest/" in archive:
+                    found.append(
+                        Problem(
+                            f"distribution.binary.{platform}.archive",
+                            "a `/latest/` URL: link the release of this version",
+                        )
+                    )
+    return found
+
+
+def icon_problems(icon: Path) -> list[Problem]:
+    """``icon.svg``: 16x16 (``width``/``height`` or ``viewBox``), monochrome ``currentColor``."""
+    try:
+        data = icon.read_bytes()
+    except OSError as exc:
+        return [Problem(ICON_FILE, f"cannot be read: {exc.strerror or exc}")]
+    if len(data) > _MAX_ICON_BYTES:
+        return [Problem(ICON_FILE, f"is {len(data)} bytes: a 16x16 icon needs far less")]
+    if b"<!DOCTYPE" in data or b"<!ENTITY" in data:
+        return [Problem(ICON_FILE, "has a DOCTYPE or entities: remove them")]
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        return [Problem(ICON_FILE, f"is not well-formed XML: {exc}")]
+    if root.tag.rpartition("}")[2] != "svg":
+        return [Problem(ICON_FILE, "is not an SVG image (its root element is not <svg>)")]
+    found: list[Problem] = []
+    width, height = _size(root.get("width")), _size(root.get("height"))
+    if width is None and height is None:
+        box = (root.get("viewBox") or "").replace(",", " ").split()
+        width, height = (_size(box[2]), _size(box[3])) if len(box) == 4 else (None, None)
+    if width != 16 or height != 16:
+        found.append(
+            Problem(
+                ICON_FILE,
+                f"is {_shown(width)}x{_shown(height)}: make it 16x16 "
+                '(width="16" height="16" viewBox="0 0 16 16")',
+            )
+        )
+    colors = set()
+    for element in root.iter():
+        for attribute in ("fill", "stroke"):
+            if (value := element.get(attribute)) is not None:
+                colors.add(value.strip())
+        style = element.get("style") or ""
+        colors.update(m.strip() for m in re.findall(r"(?:fill|stroke)\s*:\s*([^;]+)", style))
+    hard = sorted(c for c in colors if c.lower() not in _ICON_COLORS)
+    if hard:
+        found.append(
+            Problem(
+                ICON_FILE,
+                f"uses the colour(s) {', '.join(hard)}: use "
+                '`fill="currentColor"` (or none/inherit) so it follows '
+                "the editor's theme",
+            )
+        )
+    if not any(c.lower() == "currentcolor" for c in colors) and b"currentColor" not in data:
+        found.append(
+            Problem(
+                ICON_FILE,
+                "does not use currentColor: draw it with "
+                '`fill="currentColor"` or `stroke="currentColor"`',
+            )
+        )
+    return found
+
+
+def _size(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return float(value.strip().removesuffix("px"))
+    except ValueError:
+        return None
+
+
+def _shown(size: float | None) -> str:
+    return "?" if size is None else f"{size:g}"
+
+
+def problems(entry: object, directory: str | None = None) -> list[Problem]:
+    """Everything the registry's CI would refuse in ``entry`` (its parsed JSON); ``directory``
+    is the entry's directory name when it sits in the registry's layout."""
+    found = schema_problems(entry)
+    if isinstance(entry, dict):
+        rules = rule_problems(cast("JsonObject", entry), directory)
+        seen = {str(p) for p in found}
+        found += [p for p in rules if str(p) not in seen and not _covered(p, found)]
+    return found
+
+
+def _covered(problem: Problem, found: list[Problem]) -> bool:
+    # The schema's not-anchored version pattern and ours may both refuse one version.
+    return problem.where == "version" and any(p.where == "version" for p in found)
+
+
+# ------------------------------------------------------------------ init
+
+
+def parse_requirement(text: str) -> tuple[str, str]:
+    """``PACKAGE==VERSION`` as (package, version); :raises CliError: saying what to write."""
+    if "==" not in text:
+        hint = "e.g. `my-agent==1.0.0`"
+        if "@" in text or ">" in text or "<" in text or "~" in text:
+            raise CliError(
+                f"pin the exact version with `==`: {text!r} is not PACKAGE==VERSION, " + hint,
+                code=2,
+            )
+        raise CliError(
+            f"give the version to publish: PACKAGE==VERSION ({hint}), not {text!r}", code=2
+        )
+    package, _, version = (part.strip() for part in text.partition("=="))
+    if not _PACKAGE.fullmatch(package):
+        raise CliError(f"{package!r} is not a Python package name", code=2)
+    if version.lower() == "latest":
+        raise CliError(
+            f"the registry refuses `latest`: give the exact version, e.g. `{package}==1.0.0`",
+            code=2,
+        )
+    if not VERSION_PATTERN.fullmatch(version):
+        raise CliError(
+            f"{version!r} is not a numeric `x.y.z` version, which the registry "
+            "requires (no pre-release or build suffix)",
+            code=2,
+        )
+    return package, version
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def default_id(package: str) -> str:
+    """The registry id for ``package``: its normalized name (:raises CliError: if none fits)."""
+    candidate = _normalized(_PACKAGE.fullmatch(package).group("name"))  # type: ignore[union-attr]
+    if not ID_PATTERN.fullmatch(candidate):
+        raise CliError(
+            f"{package!r} makes no registry id ({candidate!r}): give one with --id, "
+            "lowercase letters, digits and hyphens, starting with a letter",
+            code=2,
+        )
+    return candidate
+
+
+@dataclass(frozen=True)
+class Installed:
+    """What the installed distribution of the package says about itself."""
+
+    version: str
+    name: str
+    summary: str | None
+    scripts: tuple[str, ...]
+    license: str | None
+    authors: tuple[str, ...]
+    repository: str | None
+
+
+def installed(package: str) -> Installed | None:
+    """The package's metadata in this environment, or ``None`` when it is not installed."""
+    name = _PACKAGE.fullmatch(package).group("name")  # type: ignore[union-attr]
+    try:
+        dist = importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    meta = dist.metadata
+    scripts = tuple(sorted(ep.name for ep in dist.entry_points if ep.group == "console_scripts"))
+    authors = meta.get("Author-email") or meta.get("Author") or ""
+    urls = [u.partition(",") for u in meta.get_all("Project-URL") or []]
+    repository = next(
+        (
+            url.strip()
+            for label, _, url in urls
+            if label.strip().lower() in ("repository", "source", "source code", "code")
+            and url.strip().startswith("https://")
+        ),
+        None,
+    )
+    return Installed(
+        version=dist.version,
+        name=meta.get("Name") or name,
+        summary=(meta.get("Summary") or "").strip() or None,
+        scripts=scripts,
+        license=meta.get("License-Expression") or None,
+        authors=tuple(a.strip() for a in authors.split(",") if a.strip()),
+        repository=repository,
+    )
+
+
+def entry_for(
+    package: str,
+    version: str,
+    *,
+    entry_id: str | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    args: list[str] | None = None,
+    metadata: Installed | None = None,
+) -> tuple[dict[str, object], list[str]]:
+    """The ``agent.json`` of ``package==version`` and the notes for its author.
+
+    :raises CliError: when the registry would refuse what can be known here (an id,
+        a missing description, no console script ``uvx <package>`` could run).
+    """
+    notes: list[str] = []
+    entry_id = entry_id or default_id(package)
+    if not ID_PATTERN.fullmatch(entry_id):
+        raise CliError(
+            f"--id {entry_id!r} is not a registry id: use lowercase letters, digits "
+            "and hyphens, starting with a letter (e.g. `my-agent`)",
+            code=2,
+        )
+    bare = _PACKAGE.fullmatch(package).group("name")  # type: ignore[union-attr]
+    if metadata is None:
+        notes.append(
+            f"{bare} is not installed here, so its metadata was not read: make sure "
+            f"it installs a console script named `{bare}` (`uvx {bare}` runs that)"
+        )
+    else:
+        if metadata.version != version:
+            notes.append(
+                f"the installed {bare} is {metadata.version}, the entry names "
+                f"{version}: publish {version} to PyPI before submitting"
+            )
+        if not any(_normalized(s) == _normalized(bare) for s in metadata.scripts):
+            offered = ", ".join(f"`{s}`" for s in metadata.scripts) or "none"
+            raise CliError(
+                f"`uvx {bare}` runs the console script named `{bare}`, but {bare} installs "
+                f"{offered}. The registry's schema allows no `cmd` in a uvx entry (the newer "
+                "CONTRIBUTING text documents one, but CI validates with the schema, which "
+                f'refuses it), so add `{bare} = "your_module:main"` under '
+                "[project.scripts] in pyproject.toml, release, and run this again",
+            )
+    name = name or (metadata.name if metadata else None) or bare
+    description = description or (metadata.summary if metadata else None)
+    if not description:
+        raise CliError(
+            "the registry requires a description: give --description "
+            "(or a Summary in the package's metadata)",
+            code=2,
+        )
+    uvx: dict[str, object] = {"package": f"{package}=={version}"}
+    if args:
+        uvx["args"] = list(args)
+    entry: dict[str, object] = {
+        "id": entry_id,
+        "name": name,
+        "version": version,
+        "description": description,
+    }
+    if metadata is not None and metadata.repository:
+        entry["repository"] = metadata.repository
+    if metadata is not None and metadata.authors:
+        entry["authors"] = list(metadata.authors)
+    if metadata is not None and metadata.license:
+        entry["license"] = metadata.license
+    entry["distribution"] = {"uvx": uvx}
+    return entry, notes
+
+
+# ------------------------------------------------------------------ the command
+
+
+def _load(path: Path) -> tuple[object, str | None, Path]:
+    """The entry at ``path`` (a file, or a directory holding agent.json), its directory name
+    when ``path`` is a directory (the registry layout), and the file."""
+    directory: str | None = None
+    file = path
+    if path.is_dir():
+        directory = path.resolve().name
+        file = path / ENTRY_FILE
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CliError(
+            f"{file} does not exist: write one with `acpio registry init "
+            "PACKAGE==VERSION`, or give the path of an agent.json"
+        ) from None
+    except OSError as exc:
+        raise CliError(f"cannot read {file}: {exc.strerror or exc}") from None
+    try:
+        return json.loads(text), directory, file
+    except json.JSONDecodeError as exc:
+        raise CliError(f"{file} is not JSON: {exc}") from None
+
+
+def run_init(args: argparse.Namespace) -> int:
+    """``acpio registry init``: write the entry; returns the exit code."""
+    package, version = parse_requirement(args.requirement)
+    entry, notes = entry_for(
+        package,
+        version,
+        entry_id=args.id,
+        name=args.name,
+        description=args.description,
+        args=args.arg,
+        metadata=installed(package),
+    )
+    leftover = schema_problems(entry) + rule_problems(cast("JsonObject", entry), None)
+    if leftover:  # what was given by flags (a name, a description) can still be refused
+        raise CliError("the entry would be refused: " + "; ".join(map(str, leftover)), code=2)
+    output = Path(args.output) if args.output else Path(str(entry["id"])) / ENTRY_FILE
+    if output.exists() and not args.force:
+        raise CliError(f"{output} exists: pass --force to replace it, or -o another path")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(entry, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {output}")
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    icon = output.parent / ICON_FILE
+    if not icon.exists():
+        print(
+            f"note: add {icon}: 16x16, drawn with currentColor (the registry requires it)",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """``acpio registry check``: the file's problems, then the launch check if asked."""
+    code = 0
+    command: list[str] | None = getattr(args, "launch_command", None)
+    if command is not None and not args.launch:
+        raise CliError(
+            "a command after `--` is for --launch: `acpio registry check --launch -- "
+            "python my_agent.py`",
+            code=2,
+        )
+    if command is not None and not command:
+        raise CliError(
+            "give the agent's command after `--`, e.g. `acpio registry check "
+            "--launch -- python my_agent.py`",
+            code=2,
+        )
+    entry: object = None
+    if args.path is not None or not command:
+        entry, directory, file = _load(Path(args.path or ENTRY_FILE))
+        found = problems(entry, directory)
+        icon = file.parent / ICON_FILE
+        if icon.exists():
+            found += icon_problems(icon)
+        if found:
+            print(
+                f"{file}: the registry would refuse it ({len(found)} problem"
+                f"{'' if len(found) == 1 else 's'}):"
+            )
+            for problem in found:
+                print(f"  - {problem}")
+            code = 1
+        else:
+            print(f"{file}: passes the ACP registry's schema and rules")
+            if not icon.exists():
+                print(
+                    f"note: no {icon}: the registry requires a 16x16 icon drawn with "
+                    "currentColor next to agent.json",
+                    file=sys.stderr,
+                )
+    if args.launch:
+        from ._registry_launch import launch_command, run_launch  # noqa: PLC0415
+
+        code = max(code, run_launch(command or launch_command(entry), timeout=args.timeout))
+    return code
+
+
+def registry_command(args: argparse.Namespace) -> int:
+    """Run ``acpio registry init|check``; returns the exit code."""
+    if args.registry_command == "init":
+        return run_init(args)
+    return run_check(args)
+
+
+def add_registry_parser(commands: Any) -> None:
+    """The ``registry`` command and its ``init`` and ``check`` subcommands."""
+    registry = commands.add_parser(
+        "registry",
+        help="write and check an ACP registry entry (agent.json) for a Python agent",
+        description="Publish an agent in the ACP registry: `init` writes its agent.json "
+        "(a uvx distribution pinned to the version), `check` validates one as the "
+        "registry's CI does and, with --launch, starts the agent as its verifier does.",
+    )
+    sub = registry.add_subparsers(dest="registry_command", metavar="SUBCOMMAND", required=True)
+    init = sub.add_parser(
+        "init",
+        help="write agent.json for PACKAGE==VERSION (default: ID/agent.json)",
+        description="Write the registry entry of a PyPI package: a uvx distribution pinned to "
+        "the exact version. Name, description, authors, license and repository come from the "
+        "installed package's metadata where there is one. uvx runs the console script named "
+        "like the package; the registry's schema allows no `cmd`.",
+    )
+    init.add_argument("requirement", metavar="PACKAGE==VERSION", help="e.g. my-agent==1.0.0")
+    init.add_argument("--id", help="the registry id (default: the package name, normalized)")
+    init.add_argument("--name", help="the name editors show (default: the package's name)")
+    init.add_argument("--description", help="one sentence (default: the package's summary)")
+    init.add_argument(
+        "--arg", action="append", metavar="ARG", help="an argument for the agent (repeatable)"
+    )
+    init.add_argument(
+        "-o", "--output", metavar="FILE", help="where to write (default ID/agent.json)"
+    )
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+    check = sub.add_parser(
+        "check",
+        help="validate agent.json (a file or an entry's directory); --launch starts the agent",
+        description="Validate an entry against the registry's schema (vendored) and rules: id "
+        "pattern and directory, numeric x.y.z version, the pinned package version equal to "
+        "`version`, no `latest`, a distribution, icon.svg 16x16 with currentColor. With "
+        "--launch -- COMMAND..., start the agent as the registry's verifier does and require "
+        "an `agent` or `terminal` auth method in its initialize answer (without a command, "
+        "the entry's uvx or npx package is started). Exit code 1 on any problem.",
+    )
+    check.add_argument(
+        "path", nargs="?", metavar="PATH", help="agent.json or its directory (default ./agent.json)"
+    )
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long the launched agent may take to answer initialize (default 60)",
+    )
+    check.add_argument(
+        "--launch",
+        action="store_true",
+        help="start the agent (the command after `--`, else the entry's package) and check "
+        "that it offers sign-in as the registry's verifier requires",
+    )
