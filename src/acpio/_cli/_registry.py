@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, cast
 from xml.etree import ElementTree
 
-from .._json import JsonObject, get_field
+from .._json import JsonObject, as_object, get_field
 from ._failure import CliError
 
 __all__ = ["Problem", "entry_for", "problems", "registry_command"]
@@ -128,8 +128,9 @@ def schema_problems(entry: object) -> list[Problem]:
     """The entry's schema violations (the vendored schema), in document order."""
     import jsonschema  # noqa: PLC0415 - the cli extra; only when checking
 
-    validator = jsonschema.Draft7Validator(_schema())
-    errors = sorted(validator.iter_errors(entry), key=lambda e: [str(p) for p in e.path])
+    # Typed as Any: the stubs' overloads leave iter_errors partly unknown.
+    validator: Any = jsonschema.Draft7Validator(_schema())
+    errors: list[Any] = sorted(validator.iter_errors(entry), key=lambda e: [str(p) for p in e.path])
     return [_schema_problem(error) for error in errors]
 
 
@@ -199,14 +200,14 @@ def rule_problems(entry: JsonObject, directory: str | None) -> list[Problem]:
                 "pre-release or build suffix): release a plain version",
             )
         )
-    distribution = entry.get("distribution")
-    if isinstance(distribution, dict) and isinstance(version, str):
+    distribution = as_object(entry.get("distribution"))
+    if distribution is not None and isinstance(version, str):
         for kind in ("uvx", "npx"):
             package = get_field(distribution.get(kind), "package")
             if isinstance(package, str) and package:
                 found += _package_rules(kind, package, version)
-        binary = distribution.get("binary")
-        if isinstance(binary, dict):
+        binary = as_object(distribution.get("binary"))
+        if binary is not None:
             for platform, target in binary.items():
                 archive = get_field(target, "archive")
                 if isinstance(archive, str) and "/latest/" in archive:
@@ -248,7 +249,7 @@ def icon_problems(icon: Path) -> list[Problem]:
                 '(width="16" height="16" viewBox="0 0 16 16")',
             )
         )
-    colors = set()
+    colors: set[str] = set()
     for element in root.iter():
         for attribute in ("fill", "stroke"):
             if (value := element.get(attribute)) is not None:
@@ -373,10 +374,19 @@ def installed(package: str) -> Installed | None:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
         return None
-    meta = dist.metadata
+    fields = dist.metadata.json  # keys lowercased, repeated fields as lists
+
+    def field(key: str) -> str:
+        value = fields.get(key)
+        return value.strip() if isinstance(value, str) else ""
+
     scripts = tuple(sorted(ep.name for ep in dist.entry_points if ep.group == "console_scripts"))
-    authors = meta.get("Author-email") or meta.get("Author") or ""
-    urls = [u.partition(",") for u in meta.get_all("Project-URL") or []]
+    authors = field("author_email") or field("author")
+    project_urls = fields.get("project_url") or []
+    urls = [
+        u.partition(",")
+        for u in ([project_urls] if isinstance(project_urls, str) else project_urls)
+    ]
     repository = next(
         (
             url.strip()
@@ -388,10 +398,10 @@ def installed(package: str) -> Installed | None:
     )
     return Installed(
         version=dist.version,
-        name=meta.get("Name") or name,
-        summary=(meta.get("Summary") or "").strip() or None,
+        name=field("name") or name,
+        summary=field("summary") or None,
         scripts=scripts,
-        license=meta.get("License-Expression") or None,
+        license=field("license_expression") or None,
         authors=tuple(a.strip() for a in authors.split(",") if a.strip()),
         repository=repository,
     )
@@ -430,7 +440,7 @@ def entry_for(
         if metadata.version != version:
             notes.append(
                 f"the installed {bare} is {metadata.version}, the entry names "
-                f"{version}: publish {version} to PyPI before submitting"
+                f"{version}: make sure {version} is published on PyPI"
             )
         if not any(_normalized(s) == _normalized(bare) for s in metadata.scripts):
             offered = ", ".join(f"`{s}`" for s in metadata.scripts) or "none"
@@ -506,7 +516,7 @@ def run_init(args: argparse.Namespace) -> int:
         args=args.arg,
         metadata=installed(package),
     )
-    leftover = schema_problems(entry) + rule_problems(cast("JsonObject", entry), None)
+    leftover = schema_problems(entry) + rule_problems(entry, None)
     if leftover:  # what was given by flags (a name, a description) can still be refused
         raise CliError("the entry would be refused: " + "; ".join(map(str, leftover)), code=2)
     output = Path(args.output) if args.output else Path(str(entry["id"])) / ENTRY_FILE

@@ -125,6 +125,7 @@ async def _collect(stream: anyio.abc.ByteReceiveStream | None, into: bytearray) 
 
 async def _handshake(command: Sequence[str], wait: float, stderr: bytearray) -> bytes | None:
     """The agent's first line of output (``None``: none within ``wait`` seconds)."""
+    line: bytes | None = None
     with tempfile.TemporaryDirectory(prefix="acpio-registry-home-") as home:
         try:
             process = await anyio.open_process(
@@ -141,7 +142,6 @@ async def _handshake(command: Sequence[str], wait: float, stderr: bytearray) -> 
             ) from None
         async with process, anyio.create_task_group() as group:
             group.start_soon(_collect, process.stderr, stderr)
-            line: bytes | None = None
             try:
                 assert process.stdin is not None and process.stdout is not None
                 await process.stdin.send(json.dumps(INITIALIZE).encode() + b"\n")
