@@ -612,7 +612,10 @@ def add_registry_parser(commands: Any) -> None:
     init.add_argument("--name", help="the name editors show (default: the package's name)")
     init.add_argument("--description", help="one sentence (default: the package's summary)")
     init.add_argument(
-        "--arg", action="append", metavar="ARG", help="an argument for the agent (repeatable)"
+        "--arg",
+        action="append",
+        metavar="ARG",
+        help="an argument for the agent (repeatable; --arg=--acp for one that starts with -)",
     )
     init.add_argument(
         "-o", "--output", metavar="FILE", help="where to write (default ID/agent.json)"
