@@ -163,7 +163,12 @@ async def test_v2_session_new_is_auth_required_until_agent_sign_in() -> None:
         with pytest.raises(acpio.RequestError) as refused:
             await client.new_session()
         assert refused.value.code == AUTH_REQUIRED
-        assert "Sign in with a browser" in refused.value.message
+        # Every way to sign in, the terminal one too: a user can run it by hand.
+        assert refused.value.message == (
+            "Authentication required: sign in first ('Sign in with a browser': auth/login with "
+            "methodId 'browser'; 'Sign in in a terminal': run `<the agent's command> --login` "
+            "in a terminal)"
+        )
         # Unknown methods are refused; the agent method signs in.
         with pytest.raises(acpio.RequestError, match="unknown auth method"):
             await client.request("auth/login", {"methodId": "nope"})
@@ -185,7 +190,7 @@ async def test_v2_terminal_methods_are_not_signed_in_through_auth_login() -> Non
         with pytest.raises(acpio.RequestError) as refused:
             await client.request("auth/login", {"methodId": "tty"})
         assert refused.value.code == AUTH_REQUIRED
-        assert "start the agent with `--login` in a terminal" in refused.value.message
+        assert "run `<the agent's command> --login` in a terminal" in refused.value.message
         assert agent.logins == []
         agent.key = "typed-in-a-terminal"  # what the terminal run stored
         assert await client.request("auth/login", {"methodId": "tty"}) == {}

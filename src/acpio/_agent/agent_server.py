@@ -326,16 +326,19 @@ class AgentServer:
         return schema.LoginAuthResponse()
 
     async def check_signed_in(self) -> None:
-        """:raises RequestError: ``auth_required`` while the agent asks for sign-in."""
+        """:raises RequestError: ``auth_required`` while the agent asks for sign-in; the
+        message names every way to sign in (a terminal method with its arguments, also
+        for a client it is not offered to: its user can still run it by hand)."""
         agent = self.agent
         if agent.auth_methods and not await agent.signed_in():
-            names = ", ".join(
-                f"{m.name!r} ({m.method_id})"
-                for m in offered_methods(agent.auth_methods, self.peer)
+            ways = [
+                _how_to_sign_in(m)
+                for m in agent.auth_methods
                 if not isinstance(m, schema.UnknownVariant)
+            ]
+            raise RequestError.auth_required(
+                "Authentication required: sign in first (" + "; ".join(ways) + ")"
             )
-            names = names or "no method this client can use"
-            raise RequestError.auth_required(f"Authentication required: sign in first ({names})")
 
     async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         self.check_auth_method("auth/logout")
@@ -725,10 +728,19 @@ def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:
     return list(value) if isinstance(value, list) else []
 
 
-def _terminal_hint(method: schema.AuthMethodTerminal) -> str:
+def _how_to_sign_in(method: schema.AuthMethodAgent | schema.AuthMethodTerminal) -> str:
+    if isinstance(method, schema.AuthMethodAgent):
+        return f"{method.name!r}: auth/login with methodId {method.method_id!r}"
     args = " ".join(method.args) if isinstance(method.args, list) else ""
-    how = f"start the agent with `{args}` in a terminal" if args else "run it in a terminal"
-    return f"Authentication required: {method.name!r} signs in outside ACP: {how} first"
+    env = (
+        " ".join(f"{v.name}={v.value}" for v in method.env) if isinstance(method.env, list) else ""
+    )
+    how = " ".join(part for part in (env, "<the agent's command>", args) if part)
+    return f"{method.name!r}: run `{how}` in a terminal"
+
+
+def _terminal_hint(method: schema.AuthMethodTerminal) -> str:
+    return f"Authentication required: sign in outside ACP first ({_how_to_sign_in(method)})"
 
 
 def _directories(value: list[str] | UnsetType | None) -> list[str]:
