@@ -15,8 +15,9 @@ from cli_helpers import example, run_cli
 
 from acpio import __version__
 from acpio._cli import main
+from acpio._cli._failure import CliError
 from acpio._cli._registry import SCHEMA_PATH, problems
-from acpio._cli._registry_launch import INITIALIZE, auth_types
+from acpio._cli._registry_launch import INITIALIZE, auth_types, launch_command
 
 GOOD: dict[str, object] = {
     "id": "my-agent",
@@ -307,3 +308,18 @@ def test_launch_check_combines_with_the_file_check(tmp_path: Path) -> None:
     assert "it offered no authMethods" in result.stderr
     usage = run_cli("registry", "check", "--", *example("echo_agent"))
     assert usage.returncode == 2 and "for --launch" in usage.stderr
+
+
+def test_launch_without_a_command_starts_the_entrys_package() -> None:
+    assert launch_command(GOOD) == ["uvx", "my-agent==1.2.3"]
+    npx = {"distribution": {"npx": {"package": "@me/agent@1.0.0", "args": ["--acp"]}}}
+    assert launch_command(npx) == ["npx", "-y", "@me/agent@1.0.0", "--acp"]
+    with pytest.raises(CliError, match="--launch needs the agent's command"):
+        launch_command({"distribution": {"binary": {}}})
+
+
+def test_launch_with_an_empty_command_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["registry", "check", "--launch", "--"]) == 2
+    assert "give the agent's command after `--`" in capsys.readouterr().err
