@@ -23,7 +23,6 @@ with mode ``0600`` and removed by ``logout``.
 from __future__ import annotations
 
 import contextlib
-import getpass
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -283,6 +282,8 @@ class ApiKey:
         source = stdin if stdin is not None else sys.stdin
         out = stderr if stderr is not None else sys.stderr
         if source.isatty():
+            import getpass  # noqa: PLC0415 - only terminal sign-in reads a password
+
             key = getpass.getpass(prompt, stream=out)
         else:
             out.write(prompt)
