@@ -16,8 +16,8 @@ from cli_helpers import example, run_cli
 from acpio import __version__
 from acpio._cli import main
 from acpio._cli._failure import CliError
-from acpio._cli._registry import SCHEMA_PATH, problems
 from acpio._cli._registry_launch import INITIALIZE, auth_types, launch_command
+from acpio._cli._registry_rules import SCHEMA_PATH, problems
 
 GOOD: dict[str, object] = {
     "id": "my-agent",
