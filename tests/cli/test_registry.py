@@ -173,6 +173,11 @@ def test_init_refuses_a_bad_id_and_asks_for_a_description(
             "pins 1.2.2 but `version` is 1.2.3: make them equal (`my-agent==1.2.3`)",
         ),
         (
+            {"distribution": {"uvx": {"package": "my-agent>=1.2.3"}}},
+            "distribution.uvx.package",
+            "is a version range: pin the exact version with `==` (`my-agent==1.2.3`)",
+        ),
+        (
             {"distribution": {"uvx": {"package": "my-agent"}}},
             "distribution.uvx.package",
             "is not pinned: write `my-agent==1.2.3`",

@@ -141,6 +141,14 @@ def _package_rules(kind: str, package: str, version: str) -> list[Problem]:
             )
         ]
     found = _PINNED.search(package[1:] if kind == "npx" else package)
+    if kind == "uvx" and re.search(r"[<>~!]", package):
+        return [
+            Problem(
+                where,
+                f"{package!r} is a version range: pin the exact version with `==` "
+                f"(`{_bare(kind, package)}=={version}`)",
+            )
+        ]
     if found is None:
         return [
             Problem(
