@@ -14,7 +14,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._agent.auth import offered_methods, requested_terminal_method
+from acpio._agent.auth import offered_methods, relaunch_command, requested_terminal_method
 from acpio._protocol.peer import Peer
 from acpio.auth import ApiKey, SignInError, agent_method, terminal_method
 from acpio.testing import MockClient
@@ -75,6 +75,29 @@ def test_terminal_methods_go_only_to_clients_that_announce_terminal_sign_in() ->
     assert descriptor["command"] == sys.executable
     assert descriptor["args"][-1] == "--login"
     assert descriptor["label"] == terminal.name
+
+
+def test_the_relaunch_command_names_the_program_without_its_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text("")
+    monkeypatch.chdir(tmp_path)
+    python = sys.executable
+    # `python -u agent.py --acp`: the script made absolute, the agent's own arguments dropped.
+    monkeypatch.setattr(sys, "orig_argv", [python, "-u", "agent.py", "--acp"])
+    monkeypatch.setattr(sys, "argv", ["agent.py", "--acp"])
+    assert relaunch_command() == [python, "-u", str(script)]
+    # `python -m my_agent serve`
+    monkeypatch.setattr(sys, "orig_argv", [python, "-m", "my_agent", "serve"])
+    monkeypatch.setattr(sys, "argv", ["/site/my_agent/__main__.py", "serve"])
+    assert relaunch_command() == [python, "-m", "my_agent"]
+    # A console script (what `uvx my-agent` runs) is a script too.
+    monkeypatch.setattr(sys, "orig_argv", [python, "/venv/bin/my-agent"])
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/my-agent"])
+    assert relaunch_command() == [python, "/venv/bin/my-agent"]
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert relaunch_command() == [python]
 
 
 # ------------------------------------------------------------------ the key
