@@ -328,3 +328,12 @@ def test_launch_with_an_empty_command_is_a_usage_error(
 ) -> None:
     assert main(["registry", "check", "--launch", "--"]) == 2
     assert "give the agent's command after `--`" in capsys.readouterr().err
+
+
+def test_check_takes_one_path_and_options_before_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["registry", "check", "a.json", "b.json"]) == 2
+    assert "expected at most one PATH" in capsys.readouterr().err
+    assert main(["registry", "check", "a.json", "--timeout", "3"]) == 2
+    assert "options go before PATH" in capsys.readouterr().err

@@ -233,17 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acpio`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit
     code (the console script passes it to ``sys.exit``)."""
     parser = _parser()
-    words = list(sys.argv[1:] if argv is None else argv)
-    # `acpio registry check --launch -- COMMAND...`: the command is not argparse's to read.
-    launched: list[str] | None = None
-    if "registry" in words and "--" in words and words.index("registry") < words.index("--"):
-        split = words.index("--")
-        words, launched = words[:split], words[split + 1 :]
-    args = parser.parse_args(words)
-    if args.command == "registry":
-        args.launch_command = launched
-    elif launched is not None:  # pragma: no cover - "registry" was an argument of another command
-        args = parser.parse_args(argv)
+    args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

@@ -276,22 +276,10 @@ def run_init(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """``acpio registry check``: the file's problems, then the launch check if asked."""
     code = 0
-    command: list[str] | None = getattr(args, "launch_command", None)
-    if command is not None and not args.launch:
-        raise CliError(
-            "a command after `--` is for --launch: `acpio registry check --launch -- "
-            "python my_agent.py`",
-            code=2,
-        )
-    if command is not None and not command:
-        raise CliError(
-            "give the agent's command after `--`, e.g. `acpio registry check "
-            "--launch -- python my_agent.py`",
-            code=2,
-        )
+    path, command = _target(args)
     entry: object = None
-    if args.path is not None or not command:
-        entry, directory, file = _load(Path(args.path or ENTRY_FILE))
+    if path is not None or not command:
+        entry, directory, file = _load(Path(path or ENTRY_FILE))
         found = problems(entry, directory)
         icon = file.parent / ICON_FILE
         if icon.exists():
@@ -317,6 +305,41 @@ def run_check(args: argparse.Namespace) -> int:
 
         code = max(code, run_launch(command or launch_command(entry), timeout=args.timeout))
     return code
+
+
+def _target(args: argparse.Namespace) -> tuple[str | None, list[str] | None]:
+    """``[PATH] [-- COMMAND...]`` as (path, command); sets ``args.launch`` when ``--launch``
+    came after PATH (argparse leaves everything after the first positional to us).
+
+    :raises CliError: for a command without --launch, an empty command, more than one PATH.
+    """
+    words: list[str] = list(args.target)
+    command: list[str] | None = None
+    if "--" in words:
+        split = words.index("--")
+        words, command = words[:split], words[split + 1 :]
+    if "--launch" in words:
+        words.remove("--launch")
+        args.launch = True
+    if command is not None and not args.launch:
+        raise CliError(
+            "a command after `--` is for --launch: `acpio registry check --launch -- "
+            "python my_agent.py`",
+            code=2,
+        )
+    if command is not None and not command:
+        raise CliError(
+            "give the agent's command after `--`, e.g. `acpio registry check "
+            "--launch -- python my_agent.py`",
+            code=2,
+        )
+    if len(words) > 1 or any(word.startswith("-") for word in words):
+        raise CliError(
+            f"expected at most one PATH, got {' '.join(words)!r}; options go before PATH, "
+            "the agent's command after `--`",
+            code=2,
+        )
+    return (words[0] if words else None), command
 
 
 def registry_command(args: argparse.Namespace) -> int:
@@ -369,7 +392,11 @@ def add_registry_parser(commands: Any) -> None:
         "the entry's uvx or npx package is started). Exit code 1 on any problem.",
     )
     check.add_argument(
-        "path", nargs="?", metavar="PATH", help="agent.json or its directory (default ./agent.json)"
+        "target",
+        nargs=argparse.REMAINDER,
+        metavar="[PATH] [-- COMMAND ...]",
+        help="agent.json or its directory (default ./agent.json); after `--`, the agent's "
+        "command for --launch",
     )
     check.add_argument(
         "--timeout",
