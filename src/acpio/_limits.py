@@ -8,7 +8,7 @@ frozen and keyword-only; derive a changed copy with :func:`dataclasses.replace`.
 
 Each limit is reached with a clear error (or, for replay, by dropping the
 oldest), never by memory growth; each class says which error. The defaults are
-promised in the README's "Guarantees" section (pinned by
+promised in docs/guarantees.md (pinned by
 ``tests/reliability/test_limits.py``). The connection defaults are also the
 defaults of :class:`acpio.rpc.Connection`'s keyword arguments, so both layers
 read them from here.

@@ -45,6 +45,12 @@ class Agent:
     Each prompt runs :meth:`prompt` as the session's foreground work; a
     prompt sent while one runs is accepted and queued (its ``messageId`` and
     ``user_message`` go out at once) and runs after the current turn's idle.
+
+    One agent object serves every session of its connection (of the process, with
+    :func:`acpio.run`), so an attribute set on ``self`` is shared by all of them: keep a
+    session's state in a dict keyed by ``session.id`` (filled in :meth:`on_new_session`
+    and :meth:`on_resume_session`, emptied in :meth:`on_close_session`), or in
+    :attr:`acpio.Session.agent_state` to keep it across restarts.
     """
 
     # A class attribute usually; an instance may set its own (adapters name the agent they serve).

@@ -527,9 +527,8 @@ def diff_of(*changes: FileChange) -> Diff:
     changes that have useful text and stays consistent with ``changes``. The
     patch is omitted when no change has text (binary updates, no-op modifies).
     When every change knows its whole texts (made by :func:`file_change`), the
-    item carries them for ACP v1 clients: a
-    :class:`~acpio._protocol.diff_texts.TextsDiff`, encoded and compared exactly
-    as the ``Diff``.
+    item also carries them (old and new text per file) for ACP v1 clients,
+    encoded and compared exactly as the ``Diff``.
     """
     sections = [change.patch for change in changes if change.patch is not None]
     diff = Diff(

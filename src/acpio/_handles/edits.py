@@ -137,7 +137,8 @@ class FileEdit:
     """One proposed file change, shown on its tool call as a diff; apply it once allowed.
 
     Made by :meth:`acpio.ToolCallHandle.propose_edit` (never constructed
-    directly); see :mod:`acpio._handles.edits` for how each guarantee is kept.
+    directly); the "File edits" promise of the Guarantees page says how each
+    guarantee is kept and which test proves it.
 
     * ``operation``: ``"add"``, ``"modify"``, ``"delete"`` or ``"move"``.
     * ``path``: the normalised real path written (for a move, the

@@ -655,7 +655,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         target must be a regular file of at most ``max_bytes`` (or absent for
         an add). The call's content becomes the diff, its locations the real
         path(s), its title ``edit.title`` (or ``title``); nothing is written
-        until :meth:`acpio.FileEdit.apply`. See :mod:`acpio._handles.edits`.
+        until :meth:`acpio.FileEdit.apply`. See :class:`acpio.FileEdit`.
 
         :raises EditRefused: with a sentence for a person, after failing this
             call with it: a relative path, a path outside the roots, not a
