@@ -34,7 +34,7 @@ LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"_handles"}),
     frozenset({"_features"}),
     frozenset({"_agent"}),
-    frozenset({"", "permission", "rpc", "store", "mcp"}),  # "": acpio/__init__.py
+    frozenset({"", "permission", "rpc", "store", "mcp", "auth"}),  # "": acpio/__init__.py
     frozenset({"testing", "remote"}),
     frozenset({"_cli", "adapters"}),  # the doc's "tools"
 )

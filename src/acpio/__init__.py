@@ -18,9 +18,10 @@ rest lives in named submodules, imported with ``acpio``: :mod:`acpio.rpc` (the
 JSON-RPC connection and byte streams, for clients, proxies and custom
 transports), :mod:`acpio.store` (histories and session stores, with
 :class:`~acpio.store.SessionStoreError`), :mod:`acpio.schema` (every protocol
-type), :mod:`acpio.permission` (permission option presets); and, imported by
-name, :mod:`acpio.testing`, :mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote`
-(serving an agent over the remote transport).
+type), :mod:`acpio.permission` (permission option presets), :mod:`acpio.auth`
+(sign-in methods and an API key); and, imported by name, :mod:`acpio.testing`,
+:mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`acpio.remote` (serving an agent over
+the remote transport).
 """
 
 import typing as _typing
@@ -48,6 +49,7 @@ from .schema import ContentBlock as ContentBlock
 from .schema import Implementation as Implementation
 
 if _typing.TYPE_CHECKING:
+    from . import auth as auth
     from . import permission as permission
     from . import store as store
     from ._agent.session import MessageStream as MessageStream
@@ -78,6 +80,7 @@ if _typing.TYPE_CHECKING:
 #: ``run()`` opens, are not needed to answer ``initialize``. The ``TYPE_CHECKING``
 #: imports above say the same to type checkers (tests/test_public_api.py keeps the two equal).
 _LAZY: _typing.Final[dict[str, str]] = {
+    "auth": "acpio.auth",
     "permission": "acpio.permission",
     "store": "acpio.store",
     "MessageStream": "acpio._agent.session",
@@ -139,6 +142,7 @@ __all__ = (
     "SessionLimits",
     "TerminalHandle",
     "ToolCallHandle",
+    "auth",
     "boolean_option",
     "command",
     "diff_of",

@@ -44,6 +44,7 @@ from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
 from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
+from .auth import offered_methods
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
 
@@ -264,7 +265,7 @@ class AgentServer:
             protocol_version=self.protocol_version,
             info=agent.info,
             capabilities=self.capabilities(),
-            auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
+            auth_methods=offered_methods(agent.auth_methods, self.peer) or UNSET,
         )
 
     async def _initialize_v1(self, raw: msgspec.Raw) -> object:
@@ -316,8 +317,34 @@ class AgentServer:
             raise RequestError.invalid_params(
                 f"unknown auth method {request.method_id!r}; offered: {offered}"
             )
+        method = next(
+            m
+            for m in self.agent.auth_methods or ()
+            if not isinstance(m, schema.UnknownVariant) and m.method_id == request.method_id
+        )
+        if isinstance(method, schema.AuthMethodTerminal):
+            # Clients run terminal methods in a terminal; one that asks here afterwards is
+            # told whether that run signed the user in.
+            if not await self.agent.signed_in():
+                raise RequestError.auth_required(_terminal_hint(method))
+            return schema.LoginAuthResponse()
         await self.agent.login(request.method_id)
         return schema.LoginAuthResponse()
+
+    async def check_signed_in(self) -> None:
+        """:raises RequestError: ``auth_required`` while the agent asks for sign-in; the
+        message names every way to sign in (a terminal method with its arguments, also
+        for a client it is not offered to: its user can still run it by hand)."""
+        agent = self.agent
+        if agent.auth_methods and not await agent.signed_in():
+            ways = [
+                _how_to_sign_in(m)
+                for m in agent.auth_methods
+                if not isinstance(m, schema.UnknownVariant)
+            ]
+            raise RequestError.auth_required(
+                "Authentication required: sign in first (" + "; ".join(ways) + ")"
+            )
 
     async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         self.check_auth_method("auth/logout")
@@ -365,6 +392,7 @@ class AgentServer:
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.NewSessionRequest)
+        await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -432,6 +460,7 @@ class AgentServer:
 
     async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
+        await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -707,6 +736,21 @@ def prompt_handler(agent: Agent) -> PromptHandler:
 
 def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:
     return list(value) if isinstance(value, list) else []
+
+
+def _how_to_sign_in(method: schema.AuthMethodAgent | schema.AuthMethodTerminal) -> str:
+    if isinstance(method, schema.AuthMethodAgent):
+        return f"{method.name!r}: auth/login with methodId {method.method_id!r}"
+    args = " ".join(method.args) if isinstance(method.args, list) else ""
+    env = (
+        " ".join(f"{v.name}={v.value}" for v in method.env) if isinstance(method.env, list) else ""
+    )
+    how = " ".join(part for part in (env, "<the agent's command>", args) if part)
+    return f"{method.name!r}: run `{how}` in a terminal"
+
+
+def _terminal_hint(method: schema.AuthMethodTerminal) -> str:
+    return f"Authentication required: sign in outside ACP first ({_how_to_sign_in(method)})"
 
 
 def _directories(value: list[str] | UnsetType | None) -> list[str]:

@@ -25,9 +25,11 @@ import anyio
 import anyio.to_thread
 
 from .. import schema
+from .._errors import SignInError
 from .._limits import AgentLimits
 from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, stdio_streams
+from .auth import requested_terminal_method
 
 if TYPE_CHECKING:
     from .._store.history import SessionStore
@@ -144,7 +146,16 @@ def run(
     and ``ACPIO_STATE_DIR`` change it, ``store=InMemorySessionStore()`` keeps
     them in memory). A store file that cannot be used is reported on stderr
     and the agent serves from memory instead.
+
+    Started with the ``args`` (and ``env``) of one of ``agent.auth_methods``'
+    ``terminal`` methods (an editor's terminal sign-in), it serves nothing: it runs
+    :meth:`Agent.terminal_login` in the terminal and exits, status 0 when signed in,
+    1 with the message of a :class:`~acpio.auth.SignInError`, 130 when interrupted.
     """
+    method = requested_terminal_method(agent.auth_methods, sys.argv[1:], os.environ)
+    if method is not None:
+        _terminal_sign_in(agent, method.method_id, backend)
+        return
     if not logging.getLogger().handlers:
         logging.basicConfig(
             stream=sys.stderr,
@@ -168,6 +179,18 @@ def run(
 
             if isinstance(store, WriterStore):
                 store.close()
+
+
+def _terminal_sign_in(agent: Agent, method_id: str, backend: str) -> None:
+    name = agent.info.name
+    try:
+        anyio.run(agent.terminal_login, method_id, backend=backend)
+    except SignInError as exc:
+        print(f"{name}: sign-in failed: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print(f"\n{name}: sign-in interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:
