@@ -39,13 +39,13 @@ def test_lazy_names_are_what_type_checkers_see() -> None:
         assert isinstance(node, ast.ImportFrom) and node.level == 1
         for alias in node.names:
             assert alias.asname == alias.name
-            module = f"acpio.{node.module}" if node.module else f"acpio.{alias.name}"
+            module = f".{node.module}" if node.module else f".{alias.name}"
             seen[alias.name] = module
     assert seen == lazy
     for name, module in lazy.items():
         value = getattr(acpio, name)
-        expected = importlib.import_module(module)
-        assert value is (expected if module == f"acpio.{name}" else getattr(expected, name))
+        expected = importlib.import_module(module, "acpio")
+        assert value is (expected if module == f".{name}" else getattr(expected, name))
 
 
 def test_all_is_exactly_the_public_names() -> None:

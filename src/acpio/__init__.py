@@ -75,36 +75,37 @@ if _typing.TYPE_CHECKING:
     from ._handles.terminal import TerminalHandle as TerminalHandle
     from ._handles.tool_call import ToolCallHandle as ToolCallHandle
 
-#: The public names loaded on first use (the module that defines each; a submodule is
+#: The public names loaded on first use (the module that defines each, relative to this
+#: package; a submodule is
 #: itself the value): what agent code meets once a session exists, and the stores
 #: ``run()`` opens, are not needed to answer ``initialize``. The ``TYPE_CHECKING``
 #: imports above say the same to type checkers (tests/test_public_api.py keeps the two equal).
 _LAZY: _typing.Final[dict[str, str]] = {
-    "auth": "acpio.auth",
-    "permission": "acpio.permission",
-    "store": "acpio.store",
-    "MessageStream": "acpio._agent.session",
-    "Session": "acpio._agent.session",
-    "CommandInvocation": "acpio._features.commands",
-    "command": "acpio._features.commands",
-    "SessionConfig": "acpio._features.config",
-    "boolean_option": "acpio._features.config",
-    "select_option": "acpio._features.config",
-    "ElicitationResult": "acpio._features.elicitation",
-    "ElicitationUnsupported": "acpio._features.elicitation",
-    "FileChange": "acpio._handles.diff",
-    "diff_of": "acpio._handles.diff",
-    "file_change": "acpio._handles.diff",
-    "file_diff": "acpio._handles.diff",
-    "DEFAULT_MAX_EDIT_BYTES": "acpio._handles.edits",
-    "EditConflict": "acpio._handles.edits",
-    "FileEdit": "acpio._handles.edits",
-    "Outcome": "acpio._handles.permission",
-    "CommandResult": "acpio._handles.terminal",
-    "ExitStatus": "acpio._handles.terminal",
-    "RunningCommand": "acpio._handles.terminal",
-    "TerminalHandle": "acpio._handles.terminal",
-    "ToolCallHandle": "acpio._handles.tool_call",
+    "auth": ".auth",
+    "permission": ".permission",
+    "store": ".store",
+    "MessageStream": "._agent.session",
+    "Session": "._agent.session",
+    "CommandInvocation": "._features.commands",
+    "command": "._features.commands",
+    "SessionConfig": "._features.config",
+    "boolean_option": "._features.config",
+    "select_option": "._features.config",
+    "ElicitationResult": "._features.elicitation",
+    "ElicitationUnsupported": "._features.elicitation",
+    "FileChange": "._handles.diff",
+    "diff_of": "._handles.diff",
+    "file_change": "._handles.diff",
+    "file_diff": "._handles.diff",
+    "DEFAULT_MAX_EDIT_BYTES": "._handles.edits",
+    "EditConflict": "._handles.edits",
+    "FileEdit": "._handles.edits",
+    "Outcome": "._handles.permission",
+    "CommandResult": "._handles.terminal",
+    "ExitStatus": "._handles.terminal",
+    "RunningCommand": "._handles.terminal",
+    "TerminalHandle": "._handles.terminal",
+    "ToolCallHandle": "._handles.tool_call",
 }
 
 __version__ = "0.1.0"
@@ -165,8 +166,8 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'acpio' has no attribute {name!r}")
     import importlib  # noqa: PLC0415
 
-    module = importlib.import_module(module_name)
-    value = module if module_name == f"acpio.{name}" else getattr(module, name)
+    module = importlib.import_module(module_name, __name__)
+    value = module if module_name == f".{name}" else getattr(module, name)
     globals()[name] = value  # later lookups find it without this function
     return value
 
