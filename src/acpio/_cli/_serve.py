@@ -19,7 +19,7 @@ from typing import Any
 from .._errors import SessionStoreError
 from .._limits import RemoteLimits
 from .._store.default_store import open_session_store
-from ..remote import RemoteApp, run_server
+from ..remote import RemoteApp, read_token_file, run_server
 from ..remote._app import AgentSource
 
 __all__ = ["add_serve_parser", "serve_command"]
@@ -54,6 +54,13 @@ def add_serve_parser(commands: Any) -> None:
         "variable",
     )
     serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="require `Authorization: Bearer <token>` with a token of this file, one "
+        "`PRINCIPAL TOKEN` per line (`#` comments); each principal sees only its own "
+        "sessions. The file must not be accessible to group or others (chmod 600)",
+    )
+    serve.add_argument(
         "--allow-origin",
         action="append",
         default=[],
@@ -65,6 +72,15 @@ def add_serve_parser(commands: Any) -> None:
     )
     serve.add_argument(
         "--max-connections", type=int, default=RemoteLimits().max_connections, metavar="N"
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=RemoteLimits().max_sessions,
+        metavar="N",
+        help="sessions attached across all connections at once (default "
+        f"{RemoteLimits().max_sessions}); session/new, load, resume and fork beyond it "
+        "are refused",
     )
     serve.add_argument(
         "--max-body-size",
@@ -119,7 +135,12 @@ def serve_command(args: argparse.Namespace) -> int:
     try:
         host, port = _split_listen(args.listen)
         source = _load_target(args.target)
+        if args.token_env and args.token_file:
+            raise ValueError("give --token-env or --token-file, not both")
+        if args.max_sessions < 1:
+            raise ValueError(f"--max-sessions must be at least 1, got {args.max_sessions}")
         token = _token(args.token_env)
+        tokens = read_token_file(args.token_file) if args.token_file else None
         store = open_session_store(args.store)
     except (ValueError, SessionStoreError) as error:
         print(f"acpio serve: {error}", file=sys.stderr)
@@ -128,9 +149,14 @@ def serve_command(args: argparse.Namespace) -> int:
         source,
         store=store,
         token=token,
+        tokens=tokens,
         allowed_origins=args.allow_origin,
         affinity_cookie=args.affinity_cookie,
-        limits=RemoteLimits(max_connections=args.max_connections, max_body_size=args.max_body_size),
+        limits=RemoteLimits(
+            max_connections=args.max_connections,
+            max_sessions=args.max_sessions,
+            max_body_size=args.max_body_size,
+        ),
     )
 
     def ready(bound_host: str, bound_port: int) -> None:

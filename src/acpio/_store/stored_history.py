@@ -680,16 +680,23 @@ class StoredRecord(SessionRecord):
 
 # Writer operations besides recorded items. Plain classes: dataclasses cost import time.
 class Create:
-    __slots__ = ("cwd", "directories", "owner", "session_id", "updated_at")
+    __slots__ = ("cwd", "directories", "owner", "principal", "session_id", "updated_at")
 
     def __init__(
-        self, session_id: str, cwd: str, directories: str, updated_at: str, owner: tuple[int, str]
+        self,
+        session_id: str,
+        cwd: str,
+        directories: str,
+        updated_at: str,
+        owner: tuple[int, str],
+        principal: str | None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
         self.directories = directories
         self.updated_at = updated_at
         self.owner = owner
+        self.principal = principal
 
 
 class Meta:

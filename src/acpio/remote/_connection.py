@@ -44,6 +44,7 @@ from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, memory_stream_pair
 from .._session.updates import ClientConnection
 from .._store.history import SessionStore
+from .._store.principal_store import PrincipalStore
 
 __all__ = [
     "CONNECTION_ROUTE",
@@ -337,6 +338,7 @@ class _Pending(msgspec.Struct):
     route: Route
     method: str
     session_id: str | None
+    reserved: bool = False  # holds one of the registry's session slots until answered
 
 
 Transport = Literal["http", "websocket"]
@@ -360,11 +362,19 @@ class RemoteConnection:
         agent_limits: AgentLimits,
         limits: RemoteLimits,
         registry: ConnectionRegistry,
+        principal: str | None = None,
     ) -> None:
         self.id = secrets.token_urlsafe(24)
         self.transport: Transport = transport
+        #: Who opened the connection (``None``: no principal, every session); its
+        #: agent sees only this principal's sessions.
+        self.principal = principal
         self._agent = agent
-        self._store = store
+        self._store = (
+            PrincipalStore(store, principal)
+            if store is not None and principal is not None
+            else store
+        )
         self._agent_limits = agent_limits
         self._limits = limits
         self._registry = registry
@@ -374,6 +384,8 @@ class RemoteConnection:
         self.session_streams: dict[str, Outbox] = {}
         self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
+        #: Session slots of the registry held by requests not answered yet.
+        self.reserved = 0
         self._pending: dict[tuple[str, Id], _Pending] = {}
         self._client_routes: dict[tuple[str, Id], Route] = {}
         self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
@@ -528,21 +540,26 @@ class RemoteConnection:
             pending = self._pending.pop(key, None)
             if pending is not None:
                 route = pending.route
-                if message.error is None:
-                    self._note_success(pending, message)
+                attached = message.error is None and self._note_success(pending, message)
+                if pending.reserved:
+                    self.reserved -= 1
+                    if not attached:  # the slot held for it goes back
+                        self._registry.sessions -= 1
         elif message is not None:
             route = message.session_id
             if message.is_request:
                 self._client_routes[_key(message.id)] = route  # type: ignore[arg-type]
         return self.deliver(route, line)
 
-    def _note_success(self, pending: _Pending, message: ClientMessage) -> None:
+    def _note_success(self, pending: _Pending, message: ClientMessage) -> bool:
+        """Note what a successful answer changed; True when it attached a session."""
         if pending.method == "session/close" and pending.session_id is not None:
-            self.attached.discard(pending.session_id)
-            self._registry.session_count_changed()
-            return
+            if pending.session_id in self.attached:
+                self.attached.discard(pending.session_id)
+                self._registry.sessions -= 1
+            return False
         if pending.method not in _ATTACHING:
-            return
+            return False
         session_id = pending.session_id
         if session_id is None and message.result:
             try:
@@ -552,7 +569,10 @@ class RemoteConnection:
             session_id = ref.sessionId if isinstance(ref.sessionId, str) else None
         if session_id is not None and session_id not in self.attached:
             self.attached.add(session_id)
-            self._registry.session_count_changed()
+            if not pending.reserved:  # (always reserved when the app admitted it)
+                self._registry.sessions += 1
+            return True
+        return False
 
     def deliver(self, route: Route, line: bytes) -> Outbox | None:
         """Queue ``line`` on the stream for ``route``; the outbox it went to, if any."""
@@ -598,15 +618,42 @@ class RemoteConnection:
         await done.wait()
         return self.initialize_answer
 
-    def track_request(self, message: ClientMessage, route: Route) -> None:
-        """Remember where the answer to a client request goes."""
+    def admit_session(self, message: ClientMessage) -> bool | None:
+        """Count a request that may attach a session (``session/new``, ``load``,
+        ``resume``, ``fork``) against the server's session limit now, before it is
+        answered: True when counted, ``None`` when there is nothing to count (its
+        session is attached here already), False (nothing counted) when the server
+        is full. Pass the answer to :meth:`track_request` as ``reserved``.
+
+        The slot is the session's once it attached, and given back when the
+        request fails or attached nothing new.
+        """
+        if message.session_id in self.attached:
+            return None
+        if not self._registry.reserve():
+            return False
+        self.reserved += 1
+        return True
+
+    def track_request(
+        self, message: ClientMessage, route: Route, *, reserved: bool | None = None
+    ) -> None:
+        """Remember where the answer to a client request goes (and the session slot
+        :meth:`admit_session` counted for it, when ``reserved``)."""
+        reserved = bool(reserved)
         if not message.is_request:
             return
         assert message.method is not None
         answer_route = CONNECTION_ROUTE if message.method == "session/load" else route
-        self._pending[_key(message.id)] = _Pending(  # type: ignore[arg-type]
-            answer_route, message.method, message.session_id
-        )
+        key = _key(message.id)  # type: ignore[arg-type]
+        previous = self._pending.get(key)
+        if previous is not None and previous.reserved:
+            # A duplicate id (the agent refuses it): the earlier request keeps its slot.
+            if reserved:
+                self.reserved -= 1
+                self._registry.sessions -= 1
+            return
+        self._pending[key] = _Pending(answer_route, message.method, message.session_id, reserved)
 
     def response_route(self, message: ClientMessage) -> tuple[bool, Route]:
         """Whether the agent asked what ``message`` answers, and on which route it asked."""
@@ -662,7 +709,14 @@ class RemoteConnection:
 
 
 class ConnectionRegistry:
-    """The connections of one server process, by id, with the process-wide counts."""
+    """The connections of one server process, by id, with the process-wide counts.
+
+    ``sessions`` counts, in O(1) per change, every session attached to a
+    connection plus every slot held by a request that may attach one and is
+    not answered yet (:meth:`RemoteConnection.admit_session`): a session is
+    counted when admitted, so concurrent requests never overshoot
+    ``max_sessions``.
+    """
 
     def __init__(self, limits: RemoteLimits) -> None:
         self.limits = limits
@@ -679,14 +733,19 @@ class ConnectionRegistry:
         return None if connection is None or connection.closing else connection
 
     def forget(self, connection: RemoteConnection) -> None:
-        """Drop a finished connection."""
+        """Drop a finished connection, with its sessions and the slots it held."""
         if self.connections.get(connection.id) is connection:
             del self.connections[connection.id]
-        self.session_count_changed()
+            self.sessions -= len(connection.attached) + connection.reserved
+            connection.attached.clear()
+            connection.reserved = 0
 
-    def session_count_changed(self) -> None:
-        """Recount the sessions attached across connections."""
-        self.sessions = sum(c.session_count for c in self.connections.values())
+    def reserve(self) -> bool:
+        """Count one more session unless the limit is reached; False then."""
+        if self.sessions >= self.limits.max_sessions:
+            return False
+        self.sessions += 1
+        return True
 
     @property
     def full(self) -> bool:
