@@ -17,8 +17,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from acpio._store.postgres_store import MIGRATIONS as PG_MIGRATIONS
 from acpio._store import sqlite_store
+from acpio._store.postgres_store import MIGRATIONS as PG_MIGRATIONS
 from acpio._store.principal_store import PrincipalStore
 from acpio._store.sqlite_store import MIGRATIONS as SQLITE_MIGRATIONS
 from acpio._store.sqlite_store import SCHEMA_VERSION
@@ -35,9 +35,7 @@ StoreFactory = Callable[[], SessionStore]
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
-async def stores(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[StoreFactory]:
+async def stores(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreFactory]:
     """Makes stores sharing one place (a second one is another process's, a replica)."""
     made: list[SessionStore] = []
     memory = InMemorySessionStore()

@@ -23,7 +23,8 @@ def _write(path: Path, text: str, mode: int = 0o600) -> Path:
 def test_each_line_names_a_principal_and_its_token(tmp_path: Path) -> None:
     path = _write(
         tmp_path / "tokens",
-        "# who may connect\n\nalice  s3cret-a\n  bob\ts3cret-b  \n#carol s3cret-c\nalice s3cret-a2\n",
+        "# who may connect\n\nalice  s3cret-a\n  bob\ts3cret-b  \n"
+        "#carol s3cret-c\nalice s3cret-a2\n",
     )
     assert read_token_file(path) == {
         "s3cret-a": "alice",
@@ -62,7 +63,7 @@ def test_a_file_others_may_access_is_refused(tmp_path: Path, mode: int) -> None:
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="cannot read the token file .*nowhere"):
+    with pytest.raises(ValueError, match=r"cannot read the token file .*nowhere"):
         read_token_file(tmp_path / "nowhere")
 
 

@@ -14,7 +14,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .._errors import SessionStoreError
 from .._limits import RemoteLimits
@@ -130,17 +130,27 @@ def _token(variable: str | None) -> str | None:
     return token
 
 
+def _refuse(message: str) -> NoReturn:
+    raise ValueError(message)
+
+
+def _tokens(args: argparse.Namespace) -> tuple[str | None, dict[str, str] | None]:
+    """The one shared token (``--token-env``) or the principals' tokens (``--token-file``)."""
+    if args.token_env and args.token_file:
+        _refuse("give --token-env or --token-file, not both")
+    if args.token_file:
+        return None, read_token_file(args.token_file)
+    return _token(args.token_env), None
+
+
 def serve_command(args: argparse.Namespace) -> int:
     """Run ``acpio serve``; returns the exit code."""
     try:
         host, port = _split_listen(args.listen)
         source = _load_target(args.target)
-        if args.token_env and args.token_file:
-            raise ValueError("give --token-env or --token-file, not both")
+        token, tokens = _tokens(args)
         if args.max_sessions < 1:
-            raise ValueError(f"--max-sessions must be at least 1, got {args.max_sessions}")
-        token = _token(args.token_env)
-        tokens = read_token_file(args.token_file) if args.token_file else None
+            _refuse(f"--max-sessions must be at least 1, got {args.max_sessions}")
         store = open_session_store(args.store)
     except (ValueError, SessionStoreError) as error:
         print(f"acpio serve: {error}", file=sys.stderr)

@@ -689,6 +689,7 @@ class Create:
         directories: str,
         updated_at: str,
         owner: tuple[int, str],
+        *,
         principal: str | None,
     ) -> None:
         self.session_id = session_id

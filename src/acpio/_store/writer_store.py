@@ -167,7 +167,7 @@ class WriterStore(Generic[C]):
                 json_encode(record.additional_directories).decode(),
                 record.updated_at,
                 current_owner(),
-                principal,
+                principal=principal,
             )
         )
         history.attach()
