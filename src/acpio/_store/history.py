@@ -33,7 +33,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 import msgspec
 
@@ -535,8 +535,33 @@ class InMemoryHistory:
     ``limits.records`` records are kept; beyond that the oldest is dropped.
     """
 
+    #: Which method folds each kind of update, by exact class (dispatch on the class:
+    #: this runs for every update a session sends). A subclass may add kinds.
+    FOLDS: ClassVar[dict[type, str]] = {
+        schema.ToolCallContentChunk: "_fold_content_chunk",
+        schema.ToolCallUpdate: "_merge_tool_call",
+        schema.TerminalUpdate: "_merge_terminal",
+        schema.TerminalOutputChunk: "_fold_terminal_chunk",
+        schema.PlanUpdate: "_fold_plan",
+        schema.UserMessageChunk: "_fold_chunk",
+        schema.AgentMessageChunk: "_fold_chunk",
+        schema.AgentThoughtChunk: "_fold_chunk",
+        schema.UserMessage: "_fold_message",
+        schema.AgentMessage: "_fold_message",
+        schema.AgentThought: "_fold_message",
+        schema.UsageUpdate: "_fold_usage",
+        schema.SessionInfoUpdate: "_fold_session_info",
+        schema.AvailableCommandsUpdate: "_fold_latest",
+        schema.ConfigOptionUpdate: "_fold_latest",
+        **dict.fromkeys(NOT_RECORDED, "_fold_skip"),
+    }
+    #: :attr:`FOLDS` resolved on the class, once per class (not per history: a history
+    #: of an idle session stays small).
+    _fold: ClassVar[dict[type, Callable[[Any, Any], None]]]
+
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
+        cls._fold = {kind: getattr(cls, name) for kind, name in cls.FOLDS.items()}
         if cls.record is not InMemoryHistory.record:
             # It changes record() but not a text shortcut: those chunks go through record().
             # (A class that changes a shortcut's slow path, add_*_text, folds text itself.)
@@ -568,26 +593,6 @@ class InMemoryHistory:
         # and how many characters they hold: bounded by limits.diff_text_chars.
         self._texts: dict[int, tuple[schema.Diff, int]] = {}
         self._texts_size = 0
-        # Dispatch on the exact class: this runs for every update a session sends.
-        self._fold: dict[type, Callable[[Any], None]] = {
-            schema.ToolCallContentChunk: self._fold_content_chunk,
-            schema.ToolCallUpdate: self._merge_tool_call,
-            schema.TerminalUpdate: self._merge_terminal,
-            schema.TerminalOutputChunk: self._fold_terminal_chunk,
-            schema.PlanUpdate: self._fold_plan,
-            schema.UserMessageChunk: self._fold_chunk,
-            schema.AgentMessageChunk: self._fold_chunk,
-            schema.AgentThoughtChunk: self._fold_chunk,
-            schema.UserMessage: self._fold_message,
-            schema.AgentMessage: self._fold_message,
-            schema.AgentThought: self._fold_message,
-            schema.UsageUpdate: self._fold_usage,
-            schema.SessionInfoUpdate: self._fold_session_info,
-            schema.AvailableCommandsUpdate: self._fold_latest,
-            schema.ConfigOptionUpdate: self._fold_latest,
-        }
-        for skipped in NOT_RECORDED:
-            self._fold[skipped] = self._fold_skip
 
     def _add(self, key: tuple[str, str], value: object) -> None:
         """Keep a new record (the key is not in use), dropping the oldest at the limit."""
@@ -607,7 +612,7 @@ class InMemoryHistory:
                 return
             self._other(update)
             return
-        fold(update)
+        fold(self, update)
 
     def _other(self, update: object) -> None:
         self._sequence += 1
@@ -852,6 +857,11 @@ class InMemoryHistory:
         """One complete update per record, in first-seen order (copies: records keep changing)."""
         for value in list(self._records.values()):
             yield replay_record(value)
+
+
+InMemoryHistory._fold = {  # pyright: ignore[reportPrivateUsage]
+    kind: getattr(InMemoryHistory, name) for kind, name in InMemoryHistory.FOLDS.items()
+}
 
 
 def replay_record(value: object) -> schema.SessionUpdate:
