@@ -131,6 +131,7 @@ class AgentServer:
         session_connection: SessionConnection | None = None,
     ) -> None:
         self.agent = agent
+        self._prompt_handler: Final = prompt_handler(agent)  # one for every session
         self._session_connection = session_connection
         self.work_group = work_group
         self.store = store
@@ -319,7 +320,7 @@ class AgentServer:
             connection=connection,
             task_group=self.work_group,
             history=record.history,
-            prompt_handler=prompt_handler(self.agent),
+            prompt_handler=self._prompt_handler,
             additional_directories=record.additional_directories,
             mcp_servers=mcp_servers,
             limits=self.limits.session,
