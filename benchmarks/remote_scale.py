@@ -172,12 +172,10 @@ async def run(kind: str, args: argparse.Namespace) -> dict[str, float]:
         if sum(len(sessions) for _, sessions in opened) != total:
             raise RuntimeError("not every session was created")
         chosen = opened[: args.turns]
+        text = f"reply {args.reply}"
         async with asyncio.timeout(args.timeout):
-            latencies = sorted(
-                await asyncio.gather(
-                    *(client.turn(sessions[0], f"reply {args.reply}") for client, sessions in chosen)
-                )
-            )
+            turns = [client.turn(sessions[0], text) for client, sessions in chosen]
+            latencies = sorted(await asyncio.gather(*turns))
         peak = _rss(pid, "VmHWM")
         for client, _ in opened:
             await client.close()

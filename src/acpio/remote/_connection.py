@@ -28,7 +28,6 @@ until the client reattaches it.
 
 from __future__ import annotations
 
-import collections
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -158,13 +157,14 @@ class Outbox:
     """
 
     def __init__(self, on_release: Callable[[Outbox], None] | None = None) -> None:
-        self._queue: collections.deque[bytes] = collections.deque()
+        self._queue: list[bytes] = []
         self.buffered = 0
         self.has_receiver = False
         self.closed = False
-        self._ready = anyio.Event()
-        self._room = anyio.Event()
-        self._released = anyio.Event()
+        # Made by whoever waits (an idle stream holds none: each costs about 1 KiB).
+        self._ready: anyio.Event | None = None
+        self._room: anyio.Event | None = None
+        self._released: anyio.Event | None = None
         self.waiting = 0
         self.gate: SessionGate | None = None
         self._on_release = on_release
@@ -175,7 +175,8 @@ class Outbox:
             return
         self._queue.append(line)
         self.buffered += len(line)
-        self._ready.set()
+        if self._ready is not None:
+            self._ready.set()
 
     def acquire(self) -> bool:
         """Become this stream's receiver; ``False`` when it already has one."""
@@ -194,8 +195,8 @@ class Outbox:
         try:
             with anyio.move_on_after(seconds):
                 while not self.acquire():
-                    self._released = anyio.Event()
-                    await self._released.wait()
+                    released = self._released = anyio.Event()
+                    await released.wait()
                 return True
             return False
         finally:
@@ -204,7 +205,8 @@ class Outbox:
     def release(self) -> None:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
-        self._released.set()
+        if self._released is not None:
+            self._released.set()
         if self._on_release is not None:
             self._on_release(self)
 
@@ -213,12 +215,13 @@ class Outbox:
         while not self._queue:
             if self.closed:
                 return None
-            self._ready = anyio.Event()
-            await self._ready.wait()
-        batch = list(self._queue)
-        self._queue.clear()
+            ready = self._ready = anyio.Event()
+            await ready.wait()
+        batch = self._queue
+        self._queue = []
         self.buffered = 0
-        self._room.set()
+        if self._room is not None:
+            self._room.set()
         if self.gate is not None:
             self.gate.open()
         return batch
@@ -226,14 +229,15 @@ class Outbox:
     async def wait_for_room(self, limit: int) -> None:
         """Return once at most ``limit`` bytes are queued (or the outbox is closed)."""
         while self.buffered > limit and not self.closed:
-            self._room = anyio.Event()
-            await self._room.wait()
+            room = self._room = anyio.Event()
+            await room.wait()
 
     def close(self) -> None:
         """No more messages; the receiver gets what is queued, then the end."""
         self.closed = True
-        self._ready.set()
-        self._room.set()
+        for event in (self._ready, self._room):
+            if event is not None:
+                event.set()
 
     def discard(self) -> None:
         """Close and drop what is queued (the connection is gone)."""
@@ -390,7 +394,8 @@ class RemoteConnection:
         self._client_routes: dict[tuple[str, Id], Route] = {}
         self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
         self.initialize_answer: bytes | None = None
-        self._send_lock = anyio.Lock()
+        # Over WebSocket one task sends (the socket's reader): no lock needed.
+        self._send_lock = anyio.Lock() if transport == "http" else None
         self.closing = False
         self.closed = False
         self.finished = anyio.Event()
@@ -672,6 +677,9 @@ class RemoteConnection:
         if b"\n" in body or b"\r" in body:
             body = body.replace(b"\r", b" ").replace(b"\n", b" ")
         self.last_activity = anyio.current_time()
+        if self._send_lock is None:
+            await self._side.send.send(body + b"\n")
+            return
         async with self._send_lock:
             await self._side.send.send(body + b"\n")
 
