@@ -1,4 +1,4 @@
-"""Render the README's picture of `acpio demo` into docs/demo.svg (or the path given).
+"""Render the picture of `acpio demo` (docs/cli.md) into docs/demo.svg (or the path given).
 
 Runs the demo exactly as `acpio demo --svg` does, in a fixed project directory
 (so the picture does not change from one run to the next), and saves what it

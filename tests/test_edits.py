@@ -21,6 +21,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
+from docs_pages import blocks as page_blocks
+from docs_pages import text as page_text
 
 import acpio
 from acpio import schema
@@ -535,16 +537,14 @@ async def test_a_cancelled_caller_never_waits_for_a_stuck_thread() -> None:
 
 
 def readme_block(heading: str) -> str:
-    """The first ``python`` code block after ``heading`` in README.md."""
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = text[text.index(f"\n{heading}\n") :]
-    start = section.index("```python\n") + len("```python\n")
-    return section[start : section.index("\n```", start)]
+    """The first ``python`` code block of the page docs/edits.md (titled ``heading``)."""
+    (block, *_) = page_blocks("docs/edits.md", "python", within=heading)
+    return block.code
 
 
 async def test_the_readme_example_runs(proj: Path) -> None:
     namespace: dict[str, object] = {"__name__": "readme_safe_edits"}
-    exec(compile(readme_block("## Safe file edits"), "README.md", "exec"), namespace)
+    exec(compile(readme_block("# Safe file edits"), "docs/edits.md", "exec"), namespace)
     agent_class = namespace["WriteAgent"]
     assert isinstance(agent_class, type) and issubclass(agent_class, acpio.Agent)
     (proj / "link").symlink_to("../outside")
@@ -562,8 +562,8 @@ async def test_the_readme_example_runs(proj: Path) -> None:
 
 
 def test_the_readme_promise_names_tests_that_exist() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    promise = readme[readme.index("**File edits.**") : readme.index("**No leaks.**")]
+    page = page_text("docs/guarantees.md")
+    promise = page[page.index("**File edits.**") : page.index("**No leaks.**")]
     named = set(re.findall(r"\b(test_\w+)`", promise)) - {"test_edits", "test_edit_safety"}
     here = Path(__file__).resolve().parent
     sources = "".join(

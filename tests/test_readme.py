@@ -1,53 +1,32 @@
-"""Every code block of README.md runs here, verbatim (the text is read from the file).
+"""The README's agent and the MCP page's tool agent, driven further than running them.
 
-Python blocks are run as modules (their ``if __name__ == "__main__"`` part as
-a real subprocess where the block is an agent); the agents they define are
-driven by the testing kit on asyncio and trio, the README's own test file runs
-under pytest with the README's own ``conftest.py``. Shell blocks name
-commands; each is checked to exist (running them would install environments
-or run this very suite).
+Every block of every page already runs in ``tests/test_docs_blocks.py`` (the README's
+own tests with pytest, its commands checked); here the README's shell agent is driven by
+the testing kit on asyncio and trio, in-process and as a real subprocess, and the tool
+agent of docs/mcp.md calls a real MCP server. The blocks are read verbatim from the pages.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shlex
-import subprocess
 import sys
-import textwrap
 import types
 from pathlib import Path
 
 import anyio
 import pytest
+from docs_pages import blocks, python
 
 import acpio
 from acpio import schema
-from acpio._cli import _parser  # the acpio command's own argument parser
 from acpio.testing import MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
 
-ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 MCP_SERVERS = Path(__file__).with_name("mcp") / "mcp_servers.py"
-_FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```$", re.DOTALL | re.MULTILINE)
 
 
-def blocks(language: str) -> list[str]:
-    """The README's code blocks in ``language``, dedented, in order."""
-    text = README.read_text(encoding="utf-8")
-    return [
-        textwrap.dedent(match.group(3))
-        for match in _FENCE.finditer(text)
-        if match.group(2) == language
-    ]
-
-
-def block(*, containing: str) -> str:
-    (found,) = [code for code in blocks("python") if containing in code]
-    return found
+def block(*, containing: str, page: str = "README.md") -> str:
+    return python(page, containing=containing)
 
 
 def load(code: str, name: str) -> types.ModuleType:
@@ -57,48 +36,14 @@ def load(code: str, name: str) -> types.ModuleType:
     return module
 
 
-def test_the_readme_has_the_blocks_these_tests_run() -> None:
-    python = blocks("python")
-    assert len(python) >= 5
-    assert sum("class ShellAgent" in code for code in python) == 1
-    assert sum(code.startswith("# tool_agent.py") for code in python) == 1
-
-
-def named_blocks() -> dict[str, str]:
-    """The blocks that say which file they are (a first line ``# name.py``)."""
-    named = {}
-    for code in blocks("python"):
-        first = code.splitlines()[0]
-        match = re.fullmatch(r"# (\w+\.py)\b.*", first)
-        if match:
-            named[match.group(1)] = code
-    return named
-
-
-@pytest.mark.parametrize("index", range(len(blocks("python"))))
-def test_every_python_block_runs_as_a_module(
-    index: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A block may import another by the file name it gives (the test imports the agent).
-    for name, code in named_blocks().items():
-        (tmp_path / name).write_text(code, encoding="utf-8")
-        monkeypatch.delitem(sys.modules, name[:-3], raising=False)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    load(blocks("python")[index], f"readme_block_{index}")
-
-
-def test_every_shell_command_exists() -> None:
-    for code in blocks("sh"):
-        for line in code.splitlines():
-            words = shlex.split(line, comments=True)
-            if not words:
-                continue
-            if words[0] == "bash":
-                assert (ROOT / words[1]).is_file(), line
-            else:
-                assert words[0] == "acpio", line
-                parsed = _parser().parse_args(words[1:])  # exits on an unknown command
-                assert parsed.command == words[1], line
+def test_the_pages_have_the_blocks_these_tests_run() -> None:
+    readme = [b.code for b in blocks("README.md", "python")]
+    assert sum("class ShellAgent" in code for code in readme) == 1
+    assert readme[0].startswith("# shell_agent.py") and readme[1].startswith(
+        "# test_shell_agent.py"
+    )
+    mcp = [b.code for b in blocks("docs/mcp.md", "python")]
+    assert sum(code.startswith("# tool_agent.py") for code in mcp) == 1
 
 
 # ---------------------------------------------------------------- the headline agent
@@ -190,33 +135,11 @@ async def test_the_shell_agent_ends_the_call_cancelled_when_the_client_goes_whil
     assert [u["status"] for u in updates if "status" in u][-1] == "cancelled"
 
 
-# ------------------------------------------------------------ the testing section
-
-
-def test_the_greeter_agent_and_its_tests_run_verbatim(tmp_path: Path) -> None:
-    named = named_blocks()
-    (tmp_path / "greeter_agent.py").write_text(named["greeter_agent.py"])
-    (tmp_path / "test_greeter_agent.py").write_text(named["test_greeter_agent.py"])
-    (tmp_path / "conftest.py").write_text(block(containing='params=["asyncio", "trio"]'))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-        cwd=tmp_path,
-        env={**env, "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "8 passed" in done.stdout, done.stdout
-
-
 # ------------------------------------------------------------------- the MCP section
 
 
 async def test_the_mcp_tool_agent_calls_a_real_server(tmp_path: Path) -> None:
-    module = load(block(containing="# tool_agent.py"), "readme_tool_agent")
+    module = load(block(containing="# tool_agent.py", page="docs/mcp.md"), "mcp_tool_agent")
     server = schema.McpServerStdio(
         name="calc", command=sys.executable, args=[str(MCP_SERVERS), "stdio"]
     )

@@ -1,4 +1,4 @@
-"""The README's config option and elicitation sections run as written (both backends).
+"""The config option and elicitation sections of docs/agents.md run as written (both backends).
 
 Each ``python`` block of those sections names its file on its first line
 (``# model_agent.py``); the blocks are written to a directory as is and their
@@ -7,14 +7,14 @@ tests run there with pytest, on asyncio and trio, the way a reader would run the
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from docs_pages import blocks
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = "docs/agents.md"
 SECTIONS = ("## Config options and slash commands", "## Asking the user (elicitation)")
 CONFTEST = """
 import pytest
@@ -25,25 +25,16 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 """
 
 
-def _section(text: str, heading: str) -> str:
-    start = text.index(heading + "\n")
-    end = text.find("\n## ", start + len(heading))
-    return text[start : end if end >= 0 else len(text)]
-
-
 def _files(heading: str) -> dict[str, str]:
-    blocks = re.findall(r"```python\n(.*?)```", _section(README.read_text(), heading), re.S)
     files: dict[str, str] = {}
-    for block in blocks:
-        first = block.splitlines()[0]
-        match = re.fullmatch(r"# (\w+\.py)", first)
-        assert match, f"a README block of {heading!r} does not name its file: {first!r}"
-        files[match.group(1)] = block
+    for block in blocks(PAGE, "python", within=heading):
+        assert block.file_name, f"a block of {heading!r} does not name its file: {block}"
+        files[block.file_name] = block.code
     return files
 
 
 @pytest.mark.parametrize("heading", SECTIONS)
-def test_readme_section_runs_as_written(heading: str, tmp_path: Path) -> None:
+def test_the_section_runs_alone_as_written(heading: str, tmp_path: Path) -> None:
     files = _files(heading)
     assert any(name.startswith("test_") for name in files), "the section shows no tests"
     for name, code in files.items():

@@ -1,4 +1,4 @@
-"""The README's LLM loop section runs as written (both backends).
+"""The LLM loop of docs/llm.md runs as written (both backends).
 
 Its ``python`` blocks name their files on their first line (``# llm_loop.py``);
 they are written to a directory as is and their tests run there with pytest, on
@@ -8,18 +8,17 @@ a real ACP agent over stdio.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from docs_pages import named_files
 
 from acpio.testing import MockClient, PermissionPolicy
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-HEADING = "## An LLM agent (tools in, output back to the model)"
+PAGE = "docs/llm.md"
 CONFTEST = """
 import pytest
 
@@ -30,17 +29,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 
 
 def _files() -> dict[str, str]:
-    text = README.read_text()
-    start = text.index(HEADING + "\n")
-    end = text.find("\n## ", start + len(HEADING))
-    section = text[start : end if end >= 0 else len(text)]
-    files: dict[str, str] = {}
-    for block in re.findall(r"```python\n(.*?)```", section, re.S):
-        first = block.splitlines()[0]
-        match = re.fullmatch(r"# (\w+\.py)", first)
-        assert match, f"a README block of the LLM section does not name its file: {first!r}"
-        files[match.group(1)] = block
-    return files
+    return named_files(PAGE)
 
 
 def test_the_llm_loop_section_runs_as_written(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The README's "Durable agent state" example, run as written, on both backends.
+"""The "Durable agent state" example of docs/sessions.md, run as written, on both backends.
 
 The agent saves its notes in a SQLite store in the test's directory; the
 session is reopened from a new store on the same file (what a restarted
@@ -7,11 +7,10 @@ process sees) with v2 ``session/resume`` and v1 ``session/load``.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from support import REPO
+from docs_pages import blocks
 
 import acpio
 from acpio.store import SqliteSessionStore
@@ -21,12 +20,9 @@ pytestmark = pytest.mark.anyio
 
 
 def readme_agent() -> type[acpio.Agent]:
-    text = (REPO / "README.md").read_text()
-    section = text[text.index("### Durable agent state\n") :]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None
+    (block, *_) = blocks("docs/sessions.md", "python", within="## Durable agent state")
     namespace: dict[str, object] = {"__name__": "readme_state_example"}
-    exec(compile(match.group(1), "README.md", "exec"), namespace)
+    exec(compile(block.code, str(block), "exec"), namespace)
     agent = namespace["NotesAgent"]
     assert isinstance(agent, type) and issubclass(agent, acpio.Agent)
     return agent

@@ -1,12 +1,11 @@
-"""The README's "Command output for the model" example, run as written, on both backends."""
+"""The "Command output for the model" example of docs/tools.md, run as written, on both backends."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from support import REPO
+from docs_pages import blocks
 
 import acpio
 from acpio.testing import MockClient, PermissionPolicy
@@ -15,17 +14,16 @@ pytestmark = pytest.mark.anyio
 
 
 def readme_block(heading: str) -> str:
-    """The first Python code block after ``heading`` in the README."""
-    text = (REPO / "README.md").read_text()
-    section = text[text.index(heading) :]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None
-    return match.group(1)
+    """The first Python code block of ``heading`` in docs/tools.md."""
+    (block, *_) = blocks("docs/tools.md", "python", within=heading)
+    return block.code
 
 
 def readme_agent() -> type[acpio.Agent]:
     namespace: dict[str, object] = {"__name__": "readme_example"}
-    exec(compile(readme_block("### Command output for the model"), "README.md", "exec"), namespace)
+    exec(
+        compile(readme_block("## Command output for the model"), "docs/tools.md", "exec"), namespace
+    )
     agent = namespace["ModelShellAgent"]
     assert isinstance(agent, type) and issubclass(agent, acpio.Agent)
     return agent

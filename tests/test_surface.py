@@ -147,7 +147,7 @@ def test_the_limits_nest_under_agent_limits() -> None:
 
 
 def test_documented_default_history_limits() -> None:
-    # Promised in the README's "Where sessions live" and in docs/session-store.md.
+    # Promised in docs/sessions.md and in docs/session-store.md.
     history = acpio.AgentLimits().history
     assert history.records == 10_000
     assert history.terminal_bytes == 1024 * 1024

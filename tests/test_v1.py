@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import anyio
 import anyio.lowlevel
 import pytest
+from docs_pages import blocks
 from hypothesis import given
 from hypothesis import strategies as st
 from support import load_example
@@ -719,11 +720,9 @@ def test_interleaved_patches_and_chunks_stay_linear() -> None:
 
 
 def test_readme_editor_snippets_are_json_that_launch_an_example() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Editors", 1)[1].split("\n## ", 1)[0]
-    blocks = [b.split("```", 1)[0] for b in section.split("```json\n")[1:]]
-    assert len(blocks) == 2
-    for block in blocks:
+    found = [block.code for block in blocks("docs/editors.md", "json")]
+    assert len(found) == 2
+    for block in found:
         (server,) = json.loads(block)["agent_servers"].values()
         assert server["args"][0].endswith("examples/shell_agent.py")
         assert (Path(__file__).resolve().parents[1] / "examples/shell_agent.py").exists()

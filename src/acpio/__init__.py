@@ -23,15 +23,13 @@ name, :mod:`acpio.testing`, :mod:`acpio.mcp`, :mod:`acpio.adapters` and :mod:`ac
 (serving an agent over the remote transport).
 """
 
-from . import permission as permission
+import typing as _typing
+
 from . import rpc as rpc
 from . import schema as schema
-from . import store as store
 from ._agent.agent import Agent as Agent
 from ._agent.serve import run as run
 from ._agent.serve import serve as serve
-from ._agent.session import MessageStream as MessageStream
-from ._agent.session import Session as Session
 from ._errors import AcpError as AcpError
 from ._errors import AgentStateError as AgentStateError
 from ._errors import ClientCapabilityError as ClientCapabilityError
@@ -42,32 +40,69 @@ from ._errors import RelativePathError as RelativePathError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
 from ._errors import RequestTimeout as RequestTimeout
-from ._features.commands import CommandInvocation as CommandInvocation
-from ._features.commands import command as command
-from ._features.config import SessionConfig as SessionConfig
-from ._features.config import boolean_option as boolean_option
-from ._features.config import select_option as select_option
-from ._features.elicitation import ElicitationResult as ElicitationResult
-from ._features.elicitation import ElicitationUnsupported as ElicitationUnsupported
-from ._handles.diff import FileChange as FileChange
-from ._handles.diff import diff_of as diff_of
-from ._handles.diff import file_change as file_change
-from ._handles.diff import file_diff as file_diff
-from ._handles.edits import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES
-from ._handles.edits import EditConflict as EditConflict
-from ._handles.edits import FileEdit as FileEdit
-from ._handles.permission import Outcome as Outcome
-from ._handles.terminal import CommandResult as CommandResult
-from ._handles.terminal import ExitStatus as ExitStatus
-from ._handles.terminal import RunningCommand as RunningCommand
-from ._handles.terminal import TerminalHandle as TerminalHandle
-from ._handles.tool_call import ToolCallHandle as ToolCallHandle
 from ._limits import AgentLimits as AgentLimits
 from ._limits import HistoryLimits as HistoryLimits
 from ._limits import SessionLimits as SessionLimits
 from ._protocol.content import text_of as text_of
 from .schema import ContentBlock as ContentBlock
 from .schema import Implementation as Implementation
+
+if _typing.TYPE_CHECKING:
+    from . import permission as permission
+    from . import store as store
+    from ._agent.session import MessageStream as MessageStream
+    from ._agent.session import Session as Session
+    from ._features.commands import CommandInvocation as CommandInvocation
+    from ._features.commands import command as command
+    from ._features.config import SessionConfig as SessionConfig
+    from ._features.config import boolean_option as boolean_option
+    from ._features.config import select_option as select_option
+    from ._features.elicitation import ElicitationResult as ElicitationResult
+    from ._features.elicitation import ElicitationUnsupported as ElicitationUnsupported
+    from ._handles.diff import FileChange as FileChange
+    from ._handles.diff import diff_of as diff_of
+    from ._handles.diff import file_change as file_change
+    from ._handles.diff import file_diff as file_diff
+    from ._handles.edits import DEFAULT_MAX_EDIT_BYTES as DEFAULT_MAX_EDIT_BYTES
+    from ._handles.edits import EditConflict as EditConflict
+    from ._handles.edits import FileEdit as FileEdit
+    from ._handles.permission import Outcome as Outcome
+    from ._handles.terminal import CommandResult as CommandResult
+    from ._handles.terminal import ExitStatus as ExitStatus
+    from ._handles.terminal import RunningCommand as RunningCommand
+    from ._handles.terminal import TerminalHandle as TerminalHandle
+    from ._handles.tool_call import ToolCallHandle as ToolCallHandle
+
+#: The public names loaded on first use (the module that defines each; a submodule is
+#: itself the value): what agent code meets once a session exists, and the stores
+#: ``run()`` opens, are not needed to answer ``initialize``. The ``TYPE_CHECKING``
+#: imports above say the same to type checkers (tests/test_public_api.py keeps the two equal).
+_LAZY: _typing.Final[dict[str, str]] = {
+    "permission": "acpio.permission",
+    "store": "acpio.store",
+    "MessageStream": "acpio._agent.session",
+    "Session": "acpio._agent.session",
+    "CommandInvocation": "acpio._features.commands",
+    "command": "acpio._features.commands",
+    "SessionConfig": "acpio._features.config",
+    "boolean_option": "acpio._features.config",
+    "select_option": "acpio._features.config",
+    "ElicitationResult": "acpio._features.elicitation",
+    "ElicitationUnsupported": "acpio._features.elicitation",
+    "FileChange": "acpio._handles.diff",
+    "diff_of": "acpio._handles.diff",
+    "file_change": "acpio._handles.diff",
+    "file_diff": "acpio._handles.diff",
+    "DEFAULT_MAX_EDIT_BYTES": "acpio._handles.edits",
+    "EditConflict": "acpio._handles.edits",
+    "FileEdit": "acpio._handles.edits",
+    "Outcome": "acpio._handles.permission",
+    "CommandResult": "acpio._handles.terminal",
+    "ExitStatus": "acpio._handles.terminal",
+    "RunningCommand": "acpio._handles.terminal",
+    "TerminalHandle": "acpio._handles.terminal",
+    "ToolCallHandle": "acpio._handles.tool_call",
+}
 
 __version__ = "0.1.0"
 
@@ -118,3 +153,19 @@ __all__ = (
     "store",
     "text_of",
 )
+
+
+def __getattr__(name: str) -> object:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'acpio' has no attribute {name!r}")
+    import importlib  # noqa: PLC0415
+
+    module = importlib.import_module(module_name)
+    value = module if module_name == f"acpio.{name}" else getattr(module, name)
+    globals()[name] = value  # later lookups find it without this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

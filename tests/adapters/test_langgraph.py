@@ -654,14 +654,14 @@ async def test_the_same_adapter_serves_a_v1_client(tmp_path: Path) -> None:
 
 
 async def test_the_readme_agent_asks_before_deleting_a_branch() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "adapters.md").read_text()
     (code,) = [
         part.split("```", 1)[0]
         for part in readme.split("```python\n")[1:]
         if "acpio.adapters.langgraph import ACPAgent" in part.split("```", 1)[0]
     ]
     module: dict[str, Any] = {"__name__": "readme_langgraph"}
-    exec(compile(code, "README.md", "exec"), module)
+    exec(compile(code, "docs/adapters.md", "exec"), module)
     graph = module["build"](
         ScriptedChatModel(script=_call_then_answer("delete_branch", {"name": "old"}))
     )

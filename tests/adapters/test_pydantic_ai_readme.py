@@ -1,6 +1,7 @@
-"""The README's pydantic-ai block (deps, pickers, an approval tool), driven as an editor would.
+"""The pydantic-ai block of docs/adapters.md (deps, pickers, an approval tool), driven as an
+editor would.
 
-The block is read from README.md verbatim; its agent's model is replaced by a
+The block is read from docs/adapters.md verbatim; its agent's model is replaced by a
 scripted ``FunctionModel`` (pydantic-ai's ``Agent.override``), everything else
 (the deps factory, the pickers, the approval tool) runs as written.
 """
@@ -22,7 +23,7 @@ from acpio.testing import MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "adapters.md"
 _FENCE = re.compile(r"^( *)```python\n(.*?)^\1```$", re.DOTALL | re.MULTILINE)
 
 
@@ -38,7 +39,8 @@ def readme_block(containing: str) -> types.ModuleType:
         if containing in m.group(2)
     ]
     module = types.ModuleType("readme_pydantic_ai_deps")
-    exec(compile(code, "README.md:pydantic_ai_deps", "exec", dont_inherit=True), module.__dict__)
+    source = "docs/adapters.md:pydantic_ai_deps"
+    exec(compile(code, source, "exec", dont_inherit=True), module.__dict__)
     return module
 
 

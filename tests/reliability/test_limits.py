@@ -53,7 +53,7 @@ async def expect_error(client: Json, method: str, params: Json) -> tuple[int, st
 
 
 def test_documented_default_limits() -> None:
-    # These numbers are promised in the README's "Guarantees" section.
+    # These numbers are promised in docs/guarantees.md.
     limits = acpio.AgentLimits()
     assert limits.max_message_size == 32 * MIB
     assert limits.max_concurrent_requests == 1024

@@ -1,5 +1,6 @@
-"""The README's "Remote agents" section runs: its command serves, its app answers, and its
-two replicas on PostgreSQL fail over (a session of the killed one goes on in the other)."""
+"""The "Remote agents" page (docs/remote-agents.md) runs: its command serves, its app
+answers, and its two replicas on PostgreSQL fail over (a session of the killed one goes on
+in the other)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,7 @@ from acpio.remote import RemoteApp
 
 from .server import REPO, served, serving
 
-README = (REPO / "README.md").read_text()
-SECTION = README.split("## Remote agents", 1)[1].split("\n## ", 1)[0]
+SECTION = (REPO / "docs" / "remote-agents.md").read_text()
 INIT = {
     "jsonrpc": "2.0",
     "id": 0,

@@ -11,14 +11,16 @@ sees the version.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
 from .. import schema
 from .._errors import AgentStateError, RequestError
-from .._features.commands import CommandInvocation
-from .session import Session
+
+if TYPE_CHECKING:
+    from .._features.commands import CommandInvocation
+    from .session import Session
 
 __all__ = ["Agent"]
 
@@ -45,6 +47,12 @@ class Agent:
     Each prompt runs :meth:`prompt` as the session's foreground work; a
     prompt sent while one runs is accepted and queued (its ``messageId`` and
     ``user_message`` go out at once) and runs after the current turn's idle.
+
+    One agent object serves every session of its connection (of the process, with
+    :func:`acpio.run`), so an attribute set on ``self`` is shared by all of them: keep a
+    session's state in a dict keyed by ``session.id`` (filled in :meth:`on_new_session`
+    and :meth:`on_resume_session`, emptied in :meth:`on_close_session`), or in
+    :attr:`acpio.Session.agent_state` to keep it across restarts.
     """
 
     # A class attribute usually; an instance may set its own (adapters name the agent they serve).
@@ -92,6 +100,18 @@ class Agent:
         object; the prompt itself was already accepted.
         """
         raise NotImplementedError("override Agent.prompt to answer prompts")
+
+    def model_provider(self, session: Session) -> str | None:
+        """The GenAI provider of the model that answers ``session``'s next turn, for traces.
+
+        With tracing on (see docs/tracing.md) each turn's span reports it as
+        ``gen_ai.provider.name`` (``gen_ai.system`` in the default v1.36.0 form of the
+        OpenTelemetry GenAI conventions), asked once as the turn starts: a value of
+        the conventions' list (``openai``, ``anthropic``, ``gcp.gemini``, ...) or a
+        name of your own. The default, ``None``, is reported as ``_OTHER``: a plain
+        agent's model is unknown to acpio. The adapters answer from the session's model.
+        """
+        return None
 
     async def command(self, session: Session, invocation: CommandInvocation) -> str | None:
         """Run a slash command: a prompt that starts with ``/name`` of an advertised command.

@@ -46,11 +46,12 @@ from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
-from .v1_server import V1Methods
 
 if TYPE_CHECKING:
     from .._limits import AgentLimits
     from .agent import Agent
+    from .tracing import AgentTracer
+    from .v1_server import V1Methods
 
 __all__ = ["AgentServer", "prompt_handler"]
 
@@ -137,6 +138,8 @@ class AgentServer:
         self.store = store
         self.limits = limits
         self.sessions: dict[str, Session] = {}
+        #: Traces each session's turns (``serve`` sets it when tracing is on).
+        self.tracer: AgentTracer | None = None
         #: The library's side of each session in :attr:`sessions`, by the same id.
         self.cores: dict[str, SessionCore] = {}
         self.records: dict[str, SessionRecord] = {}  # of the sessions in self.sessions
@@ -251,6 +254,9 @@ class AgentServer:
 
     async def _initialize_v1(self, raw: msgspec.Raw) -> object:
         """A v1 client: the v1 method table, the peer from ``clientCapabilities``."""
+        # The v1 method table (and the vendored v1 schema) loads with the first v1 client.
+        from .v1_server import V1Methods  # noqa: PLC0415
+
         methods = V1Methods(self)
         response = methods.initialize(raw)
         self.protocol_version = 1
@@ -327,6 +333,8 @@ class AgentServer:
             peer=self.peer,
         )
         session = core.session
+        if self.tracer is not None:
+            core.turns.observer = self.tracer.session(session)
         core.durable.bind(record, self.store, self.agent.agent_state_version)
         try:
             core.setup_features(self.agent.config_options, self.agent.commands)
@@ -574,7 +582,9 @@ class AgentServer:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         turns = self.cores[session.id].turns
-        work = turns.accept_prompt(list(request.prompt))
+        work = turns.accept_prompt(
+            list(request.prompt), meta=request.meta if isinstance(request.meta, dict) else None
+        )
         record = self.records.get(session.id)
         if record is not None:
             record.touch()

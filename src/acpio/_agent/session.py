@@ -649,8 +649,7 @@ class MessageStream(metaclass=LibraryCreated):
         A str is sent as one text block: the line is pre-encoded up to the
         text and, when nothing has to be waited for, sent without an ``await``
         (the same admission, order and history as :meth:`Session.send`; the
-        shape of such a chunk is proven free of enum values once, by
-        :func:`~acpio._protocol.values.check_frame`). On v1 it is one
+        shape of such a chunk is proven free of enum values once). On v1 it is one
         ``agent_message_chunk`` line, as the client shows it.
         """
         if isinstance(content, str):

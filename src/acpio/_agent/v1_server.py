@@ -539,7 +539,11 @@ class V1Methods:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         turns = server.cores[session.id].turns
-        work = turns.accept_prompt(list(request.prompt), answer_ends_turn=True)
+        work = turns.accept_prompt(
+            list(request.prompt),
+            answer_ends_turn=True,
+            meta=request.meta if isinstance(request.meta, dict) else None,
+        )
         record = server.records.get(session.id)
         if record is not None:
             record.touch()

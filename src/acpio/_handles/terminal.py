@@ -383,7 +383,7 @@ class TerminalHandle(metaclass=LibraryCreated):
 
         On a v1 connection whose client runs terminals, the command runs in
         the client's terminal instead (``terminal/create`` with ``env`` added
-        to the client's environment; see :mod:`acpio._handles.client_services`),
+        to the client's environment; see the ACP v1 page of the documentation),
         with the same result, reporting and cancellation.
         """
         async with self.start(argv, cwd=cwd, env=env, output_limit=output_limit) as running:

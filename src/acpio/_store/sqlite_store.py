@@ -187,7 +187,7 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
         self._start_queues(str(self.path))
         #: True when the file can be read but not written: its sessions are listed and
         #: resumed, nothing is written (new sessions and new updates stay in memory).
-        self.read_only = False
+        self.read_only: bool = False
         self._immutable = False  # read-only, and SQLite may not even create its -shm
         # The principal column, or NULL in a read-only file of an older schema (no principals).
         self._principal_column = "principal"

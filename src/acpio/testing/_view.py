@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import difflib
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Final, Literal, TypeAlias
 
 from msgspec import UnsetType
 
@@ -61,12 +63,44 @@ def _patch_meta(stored: dict[str, object], patch: _Meta) -> dict[str, object]:
     return merged
 
 
+def fields_of(view: type) -> list[str]:
+    """The public fields and properties of a view class, in the order they are declared."""
+    names: list[str] = []
+    for klass in reversed(view.__mro__):
+        slots = klass.__dict__.get("__slots__", ())
+        declared = [*slots, *inspect.get_annotations(klass)]
+        declared += [n for n, v in klass.__dict__.items() if isinstance(v, property)]
+        names += [n for n in declared if not n.startswith("_") and n not in names]
+    return names
+
+
+class _NamedFields:
+    """Views answer a misspelt attribute with the closest field and the list of fields."""
+
+    __slots__ = ()
+
+    if not TYPE_CHECKING:  # type checkers keep reporting unknown attributes themselves
+
+        def __getattr__(self, name: str) -> object:
+            if name.startswith("__"):
+                raise AttributeError(name)
+            fields = fields_of(type(self))
+            close = difflib.get_close_matches(name, fields, n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise AttributeError(
+                f"{type(self).__name__!r} has no field {name!r}{hint} "
+                f"Its fields: {', '.join(fields)}",
+                name=name,
+                obj=self,
+            )
+
+
 def _text_of(blocks: list[schema.ContentBlock]) -> str:
     return "".join(block.text for block in blocks if isinstance(block, schema.TextContent))
 
 
 @dataclass(eq=False)
-class ToolCallView:
+class ToolCallView(_NamedFields):
     """A tool call as a client displays it, folded from ``tool_call_update`` upserts and
     ``tool_call_content_chunk`` appends (and permission subjects, which apply like updates).
 
@@ -147,7 +181,7 @@ class ToolCallView:
 
 
 @dataclass(eq=False)
-class TerminalView:
+class TerminalView(_NamedFields):
     """An agent-owned, display-only terminal, folded from ``terminal_update`` upserts and
     ``terminal_output_chunk`` appends.
 
@@ -242,7 +276,7 @@ class TerminalView:
 
 
 @dataclass(eq=False)
-class MessageView:
+class MessageView(_NamedFields):
     """A user, agent or thought message, folded from full message upserts and chunks keyed by
     ``messageId``: a full update's ``content`` replaces everything (chunks included), ``null``
     or ``[]`` clears, omitted leaves it; each chunk appends one block.
@@ -264,7 +298,7 @@ class MessageView:
 
 
 @dataclass(eq=False)
-class PlanView:
+class PlanView(_NamedFields):
     """The current content of one plan: each ``plan_update`` replaces it whole."""
 
     plan_id: str
@@ -276,7 +310,7 @@ class PlanView:
 
 
 @dataclass(eq=False)
-class UsageView:
+class UsageView(_NamedFields):
     """The last reported context window use and cumulative cost."""
 
     used: int
@@ -288,7 +322,7 @@ class UsageView:
 
 
 @dataclass(eq=False)
-class SessionInfoView:
+class SessionInfoView(_NamedFields):
     """Session metadata from ``session_info_update`` patches."""
 
     title: str | None = None
@@ -300,7 +334,7 @@ class SessionInfoView:
 
 
 @dataclass(eq=False)
-class CompactionView:
+class CompactionView(_NamedFields):
     """A context compaction: upserted by ``compaction_update``, its summary appended to by
     ``compaction_summary_chunk`` (a first-seen ID from a chunk starts ``in_progress``)."""
 
@@ -326,57 +360,74 @@ _MESSAGE_ROLES: Final[Mapping[type, MessageRole]] = {
 }
 
 
-class SessionView:
+class SessionView(_NamedFields):
     """Everything a client displays for one session, rebuilt from its ``session/update``
     notifications applied in the order they were received.
 
     Call `apply` with each decoded update (and `apply_tool_call` with a permission request's
     tool-call subject, which clients apply like a ``tool_call_update``). All attributes are
-    plain state to read; mutating them is not supported.
+    plain state to read; mutating them is not supported. ``help(SessionView)`` lists every
+    field with what it holds, and a misspelt one (``view.plan``) raises an `AttributeError`
+    naming the closest field (``plans``) and all of them.
     """
+
+    # Declaration order: help() and the fields listed in errors follow it.
+    __slots__ = {  # noqa: RUF023
+        "session_id": "The session this view belongs to.",
+        "tool_calls": "Tool calls by ``toolCallId``, in first-seen order.",
+        "terminals": (
+            "Terminals by ``terminalId``, in first-seen order (from an update or a reference)."
+        ),
+        "messages": "User, agent and thought messages in first-seen order.",
+        "plans": "Plans by ``planId``, in first-seen order.",
+        "state": (
+            "``idle``, ``running``, ``requires_action``, or an unknown state as sent (which a "
+            "client shows as busy, never as idle)."
+        ),
+        "stop_reasons": (
+            "The stop reason of every idle update that ended foreground work (a transition from "
+            "another state to idle), in order; `None` when that update carried none. Repeated "
+            "idle snapshots are not completions and are not listed."
+        ),
+        "last_stop_reason": (
+            "The stop reason of the last idle update that carried one (including snapshots)."
+        ),
+        "last_error": (
+            "The error object of the last idle update with stop reason ``error`` (`None` when "
+            "that update carried none)."
+        ),
+        "background": "The last reported background-work snapshot; `None` until one is reported.",
+        "notices": "Every notice, in order.",
+        "usage": "The last context window and cost report.",
+        "info": "Session title, last activity and metadata.",
+        "available_commands": "The last advertised slash commands.",
+        "config_options": "The last reported configuration options.",
+        "compactions": "Context compactions by ID, in first-seen order.",
+        "unknown_updates": "Updates of a type this SDK does not know, kept verbatim in order.",
+        "updates_applied": "How many updates were applied.",
+        "_messages": "Messages by role and message ID, where chunks are appended.",
+    }
 
     def __init__(self, session_id: str = "") -> None:
         """Start an empty view; a new session is ``idle`` until a state update says otherwise."""
         self.session_id: str = session_id
-        """The session this view belongs to."""
         self.tool_calls: dict[str, ToolCallView] = {}
-        """Tool calls by ``toolCallId``, in first-seen order."""
         self.terminals: dict[str, TerminalView] = {}
-        """Terminals by ``terminalId``, in first-seen order (from an update or a reference)."""
         self.messages: list[MessageView] = []
-        """User, agent and thought messages in first-seen order."""
         self.plans: dict[str, PlanView] = {}
-        """Plans by ``planId``, in first-seen order."""
         self.state: str = "idle"
-        """``idle``, ``running``, ``requires_action``, or an unknown state as sent (which a
-        client shows as busy, never as idle)."""
         self.stop_reasons: list[str | None] = []
-        """The stop reason of every idle update that ended foreground work (a transition from
-        another state to idle), in order; `None` when that update carried none. Repeated idle
-        snapshots are not completions and are not listed."""
         self.last_stop_reason: str | None = None
-        """The stop reason of the last idle update that carried one (including snapshots)."""
         self.last_error: schema.Error | None = None
-        """The error object of the last idle update with stop reason ``error`` (`None` when
-        that update carried none)."""
         self.background: list[schema.BackgroundWork] | None = None
-        """The last reported background-work snapshot; `None` until one is reported."""
         self.notices: list[schema.Notice] = []
-        """Every notice, in order."""
         self.usage: UsageView | None = None
-        """The last context window and cost report."""
         self.info: SessionInfoView = SessionInfoView()
-        """Session title, last activity and metadata."""
         self.available_commands: list[schema.AvailableCommand] | None = None
-        """The last advertised slash commands."""
         self.config_options: list[schema.SessionConfigOption] | None = None
-        """The last reported configuration options."""
         self.compactions: dict[str, CompactionView] = {}
-        """Context compactions by ID, in first-seen order."""
         self.unknown_updates: list[schema.UnknownSessionUpdate] = []
-        """Updates of a type this SDK does not know, kept verbatim in order."""
         self.updates_applied: int = 0
-        """How many updates were applied."""
         self._messages: dict[tuple[MessageRole, str], MessageView] = {}
 
     @property
@@ -633,14 +684,15 @@ class SessionView:
     }
 
 
-class ClientView:
+class ClientView(_NamedFields):
     """What a client displays for every session of a connection: one `SessionView` per
     session ID, created when the session is first mentioned."""
+
+    __slots__ = {"sessions": "Session views by session ID, in first-seen order."}
 
     def __init__(self) -> None:
         """Start with no sessions."""
         self.sessions: dict[str, SessionView] = {}
-        """Session views by session ID, in first-seen order."""
 
     def session(self, session_id: str) -> SessionView:
         """The view of `session_id`, created empty on first use."""
