@@ -139,7 +139,7 @@ def _ask(
     body: dict[str, Any],
     session: str | None = None,
 ) -> tuple[int, dict[str, Any] | None]:
-    """POST ``body``; its status and the answer read from the stream it goes to."""
+    """POST ``body``; the statuses and the answer read from the stream it goes to."""
     stream_headers = {**headers, "Accept": "text/event-stream"}
     post_headers = dict(headers)
     if session is not None:
@@ -149,6 +149,8 @@ def _ask(
         stream_headers.pop("Acp-Session-Id", None)  # answered on the connection's stream
     with client.stream("GET", url, headers=stream_headers) as stream:
         status = client.post(url, json=body, headers=post_headers).status_code
+        if stream.status_code != 200:  # a session stream the connection may not open
+            return stream.status_code * 1000 + status, None
         if status != 202:
             return status, None
         for line in stream.iter_lines():

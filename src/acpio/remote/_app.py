@@ -565,8 +565,12 @@ class RemoteApp:
         if session_id in connection.session_streams or session_id in connection.attached:
             return True
         # A client opens a session's stream before it loads or resumes the session.
+        # Only the connection's principal's sessions exist for it (another's is unknown).
         try:
-            records = await self.store.list()
+            principal = connection.principal
+            records = await (
+                self.store.list(principal=principal) if principal is not None else self.store.list()
+            )
         except Exception:
             logger.exception("the session store could not list sessions")
             raise _Refused(503, "The session store is unavailable") from None
