@@ -239,6 +239,8 @@ async def test_v1_load_answers_the_restored_mode_in_modes(
 def _downgrade_to_version_1(path: Path) -> None:
     """Make ``path`` what acpio with schema version 1 wrote: no agent_states table."""
     with sqlite3.connect(path) as conn:
+        conn.execute("DROP INDEX sessions_by_principal")
+        conn.execute("ALTER TABLE sessions DROP COLUMN principal")
         conn.execute("DROP TABLE agent_states")
         conn.execute("PRAGMA user_version = 1")
 
@@ -268,7 +270,7 @@ async def test_a_version_1_file_opens_keeps_its_sessions_and_then_keeps_state(
     with SqliteSessionStore(path) as store:
         with sqlite3.connect(path) as conn:
             assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
-            assert SCHEMA_VERSION == 2
+            assert SCHEMA_VERSION == 3
         async with MockClient(Talker(), store=store) as client:
             assert [s.session_id for s in (await client.list_sessions()).sessions] == [old.id]
             reopened = await client.resume_session(old.id, cwd)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import anyio
@@ -133,6 +133,7 @@ class AgentServer:
         session_connection: SessionConnection | None = None,
     ) -> None:
         self.agent = agent
+        self._prompt_handler: Final = prompt_handler(agent)  # one for every session
         self._session_connection = session_connection
         self.work_group = work_group
         self.store = store
@@ -146,27 +147,11 @@ class AgentServer:
         self.protocol_version: int = SUPPORTED_PROTOCOL_VERSIONS[-1]
         self.peer = Peer()
         self._connection: Connection | None = None
-        self._requests: dict[str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]]
-        self.v2_requests: dict[
-            str, Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
-        ]
         self._initialized = False
-        self.v2_requests = {
-            "initialize": self.initialize,
-            "auth/login": self._login,
-            "auth/logout": self._logout,
-            "session/new": self._new_session,
-            "session/list": self._list_sessions,
-            "session/resume": self._resume_session,
-            "session/close": self._close_session,
-            "session/delete": self._delete_session,
-            "session/prompt": self._prompt,
-            "tool_call/cancel": self._cancel_tool_call,
-            "terminal/cancel": self._cancel_terminal,
-            "session/set_config_option": self._set_config_option,
-        }
+        #: The v2 handlers, from the table built once for every connection.
+        self.v2_requests: Final = _V2Handlers(self)
         # The table of the negotiated version (v2 until a v1 initialize).
-        self._requests = self.v2_requests
+        self._requests: _V2Handlers | V1Methods = self.v2_requests
         self._v1: V1Methods | None = None
 
     decode = staticmethod(_decode)
@@ -276,7 +261,7 @@ class AgentServer:
         methods = V1Methods(self)
         response = methods.initialize(raw)
         self.protocol_version = 1
-        self._requests = methods.table
+        self._requests = methods
         self._v1 = methods
         agent = self.agent
         await agent.on_initialize(
@@ -368,7 +353,7 @@ class AgentServer:
             connection=connection,
             task_group=self.work_group,
             history=record.history,
-            prompt_handler=prompt_handler(self.agent),
+            prompt_handler=self._prompt_handler,
             additional_directories=record.additional_directories,
             mcp_servers=mcp_servers,
             limits=self.limits.session,
@@ -719,6 +704,45 @@ class AgentServer:
                     await self._forget(session)
                 except Exception:  # the store failed: the other sessions are kept still
                     logger.exception("the store could not keep session %s", session.id)
+
+
+Handler = Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
+
+#: The v2 method table, built once for every connection: each method's handler, a
+#: method of :class:`AgentServer` found by name when a request comes.
+_V2_TABLE: Final = {
+    "initialize": "initialize",
+    "auth/login": "_login",
+    "auth/logout": "_logout",
+    "session/new": "_new_session",
+    "session/list": "_list_sessions",
+    "session/resume": "_resume_session",
+    "session/close": "_close_session",
+    "session/delete": "_delete_session",
+    "session/prompt": "_prompt",
+    "tool_call/cancel": "_cancel_tool_call",
+    "terminal/cancel": "_cancel_terminal",
+    "session/set_config_option": "_set_config_option",
+}
+
+
+class _V2Handlers(Mapping[str, Handler]):
+    """One server's v2 handlers: the shared table, each handler bound when it is looked up."""
+
+    __slots__ = ("_server",)
+
+    def __init__(self, server: AgentServer) -> None:
+        self._server = server
+
+    def __getitem__(self, method: str) -> Handler:
+        handler: Handler = getattr(self._server, _V2_TABLE[method])
+        return handler
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_V2_TABLE)
+
+    def __len__(self) -> int:
+        return len(_V2_TABLE)
 
 
 def prompt_handler(agent: Agent) -> PromptHandler:

@@ -1,7 +1,7 @@
 """The v1 method table: ACP v1 requests served by the same agent and sessions as v2.
 
 How this works: when ``initialize`` asks for protocol version 1, the agent
-server swaps its method table for :attr:`V1Methods.table`. Each v1 method is
+server looks a v1 request's handler up with :meth:`V1Methods.get`. Each v1 method is
 the v2 one with v1 shapes at the edges: params are rewritten into the v2
 shape and handed to the v2 handler (one implementation of every rule), and
 its v2 result is projected back. What is v1's own lives here:
@@ -35,8 +35,9 @@ the v1 table.
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
 
 import anyio
@@ -216,7 +217,11 @@ class V2Server(Protocol):
     sessions: dict[str, Session]
     cores: dict[str, SessionCore]
     records: dict[str, SessionRecord]
-    v2_requests: dict[str, Handler]
+
+    @property
+    def v2_requests(self) -> Mapping[str, Handler]:
+        """The v2 handlers, by method."""
+        ...
 
     async def initialize(self, params: msgspec.Raw | None, context: RequestContext, /) -> object:
         """The v2 ``initialize`` handler (which negotiates v1 through :class:`V1Methods`)."""
@@ -239,40 +244,57 @@ class V2Server(Protocol):
         ...
 
 
+#: The v1 method table, built once for every connection: each v1 method's handler
+#: (a method of :class:`V1Methods`), found by name when a request comes.
+_TABLE: Final = {
+    "initialize": "_initialize",
+    "authenticate": "_authenticate",
+    "logout": "_logout",
+    "session/new": "_new_session",
+    "session/load": "_load_session",
+    "session/list": "_list_sessions",
+    "session/resume": "_resume_session",
+    "session/close": "_same",
+    "session/delete": "_same",
+    "session/prompt": "_prompt",
+    "session/set_config_option": "_set_config_option",
+    "session/set_mode": "_set_mode",
+}
+
+
 class V1Methods:
-    """The v1 request handlers of one connection's agent server (see the module docstring)."""
+    """The v1 request handlers of one connection's agent server (see the module docstring).
+
+    The table is the module's, shared by every connection: a connection holds
+    this one object, and a request's handler is found by name when it comes.
+    """
+
+    __slots__ = ("server",)
 
     def __init__(self, server: V2Server) -> None:
         self.server: Final = server
-        self.table: dict[str, Handler] = {
-            "initialize": server.initialize,
-            "authenticate": self._authenticate,
-            "logout": self._logout,
-            "session/new": self._new_session,
-            "session/load": self._load_session,
-            "session/list": self._list_sessions,
-            "session/resume": self._resume_session,
-            "session/close": self._same("session/close"),
-            "session/delete": self._same("session/delete"),
-            "session/prompt": self._prompt,
-            "session/set_config_option": self._set_config_option,
-            "session/set_mode": self._set_mode,
-        }
-        for method, handler in self.table.items():
-            if method != "initialize":  # read field by field, leniently, in initialize()
-                self.table[method] = _lenient(method, handler)
+
+    def get(self, method: str) -> Handler | None:
+        """The handler of a v1 request (its params read as the v1 schema says), if any."""
+        name = _TABLE.get(method)
+        if name is None:
+            return None
+        if name == "_initialize":  # read field by field, leniently, in initialize()
+            return self.server.initialize
+        handler: Handler = (
+            functools.partial(self._same, method) if name == "_same" else getattr(self, name)
+        )
+        return functools.partial(_read_leniently, method, handler)
 
     def notification_params(self, method: str, params: msgspec.Raw | None) -> msgspec.Raw | None:
         """A v1 notification's params as the v1 schema says to read them."""
         return lenient_raw(message_definition(method, "Notification"), params)
 
-    def _same(self, method: str) -> Handler:
+    async def _same(
+        self, method: str, params: msgspec.Raw | None, context: RequestContext
+    ) -> object:
         """A method whose v1 params and result have their v2 shape."""
-
-        async def handler(params: msgspec.Raw | None, context: RequestContext) -> object:
-            return await self.server.v2_requests[method](params, context)
-
-        return handler
+        return await self.server.v2_requests[method](params, context)
 
     # ------------------------------------------------------------- initialize
 
@@ -550,14 +572,11 @@ class V1Methods:
         return _answer(work)
 
 
-def _lenient(method: str, handler: Handler) -> Handler:
+async def _read_leniently(
+    method: str, handler: Handler, params: msgspec.Raw | None, context: RequestContext
+) -> object:
     """``handler`` given its params as the v1 schema says to read them."""
-    definition = message_definition(method, "Request")
-
-    async def read_leniently(params: msgspec.Raw | None, context: RequestContext) -> object:
-        return await handler(lenient_raw(definition, params), context)
-
-    return read_leniently
+    return await handler(lenient_raw(message_definition(method, "Request"), params), context)
 
 
 def _answer(work: Work) -> object:

@@ -14,12 +14,12 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from .._errors import SessionStoreError
 from .._limits import RemoteLimits
 from .._store.default_store import open_session_store
-from ..remote import RemoteApp, run_server
+from ..remote import RemoteApp, read_token_file, run_server
 from ..remote._app import AgentSource
 
 __all__ = ["add_serve_parser", "serve_command"]
@@ -54,6 +54,13 @@ def add_serve_parser(commands: Any) -> None:
         "variable",
     )
     serve.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="require `Authorization: Bearer <token>` with a token of this file, one "
+        "`PRINCIPAL TOKEN` per line (`#` comments); each principal sees only its own "
+        "sessions. The file must not be accessible to group or others (chmod 600)",
+    )
+    serve.add_argument(
         "--allow-origin",
         action="append",
         default=[],
@@ -65,6 +72,15 @@ def add_serve_parser(commands: Any) -> None:
     )
     serve.add_argument(
         "--max-connections", type=int, default=RemoteLimits().max_connections, metavar="N"
+    )
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=RemoteLimits().max_sessions,
+        metavar="N",
+        help="sessions attached across all connections at once (default "
+        f"{RemoteLimits().max_sessions}); session/new, load, resume and fork beyond it "
+        "are refused",
     )
     serve.add_argument(
         "--max-body-size",
@@ -151,12 +167,27 @@ def _token(variable: str | None) -> str | None:
     return token
 
 
+def _refuse(message: str) -> NoReturn:
+    raise ValueError(message)
+
+
+def _tokens(args: argparse.Namespace) -> tuple[str | None, dict[str, str] | None]:
+    """The one shared token (``--token-env``) or the principals' tokens (``--token-file``)."""
+    if args.token_env and args.token_file:
+        _refuse("give --token-env or --token-file, not both")
+    if args.token_file:
+        return None, read_token_file(args.token_file)
+    return _token(args.token_env), None
+
+
 def serve_command(args: argparse.Namespace) -> int:
     """Run ``acpio serve``; returns the exit code."""
     try:
         host, port = _split_listen(args.listen)
         source = _load_target(args.target)
-        token = _token(args.token_env)
+        token, tokens = _tokens(args)
+        if args.max_sessions < 1:
+            _refuse(f"--max-sessions must be at least 1, got {args.max_sessions}")
         store = open_session_store(args.store)
     except (ValueError, SessionStoreError) as error:
         print(f"acpio serve: {error}", file=sys.stderr)
@@ -165,11 +196,13 @@ def serve_command(args: argparse.Namespace) -> int:
         source,
         store=store,
         token=token,
+        tokens=tokens,
         allowed_origins=args.allow_origin,
         affinity_cookie=args.affinity_cookie,
         allowed_hosts=args.allow_host,
         limits=RemoteLimits(
             max_connections=args.max_connections,
+            max_sessions=args.max_sessions,
             max_body_size=args.max_body_size,
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,

@@ -97,7 +97,8 @@ class Turns:
         self.task_group: Final = task_group
         self.limits = limits
         self.run_prompt = run_prompt
-        self.machine: Final = TurnMachine[Work]()
+        # (Not TurnMachine[Work](): calling the alias stores __orig_class__ on each machine.)
+        self.machine: Final[TurnMachine[Work]] = TurnMachine()
         #: The connection's count of received messages at the last ``session/cancel``.
         self.cancelled_through: int = 0
         self.runner_active: bool = False
@@ -106,18 +107,29 @@ class Turns:
         self.pending_permissions: int = 0
         #: Traces the session's turns; None (the default) when tracing is off.
         self.observer: SessionObserver | None = None
-        # The two state updates a turn reports mid-way, each with its encoded line:
-        # they carry no fields, so they are built once per session.
-        self.state_updates: Final[dict[SessionState, tuple[schema.SessionUpdate, bytes]]] = {
-            state: (update, updates.encoding.line(update))
-            for state, update in (
-                (RUNNING, schema.RunningStateUpdate()),
-                (REQUIRES_ACTION, schema.RequiresActionStateUpdate()),
-            )
-        }
+        # The encoded lines of the two state updates a turn reports mid-way, made at the
+        # session's first turn (an idle session never needs them).
+        self._lines: tuple[bytes, bytes] | None = None
 
-        self.requires_action_line: Final = self.state_updates[REQUIRES_ACTION][1]
-        self.running_line: Final = self.state_updates[RUNNING][1]
+    @property
+    def running_line(self) -> bytes:
+        """The ``running`` state update of this session, encoded."""
+        lines = self._lines or self._encode_states()
+        return lines[0]
+
+    @property
+    def requires_action_line(self) -> bytes:
+        """The ``requires_action`` state update of this session, encoded."""
+        lines = self._lines or self._encode_states()
+        return lines[1]
+
+    def _encode_states(self) -> tuple[bytes, bytes]:
+        line = self.updates.encoding.line
+        lines = self._lines = (line(_STATE_UPDATES[RUNNING]), line(_STATE_UPDATES[REQUIRES_ACTION]))
+        return lines
+
+    def _state_line(self, state: SessionState) -> bytes:
+        return self.running_line if state is RUNNING else self.requires_action_line
 
     @property
     def busy(self) -> bool:
@@ -454,14 +466,14 @@ class Turns:
         if self.set_state_now(state):
             return
         self.machine.state_queued(state)
-        await self.updates.send_state(self.state_updates[state][1])
+        await self.updates.send_state(self._state_line(state))
         self.machine.state_sent(state)
 
     def set_state_now(self, state: SessionState) -> bool:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""
         if not self.machine.report_due(state, current_work.get()):
             return True
-        if not self.updates.try_send_state(self.state_updates[state][1]):
+        if not self.updates.try_send_state(self._state_line(state)):
             return False
         self.machine.state_reported(state)
         return True
@@ -473,7 +485,14 @@ class Turns:
         """
         if self.machine.reported_state is IDLE:
             return schema.IdleStateUpdate()
-        return self.state_updates[self.machine.reported_state][0]
+        return _STATE_UPDATES[self.machine.reported_state]
+
+
+#: The two state updates a turn reports mid-way: they carry no fields, so they are shared.
+_STATE_UPDATES: Final[dict[SessionState, schema.SessionUpdate]] = {
+    RUNNING: schema.RunningStateUpdate(),
+    REQUIRES_ACTION: schema.RequiresActionStateUpdate(),
+}
 
 
 async def _finalize_handles(work: Work, stop_reason: str) -> None:

@@ -33,7 +33,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, ClassVar, Final, Protocol
 
 import msgspec
 
@@ -48,6 +48,7 @@ __all__ = [
     "SessionRecord",
     "SessionStore",
     "end_open_tool_calls",
+    "visible",
     "record_message_text_as_update",
     "record_text_chunk_as_update",
 ]
@@ -534,8 +535,33 @@ class InMemoryHistory:
     ``limits.records`` records are kept; beyond that the oldest is dropped.
     """
 
+    #: Which method folds each kind of update, by exact class (dispatch on the class:
+    #: this runs for every update a session sends). A subclass may add kinds.
+    FOLDS: ClassVar[dict[type, str]] = {
+        schema.ToolCallContentChunk: "_fold_content_chunk",
+        schema.ToolCallUpdate: "_merge_tool_call",
+        schema.TerminalUpdate: "_merge_terminal",
+        schema.TerminalOutputChunk: "_fold_terminal_chunk",
+        schema.PlanUpdate: "_fold_plan",
+        schema.UserMessageChunk: "_fold_chunk",
+        schema.AgentMessageChunk: "_fold_chunk",
+        schema.AgentThoughtChunk: "_fold_chunk",
+        schema.UserMessage: "_fold_message",
+        schema.AgentMessage: "_fold_message",
+        schema.AgentThought: "_fold_message",
+        schema.UsageUpdate: "_fold_usage",
+        schema.SessionInfoUpdate: "_fold_session_info",
+        schema.AvailableCommandsUpdate: "_fold_latest",
+        schema.ConfigOptionUpdate: "_fold_latest",
+        **dict.fromkeys(NOT_RECORDED, "_fold_skip"),
+    }
+    #: :attr:`FOLDS` resolved on the class, once per class (not per history: a history
+    #: of an idle session stays small).
+    _fold: ClassVar[dict[type, Callable[[Any, Any], None]]]
+
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
+        cls._fold = {kind: getattr(cls, name) for kind, name in cls.FOLDS.items()}
         if cls.record is not InMemoryHistory.record:
             # It changes record() but not a text shortcut: those chunks go through record().
             # (A class that changes a shortcut's slow path, add_*_text, folds text itself.)
@@ -567,26 +593,6 @@ class InMemoryHistory:
         # and how many characters they hold: bounded by limits.diff_text_chars.
         self._texts: dict[int, tuple[schema.Diff, int]] = {}
         self._texts_size = 0
-        # Dispatch on the exact class: this runs for every update a session sends.
-        self._fold: dict[type, Callable[[Any], None]] = {
-            schema.ToolCallContentChunk: self._fold_content_chunk,
-            schema.ToolCallUpdate: self._merge_tool_call,
-            schema.TerminalUpdate: self._merge_terminal,
-            schema.TerminalOutputChunk: self._fold_terminal_chunk,
-            schema.PlanUpdate: self._fold_plan,
-            schema.UserMessageChunk: self._fold_chunk,
-            schema.AgentMessageChunk: self._fold_chunk,
-            schema.AgentThoughtChunk: self._fold_chunk,
-            schema.UserMessage: self._fold_message,
-            schema.AgentMessage: self._fold_message,
-            schema.AgentThought: self._fold_message,
-            schema.UsageUpdate: self._fold_usage,
-            schema.SessionInfoUpdate: self._fold_session_info,
-            schema.AvailableCommandsUpdate: self._fold_latest,
-            schema.ConfigOptionUpdate: self._fold_latest,
-        }
-        for skipped in NOT_RECORDED:
-            self._fold[skipped] = self._fold_skip
 
     def _add(self, key: tuple[str, str], value: object) -> None:
         """Keep a new record (the key is not in use), dropping the oldest at the limit."""
@@ -606,7 +612,7 @@ class InMemoryHistory:
                 return
             self._other(update)
             return
-        fold(update)
+        fold(self, update)
 
     def _other(self, update: object) -> None:
         self._sequence += 1
@@ -853,6 +859,11 @@ class InMemoryHistory:
             yield replay_record(value)
 
 
+InMemoryHistory._fold = {  # pyright: ignore[reportPrivateUsage]
+    kind: getattr(InMemoryHistory, name) for kind, name in InMemoryHistory.FOLDS.items()
+}
+
+
 def replay_record(value: object) -> schema.SessionUpdate:
     """The one complete update that shows a record (a copy: records keep changing)."""
     replace = msgspec.structs.replace
@@ -905,6 +916,9 @@ class SessionRecord:
     """The ``Agent.agent_state_version`` that :attr:`agent_state` was saved with."""
     config_values: dict[str, str | bool] = field(default_factory=lambda: {})
     """Each config option's current value (``configId`` to a select's value id or a bool)."""
+    principal: str | None = None
+    """Who the session belongs to: the principal that created it (``None``: nobody in
+    particular, a session of a local user or of a server without principals)."""
 
     def touch(self) -> None:
         """Mark the session as updated now."""
@@ -922,28 +936,44 @@ class SessionStore(Protocol):
     config values) changed, and :meth:`release` once a connection stops
     serving a session (closed, deleted, or the agent shutting down). A store shared by several agent
     processes refuses, in :meth:`get`, a session another live process serves.
+
+    Principals: a session belongs to the principal that created it
+    (:attr:`SessionRecord.principal`). Given a ``principal``, :meth:`get`,
+    :meth:`list` and :meth:`delete` act only on that principal's sessions, and
+    another principal's session is exactly an unknown one (``None``, not
+    listed, ``False``), decided before anything else (no lease taken, no
+    "served elsewhere" refusal). ``principal=None`` (stdio, a server without
+    principals) means every session.
     """
 
     async def create(
-        self, session_id: str, cwd: str, additional_directories: list[str]
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str],
+        *,
+        principal: str | None = None,
     ) -> SessionRecord:
-        """Create and keep a new session record, served by this process."""
+        """Create and keep a new session record, served by this process, owned by ``principal``."""
         ...
 
-    async def get(self, session_id: str) -> SessionRecord | None:
-        """The record of a session with its history, to be served here; ``None`` if unknown.
+    async def get(self, session_id: str, *, principal: str | None = None) -> SessionRecord | None:
+        """The record of a session with its history, to be served here; ``None`` if unknown
+        (or, given a ``principal``, another principal's).
 
         :raises RequestError: when the session cannot be served here (for
             example another live process serves it).
         """
         ...
 
-    async def list(self) -> list[SessionRecord]:
-        """Every session, most recently updated first (their histories need not be loaded)."""
+    async def list(self, *, principal: str | None = None) -> list[SessionRecord]:
+        """Every session (given a ``principal``, every one of that principal's), most
+        recently updated first (their histories need not be loaded)."""
         ...
 
-    async def delete(self, session_id: str) -> bool:
-        """Forget a session and its history; False if it was unknown."""
+    async def delete(self, session_id: str, *, principal: str | None = None) -> bool:
+        """Forget a session and its history; False if it was unknown (or, given a
+        ``principal``, another principal's: then it is kept)."""
         ...
 
     async def release(self, record: SessionRecord) -> None:
@@ -962,54 +992,90 @@ class SessionStore(Protocol):
         ...
 
 
+def visible(record: SessionRecord, principal: str | None) -> bool:
+    """Whether ``principal`` may see ``record`` (``None``: no principal, sees every session)."""
+    return principal is None or record.principal == principal
+
+
 class InMemorySessionStore:
     """The default :class:`SessionStore` of :func:`acpio.serve`: sessions live as long
     as the agent process.
 
-    At most ``max_records`` sessions are kept: beyond that, the least recently
-    updated sessions that no connection serves (closed ones) are forgotten, so
-    an agent that opens and closes sessions all day keeps bounded memory.
+    At most ``max_records`` sessions are kept: beyond that, the sessions that
+    no connection serves (closed ones) are forgotten, the longest unused first
+    (created or released longest ago), so an agent that opens and closes
+    sessions all day keeps bounded memory. Each eviction costs O(1) amortized:
+    no scan of the records.
     """
 
     def __init__(self, limits: HistoryLimits | None = None, *, max_records: int = 1000) -> None:
         self._records: dict[str, SessionRecord] = {}
+        # Candidates for eviction, the longest unused first: each record enters at
+        # create and again at release; one found active is dropped from here (its
+        # release puts it back).
+        self._idle: dict[str, SessionRecord] = {}
         self._limits = limits
         self.max_records = max_records
 
     async def create(
-        self, session_id: str, cwd: str, additional_directories: list[str]
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str],
+        *,
+        principal: str | None = None,
     ) -> SessionRecord:
         """Create and keep a new session record with an in-memory history."""
         record = SessionRecord(
             session_id, cwd, list(additional_directories), InMemoryHistory(self._limits)
         )
+        if principal is not None:
+            record.principal = principal
         self._records[session_id] = record
         if len(self._records) > self.max_records:
-            self._evict()
+            self._evict()  # before the new record joins the candidates: it is about to be served
+        self._idle[session_id] = record
         return record
 
     def _evict(self) -> None:
-        inactive = sorted(
-            (r for r in self._records.values() if not r.active), key=lambda r: r.updated_at
-        )
-        for record in inactive[: len(self._records) - self.max_records]:
-            del self._records[record.session_id]
+        idle = self._idle
+        records = self._records
+        while len(records) > self.max_records and idle:
+            session_id = next(iter(idle))
+            record = idle.pop(session_id)
+            if not record.active and records.get(session_id) is record:
+                del records[session_id]
 
-    async def get(self, session_id: str) -> SessionRecord | None:
-        """The record of a session, or ``None``."""
-        return self._records.get(session_id)
+    async def get(self, session_id: str, *, principal: str | None = None) -> SessionRecord | None:
+        """The record of a session, or ``None`` (unknown, or another principal's)."""
+        record = self._records.get(session_id)
+        if record is None or not visible(record, principal):
+            return None
+        return record
 
-    async def list(self) -> list[SessionRecord]:
-        """Every session, most recently updated first."""
-        return sorted(self._records.values(), key=lambda r: r.updated_at, reverse=True)
+    async def list(self, *, principal: str | None = None) -> list[SessionRecord]:
+        """Every session (of ``principal``, when given), most recently updated first."""
+        records: Iterable[SessionRecord] = self._records.values()
+        if principal is not None:
+            records = [r for r in records if r.principal == principal]
+        return sorted(records, key=lambda r: r.updated_at, reverse=True)
 
-    async def delete(self, session_id: str) -> bool:
-        """Forget a session; False if it was unknown."""
-        return self._records.pop(session_id, None) is not None
+    async def delete(self, session_id: str, *, principal: str | None = None) -> bool:
+        """Forget a session; False if it was unknown (or another principal's, kept)."""
+        record = self._records.get(session_id)
+        if record is None or not visible(record, principal):
+            return False
+        del self._records[session_id]
+        self._idle.pop(session_id, None)
+        return True
 
     async def release(self, record: SessionRecord) -> None:
         """The session is no longer served: it may be evicted beyond ``max_records``."""
         record.active = False
+        session_id = record.session_id
+        if self._records.get(session_id) is record:
+            self._idle.pop(session_id, None)
+            self._idle[session_id] = record  # the most recently unused
 
     async def save_state(self, record: SessionRecord) -> None:
         """Nothing to do: the record itself, kept here, holds its durable state."""

@@ -67,7 +67,7 @@ import msgspec
 
 from .._errors import RequestError, SessionStoreError
 from .._limits import HistoryLimits
-from .history import SessionRecord
+from .history import SessionRecord, visible
 from .store_paths import current_owner, owner_alive
 from .stored_history import (
     Create,
@@ -85,7 +85,7 @@ from .stored_history import (
     release_barriers,
     write_batches,
 )
-from .writer_store import WriterStore
+from .writer_store import ListedRow, WriterStore
 
 if TYPE_CHECKING:
     import psycopg
@@ -96,7 +96,7 @@ _List = list  # the store has a method named list
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 # pg_advisory_xact_lock key of the migrations ("acpio" in ASCII).
 _MIGRATION_LOCK: Final = 0x616370696F
 
@@ -133,8 +133,13 @@ CREATE TABLE acpio_agent_states (
     config_values TEXT NOT NULL DEFAULT '{}'
 )
 """
+# Who each session belongs to (the principal that created it; NULL: nobody in particular).
+_V2: Final = """
+ALTER TABLE acpio_sessions ADD COLUMN principal TEXT;
+CREATE INDEX acpio_sessions_by_principal ON acpio_sessions (principal, updated_at)
+"""
 # Forward migrations: MIGRATIONS[n] turns a version n-1 database into version n.
-MIGRATIONS: Final[dict[int, str]] = {1: _V1}
+MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2}
 
 
 def redact(conninfo: str) -> str:
@@ -346,8 +351,10 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
     def _adopt(self, history: StoredHistory) -> None:
         self._fences[history] = 1
 
-    async def get(self, session_id: str) -> SessionRecord | None:
-        """The session with its history, now served by this store; ``None`` if unknown.
+    async def get(self, session_id: str, *, principal: str | None = None) -> SessionRecord | None:
+        """The session with its history, now served by this store; ``None`` if unknown
+        (or, given a ``principal``, another principal's: then nothing is taken over, and
+        nothing says whether another replica serves it).
 
         Takes the session over when nobody serves it, its owner's lease ran out, or
         its owner is a gone process of this machine (the fence is incremented, so the
@@ -360,15 +367,17 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
         self._check()
         record = self._served.get(session_id)
         if record is not None:
+            if not visible(record, principal):
+                return None
             if record.history not in self._lost:
                 return record
             # Taken over from this store: forget it here, load what its new owner keeps.
             del self._served[session_id]
             self._lost.pop(record.history, None)
-        loaded = await anyio.to_thread.run_sync(self._load, session_id)
+        loaded = await anyio.to_thread.run_sync(self._load, session_id, principal)
         record = self._served.get(session_id)  # another connection won the race
         if record is not None or loaded is None:
-            return record
+            return self._served_to(session_id, principal)
         if isinstance(loaded, _Busy):
             owner, remaining = loaded
             raise RequestError.internal_error(
@@ -383,31 +392,35 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
         self._served[session_id] = record
         return record
 
-    async def list(self) -> _List[SessionRecord]:
-        """Every session of every replica and every session this store serves, most
-        recently updated first (their histories are not loaded).
+    async def list(self, *, principal: str | None = None) -> _List[SessionRecord]:
+        """Every session of every replica and every session this store serves (given a
+        ``principal``, only that principal's), most recently updated first (their
+        histories are not loaded).
 
         :raises SessionStoreError: when the database cannot be reached, or the writer
             failed since the last store call.
         """
         self._check()
-        rows = await anyio.to_thread.run_sync(self._list_rows)
-        return self._merge(rows)
+        rows = await anyio.to_thread.run_sync(self._list_rows, principal)
+        return self._merge(rows, principal)
 
-    async def delete(self, session_id: str) -> bool:
-        """Delete a session and its history; False if unknown.
+    async def delete(self, session_id: str, *, principal: str | None = None) -> bool:
+        """Delete a session and its history; False if unknown (or, given a ``principal``,
+        another principal's: then it is kept).
 
         :raises RequestError: ``-32603`` when another live owner serves it.
         :raises SessionStoreError: when the database cannot be reached, or the writer
             failed since the last store call.
         """
         self._check()
+        if session_id in self._served and self._served_to(session_id, principal) is None:
+            return False
         record = self._served.pop(session_id, None)
         if record is not None and isinstance(record.history, StoredHistory):
             record.history.detach()
             record.history.dropped = True
             self._fences.pop(record.history, None)
-        result = await anyio.to_thread.run_sync(self._delete_row, session_id)
+        result = await anyio.to_thread.run_sync(self._delete_row, session_id, principal)
         if isinstance(result, str):
             raise RequestError.internal_error(
                 f"Session {session_id} is open in another agent process "
@@ -454,9 +467,12 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
     def _db_error(self, exc: BaseException) -> SessionStoreError:
         return SessionStoreError(f"the session store {self._where} failed: {exc}")
 
-    def _load(self, session_id: str) -> tuple[StoredRecord, int] | _Busy | None:
+    def _load(
+        self, session_id: str, principal: str | None
+    ) -> tuple[StoredRecord, int] | _Busy | None:
         """Take a session over (unless a live owner holds it) and fold its history; the
-        owner and its lease's remaining seconds when a live owner serves it."""
+        owner and its lease's remaining seconds when a live owner serves it; ``None``
+        when it is unknown or not ``principal``'s."""
         import psycopg  # noqa: PLC0415
 
         self._sync()  # what this store recorded and released is in the database
@@ -466,11 +482,11 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
                 with conn.transaction():
                     row = conn.execute(
                         "SELECT cwd, additional_directories, title, updated_at, owner, fence, "
-                        "coalesce(extract(epoch FROM lease_until - now()), 0) "
+                        "coalesce(extract(epoch FROM lease_until - now()), 0), principal "
                         "FROM acpio_sessions WHERE id = %s FOR UPDATE",
                         (session_id,),
                     ).fetchone()
-                    if row is None:
+                    if row is None or (principal is not None and row[7] != principal):
                         return None
                     owner: str | None = row[4]
                     remaining = float(row[6])
@@ -504,7 +520,13 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
         except psycopg.Error as exc:
             raise self._db_error(exc) from exc
         record = StoredRecord(
-            session_id, row[0], dirs_decode(row[1]), Unloaded(), title=row[2], updated_at=row[3]
+            session_id,
+            row[0],
+            dirs_decode(row[1]),
+            Unloaded(),
+            title=row[2],
+            updated_at=row[3],
+            principal=row[7],
         )
         history = self._new_history(record)
         try:
@@ -528,23 +550,26 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
             ) from None
         return record, fence
 
-    def _list_rows(self) -> _List[tuple[str, str, str, str | None, str]]:
+    def _list_rows(self, principal: str | None) -> _List[ListedRow]:
         import psycopg  # noqa: PLC0415
 
+        columns = "SELECT id, cwd, additional_directories, title, updated_at, principal "
         try:
             with self._lock:
-                return (
-                    self._request_conn()
-                    .execute(
-                        "SELECT id, cwd, additional_directories, title, updated_at "
-                        "FROM acpio_sessions ORDER BY updated_at DESC, id"
-                    )
-                    .fetchall()
-                )
+                conn = self._request_conn()
+                if principal is None:
+                    return conn.execute(
+                        columns + "FROM acpio_sessions ORDER BY updated_at DESC, id"
+                    ).fetchall()
+                return conn.execute(
+                    columns + "FROM acpio_sessions WHERE principal = %s "
+                    "ORDER BY updated_at DESC, id",
+                    (principal,),
+                ).fetchall()
         except psycopg.Error as exc:
             raise self._db_error(exc) from exc
 
-    def _delete_row(self, session_id: str) -> bool | str:
+    def _delete_row(self, session_id: str, principal: str | None) -> bool | str:
         import psycopg  # noqa: PLC0415
 
         self._sync()
@@ -553,11 +578,11 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
                 conn = self._request_conn()
                 with conn.transaction():
                     row = conn.execute(
-                        "SELECT owner, coalesce(lease_until > now(), false) FROM acpio_sessions "
-                        "WHERE id = %s FOR UPDATE",
+                        "SELECT owner, coalesce(lease_until > now(), false), principal "
+                        "FROM acpio_sessions WHERE id = %s FOR UPDATE",
                         (session_id,),
                     ).fetchone()
-                    if row is None:
+                    if row is None or (principal is not None and row[2] != principal):
                         return False
                     owner: str | None = row[0]
                     if (
@@ -648,8 +673,9 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
             with conn.cursor() as cursor:
                 cursor.executemany(
                     "INSERT INTO acpio_sessions (id, cwd, additional_directories, created_at, "
-                    "updated_at, owner, fence, lease_until) VALUES (%s, %s, %s, %s, %s, %s, 1, "
-                    "now() + %s * interval '1 second') ON CONFLICT (id) DO NOTHING",
+                    "updated_at, owner, fence, lease_until, principal) VALUES (%s, %s, %s, %s, "
+                    "%s, %s, 1, now() + %s * interval '1 second', %s) "
+                    "ON CONFLICT (id) DO NOTHING",
                     [
                         (
                             c.session_id,
@@ -659,6 +685,7 @@ class PostgresSessionStore(WriterStore["psycopg.Connection[Any]"]):
                             c.updated_at,
                             owner,
                             lease,
+                            c.principal,
                         )
                         for c in creates
                     ],

@@ -100,7 +100,7 @@ from .stored_history import (
     release_barriers,
     write_batches,
 )
-from .writer_store import WriterStore
+from .writer_store import ListedRow, WriterStore
 
 __all__ = ["COMPACT_BYTES", "SCHEMA_VERSION", "SqliteSessionStore"]
 
@@ -108,7 +108,7 @@ _List = list  # the store has a method named list
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 _V1: Final = """
 CREATE TABLE sessions (
@@ -139,8 +139,13 @@ CREATE TABLE agent_states (
     config_values TEXT NOT NULL DEFAULT '{}'
 );
 """
+# Who each session belongs to (the principal that created it; NULL: nobody in particular).
+_V3: Final = """
+ALTER TABLE sessions ADD COLUMN principal TEXT;
+CREATE INDEX sessions_by_principal ON sessions (principal, updated_at);
+"""
 # Forward migrations: MIGRATIONS[n] turns a version n-1 file into version n.
-MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2}
+MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2, 3: _V3}
 
 
 class SqliteSessionStore(WriterStore[sqlite3.Connection]):
@@ -184,6 +189,8 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
         #: resumed, nothing is written (new sessions and new updates stay in memory).
         self.read_only: bool = False
         self._immutable = False  # read-only, and SQLite may not even create its -shm
+        # The principal column, or NULL in a read-only file of an older schema (no principals).
+        self._principal_column = "principal"
         self._conn = self._open()
         self._reader = self._connect(timeout=0.1)  # session/list, on the event loop
         self._writer = threading.Thread(
@@ -275,6 +282,8 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
                     f"{self.path} is an SQLite file but not an acpio session store"
                 )
             raise SessionStoreError(f"the session store {self.path} is empty and read-only")
+        if version < 3:
+            self._principal_column = "NULL"
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -337,8 +346,9 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
 
     # --------------------------------------------------------- the store API
 
-    async def get(self, session_id: str) -> SessionRecord | None:
-        """The session with its history, now served by this process; ``None`` if unknown.
+    async def get(self, session_id: str, *, principal: str | None = None) -> SessionRecord | None:
+        """The session with its history, now served by this process; ``None`` if unknown
+        (or, given a ``principal``, another principal's: nothing is taken over then).
 
         :raises RequestError: ``-32603`` when another live agent process serves it.
         :raises SessionStoreError: when the writer failed since the last store call.
@@ -346,11 +356,11 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
         self._check()
         record = self._served.get(session_id)
         if record is not None:
-            return record
-        loaded = await anyio.to_thread.run_sync(self._load, session_id)
+            return self._served_to(session_id, principal)
+        loaded = await anyio.to_thread.run_sync(self._load, session_id, principal)
         record = self._served.get(session_id)  # another connection won the race
         if record is not None or loaded is None:
-            return record
+            return self._served_to(session_id, principal)
         if isinstance(loaded, int):
             raise RequestError.internal_error(
                 f"Session {session_id} is open in another agent process (pid {loaded}); "
@@ -363,10 +373,10 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
         self._served[session_id] = loaded
         return loaded
 
-    async def list(self) -> _List[SessionRecord]:
-        """Every session in the file and every session this process serves, most
-        recently updated first (including other processes' sessions; their histories
-        are not loaded).
+    async def list(self, *, principal: str | None = None) -> _List[SessionRecord]:
+        """Every session in the file and every session this process serves (given a
+        ``principal``, only that principal's), most recently updated first (including
+        other processes' sessions; their histories are not loaded).
 
         :raises SessionStoreError: when the writer failed since the last store call.
         """
@@ -376,32 +386,35 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
             # writers, and what this process changed is either served (listed from
             # memory) or committed (release and delete wait for it). Answered at once,
             # like the in-memory store, even when the client hangs up right after.
-            rows = self._list_rows(self._reader)
+            rows = self._list_rows(self._reader, principal)
         except sqlite3.OperationalError:
-            rows = await anyio.to_thread.run_sync(self._list_rows_locked)
-        return self._merge(rows)
+            rows = await anyio.to_thread.run_sync(self._list_rows_locked, principal)
+        return self._merge(rows, principal)
 
-    async def delete(self, session_id: str) -> bool:
-        """Delete a session and its history; False if unknown.
+    async def delete(self, session_id: str, *, principal: str | None = None) -> bool:
+        """Delete a session and its history; False if unknown (or, given a ``principal``,
+        another principal's: then it is kept).
 
         :raises RequestError: ``-32603`` when another live agent process serves it, or
             when the store is read-only and the session is in the file.
         :raises SessionStoreError: when the writer failed since the last store call.
         """
         self._check()
+        if session_id in self._served and self._served_to(session_id, principal) is None:
+            return False
         record = self._served.pop(session_id, None)
         if record is not None and isinstance(record.history, StoredHistory):
             record.history.detach()
             record.history.dropped = True
         if self.read_only:
-            if not await anyio.to_thread.run_sync(self._has_row, session_id):
+            if not await anyio.to_thread.run_sync(self._has_row, session_id, principal):
                 return record is not None
             raise RequestError.internal_error(
                 f"Session {session_id} cannot be deleted: the session store {self.path} "
                 "is read-only",
                 {"sessionId": session_id},
             )
-        result = await anyio.to_thread.run_sync(self._delete_row, session_id)
+        result = await anyio.to_thread.run_sync(self._delete_row, session_id, principal)
         if not isinstance(result, bool):  # the pid of the process that holds it
             raise RequestError.internal_error(
                 f"Session {session_id} is open in another agent process (pid {result}); "
@@ -458,9 +471,9 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
             return None
         return pid if owner_alive(pid, start) else None
 
-    def _load(self, session_id: str) -> StoredRecord | int | None:
+    def _load(self, session_id: str, principal: str | None) -> StoredRecord | int | None:
         """Take a session over (if its owner is gone) and fold its history; its owner's
-        pid when a live process serves it."""
+        pid when a live process serves it; ``None`` when unknown or not ``principal``'s."""
         self._sync()  # what this process recorded and released is in the file
         with self._lock:
             conn = self._conn
@@ -468,10 +481,10 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
             try:
                 row = conn.execute(
                     "SELECT cwd, additional_directories, title, updated_at, owner_pid, "
-                    "owner_start FROM sessions WHERE id = ?",
+                    f"owner_start, {self._principal_column} FROM sessions WHERE id = ?",
                     (session_id,),
                 ).fetchone()
-                if row is None:
+                if row is None or (principal is not None and row[6] != principal):
                     conn.execute("COMMIT")
                     return None
                 busy = self._busy_owner(row[4], row[5])
@@ -503,6 +516,7 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
             Unloaded(),
             title=row[2],
             updated_at=row[3],
+            principal=row[6],
         )
         history = self._new_history(record)
         try:
@@ -525,31 +539,44 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
             ) from None
         return record
 
-    def _has_row(self, session_id: str) -> bool:
+    def _has_row(self, session_id: str, principal: str | None) -> bool:
         with self._lock:
-            row = self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,))
-            return row.fetchone() is not None
+            row = self._conn.execute(
+                f"SELECT {self._principal_column} FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            return row is not None and (principal is None or row[0] == principal)
 
-    def _list_rows(self, conn: sqlite3.Connection) -> _List[tuple[str, str, str, str | None, str]]:
+    def _list_rows(self, conn: sqlite3.Connection, principal: str | None) -> _List[ListedRow]:
+        column = self._principal_column
+        if principal is None:
+            return conn.execute(
+                f"SELECT id, cwd, additional_directories, title, updated_at, {column} "
+                "FROM sessions ORDER BY updated_at DESC, rowid DESC"
+            ).fetchall()
         return conn.execute(
-            "SELECT id, cwd, additional_directories, title, updated_at FROM sessions "
-            "ORDER BY updated_at DESC, rowid DESC"
+            f"SELECT id, cwd, additional_directories, title, updated_at, {column} "
+            f"FROM sessions WHERE {column} = ? ORDER BY updated_at DESC, rowid DESC",
+            (principal,),
         ).fetchall()
 
-    def _list_rows_locked(self) -> _List[tuple[str, str, str, str | None, str]]:
+    def _list_rows_locked(self, principal: str | None) -> _List[ListedRow]:
         self._sync()
         with self._lock:
-            return self._list_rows(self._conn)
+            return self._list_rows(self._conn, principal)
 
-    def _delete_row(self, session_id: str) -> bool | int:
+    def _delete_row(self, session_id: str, principal: str | None) -> bool | int:
         self._sync()
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
                 row = conn.execute(
-                    "SELECT owner_pid, owner_start FROM sessions WHERE id = ?", (session_id,)
+                    "SELECT owner_pid, owner_start, principal FROM sessions WHERE id = ?",
+                    (session_id,),
                 ).fetchone()
+                if row is not None and principal is not None and row[2] != principal:
+                    conn.execute("COMMIT")
+                    return False
                 if row is not None:
                     busy = self._busy_owner(row[0], row[1])
                     if busy is not None:
@@ -619,7 +646,9 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
             if isinstance(item, Create):
                 self._creates += 1
                 conn.execute(
-                    "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, NULL, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO sessions (id, cwd, additional_directories, "
+                    "created_at, updated_at, owner_pid, owner_start, principal) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         item.session_id,
                         item.cwd,
@@ -627,6 +656,7 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
                         item.updated_at,
                         item.updated_at,
                         *item.owner,
+                        item.principal,
                     ),
                 )
         write_batches(

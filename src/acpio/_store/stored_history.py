@@ -31,7 +31,7 @@ import zlib
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final, cast
+from typing import ClassVar, Final, cast
 
 import msgspec
 
@@ -275,6 +275,7 @@ def read_chunks(run: TextRun, begin: int, end: int | None) -> tuple[int, str, ar
 class StoredHistory(InMemoryHistory):
     """An :class:`InMemoryHistory` whose records are also queued for the store's writer.
 
+
     ``pending`` holds, in order, what was recorded (the update object; a
     :class:`TextMark` where a text stream starts; for terminal output the
     terminal's :class:`_OutputMark`) and the writer operations of this session;
@@ -287,6 +288,11 @@ class StoredHistory(InMemoryHistory):
 
     queue_items: int = QUEUE_ITEMS
     """Recorded items queued at most; past them the history falls behind (:meth:`catch_up`)."""
+
+    FOLDS: ClassVar[dict[type, str]] = {
+        **InMemoryHistory.FOLDS,
+        schema.IdleStateUpdate: "_turn_ended",  # a turn's end wakes the writer
+    }
 
     def __init__(
         self,
@@ -329,7 +335,6 @@ class StoredHistory(InMemoryHistory):
         self.read_marks: list[TextMark] = []
         self._marks: dict[str, _OutputMark] = {}
         self.dropped = False
-        self._fold[schema.IdleStateUpdate] = self._turn_ended
 
     def attach(self) -> None:
         self._put = self.pending.append
@@ -399,7 +404,7 @@ class StoredHistory(InMemoryHistory):
         if fold is None:
             InMemoryHistory.record(self, update)
         else:
-            fold(update)
+            fold(self, update)
         if self.compact_due:
             self.snapshot()
 
@@ -680,16 +685,24 @@ class StoredRecord(SessionRecord):
 
 # Writer operations besides recorded items. Plain classes: dataclasses cost import time.
 class Create:
-    __slots__ = ("cwd", "directories", "owner", "session_id", "updated_at")
+    __slots__ = ("cwd", "directories", "owner", "principal", "session_id", "updated_at")
 
     def __init__(
-        self, session_id: str, cwd: str, directories: str, updated_at: str, owner: tuple[int, str]
+        self,
+        session_id: str,
+        cwd: str,
+        directories: str,
+        updated_at: str,
+        owner: tuple[int, str],
+        *,
+        principal: str | None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
         self.directories = directories
         self.updated_at = updated_at
         self.owner = owner
+        self.principal = principal
 
 
 class Meta:

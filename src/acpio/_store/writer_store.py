@@ -23,7 +23,7 @@ import anyio.to_thread
 
 from .._errors import SessionStoreError
 from .._limits import HistoryLimits
-from .history import SessionRecord
+from .history import SessionRecord, visible
 from .store_paths import current_owner
 from .stored_history import (
     Barrier,
@@ -42,7 +42,7 @@ from .stored_history import (
     put_back,
 )
 
-__all__ = ["RETAIN_EVERY", "WriterStore"]
+__all__ = ["RETAIN_EVERY", "ListedRow", "WriterStore"]
 
 _List = list  # the store has a method named list
 
@@ -50,6 +50,9 @@ RETAIN_EVERY = 100
 """New sessions between two retention passes of the writer."""
 
 C = TypeVar("C")  # the store's connection
+
+#: A listed session: id, cwd, additional directories (JSON), title, updated at, principal.
+ListedRow = tuple[str, str, str, str | None, str, str | None]
 
 
 class WriterStore(Generic[C]):
@@ -136,14 +139,22 @@ class WriterStore(Generic[C]):
         return history
 
     async def create(
-        self, session_id: str, cwd: str, additional_directories: _List[str]
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: _List[str],
+        *,
+        principal: str | None = None,
     ) -> SessionRecord:
-        """Create a session served by this store (written at the next flush).
+        """Create a session served by this store, owned by ``principal`` (written at the
+        next flush).
 
         :raises SessionStoreError: when the writer failed since the last store call.
         """
         self._check()
-        record = StoredRecord(session_id, cwd, list(additional_directories), Unloaded())
+        record = StoredRecord(
+            session_id, cwd, list(additional_directories), Unloaded(), principal=principal
+        )
         history = self._new_history(record)
         self._served[session_id] = record
         self._adopt(history)
@@ -156,18 +167,25 @@ class WriterStore(Generic[C]):
                 json_encode(record.additional_directories).decode(),
                 record.updated_at,
                 current_owner(),
+                principal=principal,
             )
         )
         history.attach()
         self._wake.set()
         return record
 
-    def _merge(self, rows: _List[tuple[str, str, str, str | None, str]]) -> _List[SessionRecord]:
-        """The listed rows and the sessions served here, most recently updated first."""
+    def _served_to(self, session_id: str, principal: str | None) -> StoredRecord | None:
+        """The record served here, if ``principal`` may see it."""
+        record = self._served.get(session_id)
+        return record if record is not None and visible(record, principal) else None
+
+    def _merge(self, rows: _List[ListedRow], principal: str | None) -> _List[SessionRecord]:
+        """The listed rows (``principal``'s only, when given) and the sessions served
+        here that ``principal`` may see, most recently updated first."""
         records: _List[SessionRecord] = []
         # Served here but maybe not committed yet (the writer commits a new session later).
-        unseen = dict(self._served)
-        for session_id, cwd, directories, title, updated_at in rows:
+        unseen = {k: r for k, r in self._served.items() if visible(r, principal)}
+        for session_id, cwd, directories, title, updated_at, owner in rows:
             served = unseen.pop(session_id, None)
             if served is not None:
                 records.append(served)
@@ -180,6 +198,7 @@ class WriterStore(Generic[C]):
                         Unloaded(),
                         title=title,
                         updated_at=updated_at,
+                        principal=owner,
                     )
                 )
         records.extend(unseen.values())

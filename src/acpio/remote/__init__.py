@@ -13,6 +13,7 @@ from .._limits import RemoteLimits as RemoteLimits
 from ._app import AgentSource as AgentSource
 from ._app import AuthRequest as AuthRequest
 from ._app import RemoteApp as RemoteApp
+from ._principals import read_token_file as read_token_file
 from ._server import run_server as run_server
 from ._server import serve_uvicorn as serve_uvicorn
 
@@ -21,6 +22,7 @@ __all__ = (
     "AuthRequest",
     "RemoteApp",
     "RemoteLimits",
+    "read_token_file",
     "run_server",
     "serve_uvicorn",
 )

@@ -91,7 +91,10 @@ class AuthRequest:
     client: tuple[str, int] | None
 
 
-Authenticate = Callable[[AuthRequest], bool | Awaitable[bool]]
+#: An authentication hook's verdict: refused (``False``), accepted without a principal
+#: (``True``), or accepted as the principal a non-empty string names.
+Verdict = bool | str
+Authenticate = Callable[[AuthRequest], Verdict | Awaitable[Verdict]]
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -151,8 +154,17 @@ class RemoteApp:
     ``agent`` is an :class:`~acpio.Agent` subclass or a zero-argument
     factory, called once per connection (or one agent instance, shared).
     Every request and WebSocket upgrade must pass ``token`` (as
-    ``Authorization: Bearer <token>``) when one is set, then ``authenticate``
-    when one is given (401 otherwise); a request with an ``Origin`` header
+    ``Authorization: Bearer <token>``) when one is set, or one of ``tokens``
+    (a bearer token to the principal it names, :func:`read_token_file`), then
+    ``authenticate`` when one is given (401 otherwise); ``authenticate`` may
+    name the request's principal by returning a non-empty string (it replaces
+    the token's). A connection belongs to the principal that opened it
+    (another principal's requests on it are answered as for an unknown
+    connection), and so do the sessions it creates: its agent sees only its
+    principal's sessions in ``store``, another principal's session is answered
+    exactly as an unknown one. Without a principal (``token``, no
+    authentication, ``authenticate`` returning ``True``) a connection sees
+    every session. A request with an ``Origin`` header
     must name one of ``allowed_origins`` (403 otherwise), so a web page
     cannot drive the agent unless allowed. ``affinity_cookie`` names a cookie
     set on ``initialize`` and the upgrade, for load balancers that route a
@@ -174,6 +186,7 @@ class RemoteApp:
         *,
         store: SessionStore | None = None,
         token: str | None = None,
+        tokens: Mapping[str, str] | None = None,
         authenticate: Authenticate | None = None,
         allowed_origins: Collection[str] = (),
         affinity_cookie: str | None = None,
@@ -186,7 +199,19 @@ class RemoteApp:
         self.limits: RemoteLimits = limits or RemoteLimits()
         self.agent_limits: AgentLimits = agent_limits or AgentLimits()
         self.store: SessionStore = store or InMemorySessionStore(self.agent_limits.history)
+        if token is not None and tokens is not None:
+            raise ValueError(
+                "give either token (one shared token, no principals) or tokens "
+                "(a token per principal), not both"
+            )
+        if tokens is not None and not tokens:
+            raise ValueError("tokens is empty: no principal could connect")
         self._token = token.encode() if token is not None else None
+        self._tokens = (
+            [(key.encode(), principal) for key, principal in tokens.items()]
+            if tokens is not None
+            else None
+        )
         self._authenticate = authenticate
         self._origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
         self._affinity = affinity_cookie
@@ -254,18 +279,27 @@ class RemoteApp:
             return True
         return given is not None and _host_name(given) in self._hosts
 
-    async def _check_access(self, scope: Scope, headers: Mapping[str, str]) -> None:
+    async def _check_access(self, scope: Scope, headers: Mapping[str, str]) -> str | None:
+        """Refuse what may not pass; the request's principal (``None``: none)."""
         if not self._host_allowed(scope, headers):
             raise _Refused(421, f"Host {headers.get('host', '')!r} is not served here")
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/").lower() not in self._origins:
             raise _Refused(403, f"Origin {origin!r} is not allowed")
-        if self._token is not None:
+        principal: str | None = None
+        if self._token is not None or self._tokens is not None:
             given = headers.get("authorization", "")
             scheme, _, credentials = given.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                credentials.strip().encode(), self._token
-            ):
+            presented = credentials.strip().encode()
+            known = False
+            if self._token is not None:
+                known = hmac.compare_digest(presented, self._token)
+            else:
+                for key, owner in self._tokens or ():
+                    # Every token compared: the time taken does not say which one matched.
+                    if hmac.compare_digest(presented, key):
+                        known, principal = True, owner
+            if scheme.lower() != "bearer" or not known:
                 raise _Refused(
                     401, "Missing or wrong bearer token", [(b"www-authenticate", b"Bearer")]
                 )
@@ -282,6 +316,9 @@ class RemoteApp:
                 verdict = await verdict
             if not verdict:
                 raise _Refused(401, "Not authorized", [(b"www-authenticate", b"Bearer")])
+            if isinstance(verdict, str):
+                principal = verdict
+        return principal
 
     def _new_agent(self) -> Agent:
         source = self._agent_source
@@ -294,7 +331,7 @@ class RemoteApp:
             )
         return agent
 
-    def _new_connection(self, transport: str) -> RemoteConnection:
+    def _new_connection(self, transport: str, principal: str | None) -> RemoteConnection:
         if self._shutting_down:
             raise _Refused(503, "The server is shutting down")
         if self.registry.full:
@@ -310,6 +347,7 @@ class RemoteApp:
             agent_limits=self.agent_limits,
             limits=self.limits,
             registry=self.registry,
+            principal=principal,
         )
         self.registry.add(connection)
         return connection
@@ -329,13 +367,13 @@ class RemoteApp:
         headers = _headers(scope)
         method = scope.get("method", "GET")
         try:
-            await self._check_access(scope, headers)
+            principal = await self._check_access(scope, headers)
             if method == "POST":
-                await self._post(scope, receive, send, headers)
+                await self._post(receive, send, headers, principal)
             elif method == "GET":
-                await self._get(receive, send, headers)
+                await self._get(receive, send, headers, principal)
             elif method == "DELETE":
-                await self._delete(send, headers)
+                await self._delete(send, headers, principal)
             else:
                 await _respond(
                     send, 405, b"Method not allowed", headers=[(b"allow", b"GET, POST, DELETE")]
@@ -343,12 +381,16 @@ class RemoteApp:
         except _Refused as refused:
             await _respond(send, refused.status, refused.text.encode(), headers=refused.headers)
 
-    def _connection(self, headers: Mapping[str, str]) -> RemoteConnection:
+    def _connection(self, headers: Mapping[str, str], principal: str | None) -> RemoteConnection:
         connection_id = headers.get(CONNECTION_HEADER)
         if not connection_id:
             raise _Refused(400, "Missing Acp-Connection-Id")
         connection = self.registry.get(connection_id)
-        if connection is None or connection.transport != "http":
+        if (
+            connection is None
+            or connection.transport != "http"
+            or connection.principal != principal
+        ):
             raise _Refused(404, "Unknown Acp-Connection-Id")
         return connection
 
@@ -381,7 +423,7 @@ class RemoteApp:
                 return b"".join(chunks)
 
     async def _post(
-        self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]
+        self, receive: Receive, send: Send, headers: Mapping[str, str], principal: str | None
     ) -> None:
         content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if content_type != "application/json":
@@ -401,9 +443,9 @@ class RemoteApp:
         if message.method == "initialize" and message.is_request:
             if headers.get(CONNECTION_HEADER):
                 raise _Refused(400, "initialize is not allowed on an existing connection")
-            await self._initialize(send, message, body)
+            await self._initialize(send, message, body, principal)
             return
-        connection = self._connection(headers)
+        connection = self._connection(headers, principal)
         connection.active_requests += 1
         try:
             await self._forward(connection, message, body, headers)
@@ -413,8 +455,10 @@ class RemoteApp:
             connection.active_requests -= 1
         await _respond(send, 202)
 
-    async def _initialize(self, send: Send, message: ClientMessage, body: bytes) -> None:
-        connection = self._new_connection("http")
+    async def _initialize(
+        self, send: Send, message: ClientMessage, body: bytes, principal: str | None
+    ) -> None:
+        connection = self._new_connection("http", principal)
         if self._group is not None:
             self._group.start_soon(connection.run)
             await self._answer_initialize(send, connection, message, body)
@@ -476,27 +520,27 @@ class RemoteApp:
                 f"Session {route!r} is not attached to this connection; "
                 "reattach it with session/load or session/resume",
             )
-        if (
-            message.method in _LIMITED_METHODS
-            and message.is_request
-            and route not in connection.attached
-            and self.registry.sessions_full()
-        ):
-            connection.answer_locally(
-                message,
-                route if message.method != "session/load" else None,
-                INTERNAL_ERROR,
-                f"Too many sessions on this server (limit {self.limits.max_sessions}); "
-                "close one first",
-            )
-            return
-        connection.track_request(message, route)
+        reserved = None
+        if message.method in _LIMITED_METHODS and message.is_request:
+            reserved = connection.admit_session(message)
+            if reserved is False:
+                connection.answer_locally(
+                    message,
+                    route if message.method != "session/load" else None,
+                    INTERNAL_ERROR,
+                    f"Too many sessions on this server (limit {self.limits.max_sessions}); "
+                    "close one first",
+                )
+                return
+        connection.track_request(message, route, reserved=reserved)
         await connection.send_line(body)
 
-    async def _get(self, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
+    async def _get(
+        self, receive: Receive, send: Send, headers: Mapping[str, str], principal: str | None
+    ) -> None:
         if _EVENT_STREAM not in headers.get("accept", "").lower():
             raise _Refused(406, "Accept must include text/event-stream")
-        connection = self._connection(headers)
+        connection = self._connection(headers, principal)
         session_id = headers.get(SESSION_HEADER) or None
         if session_id is None:
             outbox = connection.connection_stream
@@ -521,8 +565,12 @@ class RemoteApp:
         if session_id in connection.session_streams or session_id in connection.attached:
             return True
         # A client opens a session's stream before it loads or resumes the session.
+        # Only the connection's principal's sessions exist for it (another's is unknown).
         try:
-            records = await self.store.list()
+            principal = connection.principal
+            records = await (
+                self.store.list(principal=principal) if principal is not None else self.store.list()
+            )
         except Exception:
             logger.exception("the session store could not list sessions")
             raise _Refused(503, "The session store is unavailable") from None
@@ -562,8 +610,8 @@ class RemoteApp:
             group.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b""})
 
-    async def _delete(self, send: Send, headers: Mapping[str, str]) -> None:
-        connection = self._connection(headers)
+    async def _delete(self, send: Send, headers: Mapping[str, str], principal: str | None) -> None:
+        connection = self._connection(headers, principal)
         await connection.close("closed by the client", discard=True)
         await _respond(send, 202)
 
@@ -578,8 +626,8 @@ class RemoteApp:
             await self._refuse_upgrade(scope, send, _Refused(404, "Not found"))
             return
         try:
-            await self._check_access(scope, headers)
-            connection = self._new_connection("websocket")
+            principal = await self._check_access(scope, headers)
+            connection = self._new_connection("websocket", principal)
         except _Refused as refused:
             await self._refuse_upgrade(scope, send, refused)
             return
@@ -627,6 +675,7 @@ class RemoteApp:
         limit = self.limits.max_body_size
         depth = self.agent_limits.max_nesting_depth
         while True:
+            reserved: bool | None = None
             message = await receive()
             if message["type"] == "websocket.disconnect":
                 return
@@ -662,8 +711,8 @@ class RemoteApp:
                     continue
                 initialized = True
             elif envelope.method in _LIMITED_METHODS and envelope.is_request:
-                route = envelope.session_id
-                if route not in connection.attached and self.registry.sessions_full():
+                reserved = connection.admit_session(envelope)
+                if reserved is False:
                     connection.answer_locally(
                         envelope,
                         None,
@@ -672,7 +721,7 @@ class RemoteApp:
                         "close one first",
                     )
                     continue
-            connection.track_request(envelope, envelope.session_id)
+            connection.track_request(envelope, envelope.session_id, reserved=reserved)
             try:
                 await connection.send_line(data)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):

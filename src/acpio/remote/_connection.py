@@ -28,7 +28,6 @@ until the client reattaches it.
 
 from __future__ import annotations
 
-import collections
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
@@ -46,6 +45,7 @@ from .._rpc.scan import decode_scalar, too_deep, top_level_members
 from .._rpc.transport import StreamPair, memory_stream_pair
 from .._session.updates import ClientConnection
 from .._store.history import SessionStore
+from .._store.principal_store import PrincipalStore
 
 __all__ = [
     "CONNECTION_ROUTE",
@@ -271,13 +271,14 @@ class Outbox:
     """
 
     def __init__(self, on_release: Callable[[Outbox], None] | None = None) -> None:
-        self._queue: collections.deque[bytes] = collections.deque()
+        self._queue: list[bytes] = []
         self.buffered: int = 0
         self.has_receiver: bool = False
         self.closed: bool = False
-        self._ready = anyio.Event()
-        self._room = anyio.Event()
-        self._released = anyio.Event()
+        # Made by whoever waits (an idle stream holds none: each costs about 1 KiB).
+        self._ready: anyio.Event | None = None
+        self._room: anyio.Event | None = None
+        self._released: anyio.Event | None = None
         self._let_go: anyio.Event | None = None
         self.waiting: int = 0
         self.gate: SessionGate | None = None
@@ -289,7 +290,8 @@ class Outbox:
             return
         self._queue.append(line)
         self.buffered += len(line)
-        self._ready.set()
+        if self._ready is not None:
+            self._ready.set()
 
     def acquire(self) -> bool:
         """Become this stream's receiver; ``False`` when it already has one."""
@@ -308,8 +310,8 @@ class Outbox:
         try:
             with anyio.move_on_after(seconds):
                 while not self.acquire():
-                    self._released = anyio.Event()
-                    await self._released.wait()
+                    released = self._released = anyio.Event()
+                    await released.wait()
                 return True
             return False
         finally:
@@ -318,7 +320,8 @@ class Outbox:
     def release(self) -> None:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
-        self._released.set()
+        if self._released is not None:
+            self._released.set()
         if self._let_go is not None:
             self._let_go.set()
         if self._on_release is not None:
@@ -336,12 +339,13 @@ class Outbox:
         while not self._queue:
             if self.closed:
                 return None
-            self._ready = anyio.Event()
-            await self._ready.wait()
-        batch = list(self._queue)
-        self._queue.clear()
+            ready = self._ready = anyio.Event()
+            await ready.wait()
+        batch = self._queue
+        self._queue = []
         self.buffered = 0
-        self._room.set()
+        if self._room is not None:
+            self._room.set()
         if self.gate is not None:
             self.gate.open()
         return batch
@@ -349,14 +353,15 @@ class Outbox:
     async def wait_for_room(self, limit: int) -> None:
         """Return once at most ``limit`` bytes are queued (or the outbox is closed)."""
         while self.buffered > limit and not self.closed:
-            self._room = anyio.Event()
-            await self._room.wait()
+            room = self._room = anyio.Event()
+            await room.wait()
 
     def close(self) -> None:
         """No more messages; the receiver gets what is queued, then the end."""
         self.closed = True
-        self._ready.set()
-        self._room.set()
+        for event in (self._ready, self._room):
+            if event is not None:
+                event.set()
 
     def discard(self) -> None:
         """Close and drop what is queued (the connection is gone)."""
@@ -461,6 +466,7 @@ class _Pending(msgspec.Struct):
     route: Route
     method: str
     session_id: str | None
+    reserved: bool = False  # holds one of the registry's session slots until answered
 
 
 Transport = Literal["http", "websocket"]
@@ -484,11 +490,19 @@ class RemoteConnection:
         agent_limits: AgentLimits,
         limits: RemoteLimits,
         registry: ConnectionRegistry,
+        principal: str | None = None,
     ) -> None:
         self.id: str = secrets.token_urlsafe(24)
         self.transport: Transport = transport
+        #: Who opened the connection (``None``: no principal, every session); its
+        #: agent sees only this principal's sessions.
+        self.principal = principal
         self._agent = agent
-        self._store = store
+        self._store = (
+            PrincipalStore(store, principal)
+            if store is not None and principal is not None
+            else store
+        )
         self._agent_limits = agent_limits
         self._limits = limits
         self._registry = registry
@@ -498,11 +512,14 @@ class RemoteConnection:
         self.session_streams: dict[str, Outbox] = {}
         self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
+        #: Session slots of the registry held by requests not answered yet.
+        self.reserved = 0
         self._pending: dict[tuple[str, Id], _Pending] = {}
         self._client_routes: dict[tuple[str, Id], Route] = {}
         self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
         self.initialize_answer: bytes | None = None
-        self._send_lock = anyio.Lock()
+        # Over WebSocket one task sends (the socket's reader): no lock needed.
+        self._send_lock = anyio.Lock() if transport == "http" else None
         self.closing: bool = False
         self.closed: bool = False
         self.finished: anyio.Event = anyio.Event()
@@ -663,21 +680,26 @@ class RemoteConnection:
             pending = self._pending.pop(key, None)
             if pending is not None:
                 route = pending.route
-                if message.error is None:
-                    self._note_success(pending, message)
+                attached = message.error is None and self._note_success(pending, message)
+                if pending.reserved:
+                    self.reserved -= 1
+                    if not attached:  # the slot held for it goes back
+                        self._registry.sessions -= 1
         elif message is not None:
             route = message.session_id
             if message.is_request:
                 self._client_routes[_key(message.id)] = route  # type: ignore[arg-type]
         return self.deliver(route, line)
 
-    def _note_success(self, pending: _Pending, message: ClientMessage) -> None:
+    def _note_success(self, pending: _Pending, message: ClientMessage) -> bool:
+        """Note what a successful answer changed; True when it attached a session."""
         if pending.method == "session/close" and pending.session_id is not None:
-            self.attached.discard(pending.session_id)
-            self._registry.session_count_changed()
-            return
+            if pending.session_id in self.attached:
+                self.attached.discard(pending.session_id)
+                self._registry.sessions -= 1
+            return False
         if pending.method not in _ATTACHING:
-            return
+            return False
         session_id = pending.session_id
         if session_id is None and message.result:
             try:
@@ -687,7 +709,10 @@ class RemoteConnection:
             session_id = ref.sessionId if isinstance(ref.sessionId, str) else None
         if session_id is not None and session_id not in self.attached:
             self.attached.add(session_id)
-            self._registry.session_count_changed()
+            if not pending.reserved:  # (always reserved when the app admitted it)
+                self._registry.sessions += 1
+            return True
+        return False
 
     def deliver(self, route: Route, line: bytes) -> Outbox | None:
         """Queue ``line`` on the stream for ``route``; the outbox it went to, if any."""
@@ -733,15 +758,42 @@ class RemoteConnection:
         await done.wait()
         return self.initialize_answer
 
-    def track_request(self, message: ClientMessage, route: Route) -> None:
-        """Remember where the answer to a client request goes."""
+    def admit_session(self, message: ClientMessage) -> bool | None:
+        """Count a request that may attach a session (``session/new``, ``load``,
+        ``resume``, ``fork``) against the server's session limit now, before it is
+        answered: True when counted, ``None`` when there is nothing to count (its
+        session is attached here already), False (nothing counted) when the server
+        is full. Pass the answer to :meth:`track_request` as ``reserved``.
+
+        The slot is the session's once it attached, and given back when the
+        request fails or attached nothing new.
+        """
+        if message.session_id in self.attached:
+            return None
+        if not self._registry.reserve():
+            return False
+        self.reserved += 1
+        return True
+
+    def track_request(
+        self, message: ClientMessage, route: Route, *, reserved: bool | None = None
+    ) -> None:
+        """Remember where the answer to a client request goes (and the session slot
+        :meth:`admit_session` counted for it, when ``reserved``)."""
+        reserved = bool(reserved)
         if not message.is_request:
             return
         assert message.method is not None
         answer_route = CONNECTION_ROUTE if message.method == "session/load" else route
-        self._pending[_key(message.id)] = _Pending(  # type: ignore[arg-type]
-            answer_route, message.method, message.session_id
-        )
+        key = _key(message.id)  # type: ignore[arg-type]
+        previous = self._pending.get(key)
+        if previous is not None and previous.reserved:
+            # A duplicate id (the agent refuses it): the earlier request keeps its slot.
+            if reserved:
+                self.reserved -= 1
+                self._registry.sessions -= 1
+            return
+        self._pending[key] = _Pending(answer_route, message.method, message.session_id, reserved)
 
     def response_route(self, message: ClientMessage) -> tuple[bool, Route]:
         """Whether the agent asked what ``message`` answers, and on which route it asked."""
@@ -769,6 +821,9 @@ class RemoteConnection:
         if b"\n" in body or b"\r" in body:
             body = body.replace(b"\r", b" ").replace(b"\n", b" ")
         self.last_activity = anyio.current_time()
+        if self._send_lock is None:
+            await self._side.send.send(body + b"\n")
+            return
         async with self._send_lock:
             await self._side.send.send(body + b"\n")
 
@@ -813,7 +868,14 @@ class RemoteConnection:
 
 
 class ConnectionRegistry:
-    """The connections of one server process, by id, with the process-wide counts."""
+    """The connections of one server process, by id, with the process-wide counts.
+
+    ``sessions`` counts, in O(1) per change, every session attached to a
+    connection plus every slot held by a request that may attach one and is
+    not answered yet (:meth:`RemoteConnection.admit_session`): a session is
+    counted when admitted, so concurrent requests never overshoot
+    ``max_sessions``.
+    """
 
     def __init__(self, limits: RemoteLimits) -> None:
         self.limits = limits
@@ -830,14 +892,19 @@ class ConnectionRegistry:
         return None if connection is None or connection.closing else connection
 
     def forget(self, connection: RemoteConnection) -> None:
-        """Drop a finished connection."""
+        """Drop a finished connection, with its sessions and the slots it held."""
         if self.connections.get(connection.id) is connection:
             del self.connections[connection.id]
-        self.session_count_changed()
+            self.sessions -= len(connection.attached) + connection.reserved
+            connection.attached.clear()
+            connection.reserved = 0
 
-    def session_count_changed(self) -> None:
-        """Recount the sessions attached across connections."""
-        self.sessions = sum(c.session_count for c in self.connections.values())
+    def reserve(self) -> bool:
+        """Count one more session unless the limit is reached; False then."""
+        if self.sessions >= self.limits.max_sessions:
+            return False
+        self.sessions += 1
+        return True
 
     @property
     def full(self) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib
 import logging
 import signal
@@ -32,7 +33,7 @@ from typing import Any
 
 from ._app import RemoteApp
 
-__all__ = ["run_server", "serve_uvicorn"]
+__all__ = ["run_server", "serve_uvicorn", "tune_collector"]
 
 logger = logging.getLogger("acpio.remote")
 
@@ -259,4 +260,18 @@ def run_server(
     """Serve ``app`` on ``host:port`` until SIGINT or SIGTERM (uvicorn, on asyncio)."""
     import asyncio  # noqa: PLC0415 - uvicorn runs on asyncio only
 
+    tune_collector()
     asyncio.run(serve_uvicorn(app, host=host, port=port, on_ready=on_ready))
+
+
+def tune_collector() -> None:
+    """Set the cyclic garbage collector for a server process that holds many sessions.
+
+    What was imported and built before serving is frozen (never scanned again),
+    and the youngest generation is collected every 7,000 allocations instead of
+    700: with 10,000 sessions open, CPython's default thresholds spent about
+    40% of the time of setting them up in the collector (benchmarks/remote_scale.py).
+    """
+    gc.freeze()
+    _, second, third = gc.get_threshold()
+    gc.set_threshold(7000, second, third)
