@@ -46,7 +46,9 @@ OPTIONAL_EXTRAS = (
 
 
 def _public_names(module: types.ModuleType) -> set[str]:
-    return {
+    # Names a module loads on first use (``acpio._LAZY``) are public before they are loaded.
+    lazy: set[str] = set(getattr(module, "_LAZY", {}))
+    return lazy | {
         name
         for name, value in vars(module).items()
         if name.isidentifier()

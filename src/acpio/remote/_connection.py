@@ -513,7 +513,7 @@ class RemoteConnection:
         self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
         #: Session slots of the registry held by requests not answered yet.
-        self.reserved = 0
+        self.reserved: int = 0
         self._pending: dict[tuple[str, Id], _Pending] = {}
         self._client_routes: dict[tuple[str, Id], Route] = {}
         self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
