@@ -352,6 +352,10 @@ async def test_shell_agent_allowed_command_shows_output_and_exit_code(tmp_path: 
         assert request["sessionId"] == session_id
         assert request["toolCall"]["toolCallId"] == call.fields["toolCallId"]
         assert request["toolCall"]["_meta"]["acpio"]["command"] == "printf 'one\\ntwo\\n'; exit 3"
+        # What a v1 client shows: the call's title, kind and raw input (issue 31).
+        assert request["toolCall"]["title"] == "Run `printf 'one\\ntwo\\n'; exit 3`"
+        assert request["toolCall"]["kind"] == "execute"
+        assert request["toolCall"]["rawInput"] == {"command": "printf 'one\\ntwo\\n'; exit 3"}
         assert [o["kind"] for o in request["options"]] == ["allow_once", "reject_once"]
         kinds = [u["sessionUpdate"] for u in updates_of(client)]
         assert kinds[0] == "tool_call" and kinds.count("tool_call") == 1
@@ -412,6 +416,10 @@ async def test_edit_agent_shows_a_v1_diff_and_writes_only_when_allowed(tmp_path:
         assert call.fields["locations"] == [{"path": str(path)}]
         (request,) = client.permission_requests
         assert request["toolCall"]["toolCallId"] == call.fields["toolCallId"]
+        # The edit's title with its real path, its kind and raw input (issue 31).
+        assert request["toolCall"]["title"] == f"Edit {path}"
+        assert request["toolCall"]["kind"] == "edit"
+        assert request["toolCall"]["rawInput"] == {"path": str(path)}
     assert path.read_text() == "new line\n"
     async with v1_client(edit_agent.EditAgent(), policy=reject) as client:
         session_id = await client.new_session(os.fspath(tmp_path))
