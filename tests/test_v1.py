@@ -371,6 +371,17 @@ async def test_shell_agent_rejected_command_never_runs(tmp_path: Path) -> None:
         (call,) = client.view(session_id).tool_calls.values()
         assert call.status == "failed"
         assert call.texts == ["Permission denied: the command was not run."]
+        # The final status and the final content in one update (issue 31): a client
+        # that shows the last update of a call sees both.
+        last = [u for u in updates_of(client) if u["sessionUpdate"] == "tool_call_update"][-1]
+        assert last["status"] == "failed"
+        assert last["content"] == [
+            {
+                "type": "content",
+                "content": {"type": "text", "text": "Permission denied: the command was not run."},
+            }
+        ]
+        assert [u.get("status") for u in updates_of(client)][1:] == ["failed"]
     assert not marker.exists()
 
 

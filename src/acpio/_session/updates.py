@@ -180,6 +180,22 @@ class UpdatePath:
             if self.timed_flushes and not self.flush_timer:
                 self.arm_flush()
 
+    async def send_ending(
+        self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate
+    ) -> None:
+        """:meth:`send` of a tool call's last content item and the patch that ends it.
+
+        Recorded as the two updates they are; the encoding shows them as one
+        update where its version can (v1: the final status with the whole content).
+        """
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if admitted:
+            self.record(chunk)
+            self.record(patch)
+            await self.send_lines(self.encoding.ending_lines(chunk, patch))
+
     async def send_lines(self, lines: Sequence[bytes]) -> None:
         """Send lines the encoding made, in order; then arm its flush if it has one due.
 

@@ -245,6 +245,22 @@ class V1Projection:
             return [_builtins(update)]  # type: ignore[list-item]
         return self._dropped(update)
 
+    def ending(
+        self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate, *, now: float
+    ) -> Sequence[V1Encoded]:
+        """A call's last content item and the patch that ends it, as one update when the
+        patch ends the call: the item is added to the content, which the final status
+        carries whole (a client that reads only the last update still sees both)."""
+        call = self._calls.get(chunk.tool_call_id)
+        if call is None or not call.announced or call.released or not _ends(patch):
+            return [*self.project(chunk, now=now), *self.project(patch, now=now)]
+        call.content.append(chunk.content)
+        self._link(call, chunk.tool_call_id, chunk.content)
+        encoded = self._encoded(chunk.content)
+        call.encoded.append(encoded)
+        call.pending += max(1, len(encoded) if encoded is not None else 1)
+        return self._tool_call(patch)
+
     def mode_moved(self, options: Sequence[object]) -> list[V1Update]:
         """A ``current_mode_update`` when the mode option's value is not the one the
         client was last told (then it is); nothing otherwise."""
@@ -733,6 +749,15 @@ class V1Projection:
 
 
 # ------------------------------------------------------------------ pieces
+
+
+def _ends(patch: schema.ToolCallUpdate) -> bool:
+    """Whether v1 shows ``patch`` as the end of its call (``completed`` or ``failed``)."""
+    status = patch.status
+    return isinstance(status, str) and _NEAREST_STATUS.get(status, status) in (
+        "completed",
+        "failed",
+    )
 
 
 def _text_item(text: str) -> dict[str, object]:
