@@ -562,9 +562,10 @@ async def test_streamed_content_is_coalesced_and_ends_equal_to_the_v2_view(
     assert view.plan == [
         {"content": "a", "priority": "high", "status": "in_progress"},
         {
-            "content": "b",
+            # v1 has no `cancelled`: not done, so `pending`, and the text says why.
+            "content": "b (cancelled)",
             "priority": "low",
-            "status": "completed",
+            "status": "pending",
             "_meta": {"acpio": {"status": "cancelled"}},
         },
     ]

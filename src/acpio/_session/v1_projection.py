@@ -91,6 +91,8 @@ TERMINAL_TEXT_BYTES: Final = 64 * 1024
 TERMINAL_REFRESH_INTERVAL: Final = 0.1
 
 _NEAREST_STATUS: Final = {"cancelled": "failed", "paused": "in_progress"}
+# What a cancelled plan entry's text is followed by on v1 (which has no such status).
+_CANCELLED_SUFFIX: Final = " (cancelled)"
 
 # ------------------------------------------------------------------ the state
 
@@ -293,10 +295,16 @@ class V1Projection:
             return self._dropped(update)
         entries: list[dict[str, object]] = []
         for entry in plan.entries:
+            # Never shown as done unless it is: v1 has no `cancelled`, so a cancelled
+            # entry is `pending` with "(cancelled)" after its text; other values v1
+            # lacks are `pending` too (the real value in `_meta`).
+            known = entry.status in V1_PLAN_STATUSES
             item: dict[str, object] = {
-                "content": entry.content,
+                "content": entry.content + _CANCELLED_SUFFIX
+                if entry.status == "cancelled"
+                else entry.content,
                 "priority": entry.priority if entry.priority in V1_PLAN_PRIORITIES else "medium",
-                "status": entry.status if entry.status in V1_PLAN_STATUSES else "completed",
+                "status": entry.status if known else "pending",
             }
             extra = {
                 k: v
