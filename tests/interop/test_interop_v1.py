@@ -217,6 +217,9 @@ def test_acpx_shell_allowed_runs_in_acpx_terminal(tmp_path: Path) -> None:
     outputs = [m for m in messages if "result" in m and "output" in (m["result"] or {})]
     assert any("acpx-output" in m["result"]["output"] for m in outputs), outputs
     assert _prompt_answer(messages) == {"stopReason": "end_turn"}
+    # v1 has no $/cancel_request: the exit watcher is given up without one (acpx would
+    # print it into the user's transcript).
+    assert not [m for m in messages if m.get("method") == "$/cancel_request"]
 
 
 def test_acpx_shell_rejected(tmp_path: Path) -> None:
