@@ -25,6 +25,7 @@ from acpio._agent import agent_server as _agent_server
 from acpio._agent.v1_server import v1_peer
 from acpio._protocol.peer import Peer
 from acpio._protocol.v1_schema import definition, matches
+from acpio._session.turn import UNFINISHED_NOTE
 from acpio._session.v1_projection import (
     TERMINAL_REFRESH_INTERVAL,
     TERMINAL_TEXT_BYTES,
@@ -838,3 +839,34 @@ def test_the_text_chunk_path_projects_what_the_general_path_does(texts: list[str
         assert _json(fast.text_chunk("c", text)) == _json(general.project(chunk, now=0.0))
     end = schema.ToolCallUpdate(tool_call_id="c", status="completed")
     assert _json(fast.project(end, now=0.0)) == _json(general.project(end, now=0.0))
+
+
+class ForgetfulAgent(acpio.Agent):
+    """Opens a tool call without ``async with`` and never finishes it."""
+
+    info = acpio.Implementation(name="forgetful", version="1")
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        await session.tool_call("Look around", kind="read")
+        return "end_turn"
+
+
+async def test_a_tool_call_left_open_ends_failed_with_a_note_on_both_versions(
+    tmp_path: Path,
+) -> None:
+    # Issue 31: it would stay pending in the editor forever.
+    async with v1_client(ForgetfulAgent()) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+        (call,) = client.view(session_id).tool_calls.values()
+        updates = [u for u in updates_of(client) if u["sessionUpdate"] == "tool_call_update"]
+    assert call.status == "failed"
+    assert call.texts == [UNFINISHED_NOTE]
+    assert len(updates) == 1  # the note and the status in one update
+    async with MockClient(ForgetfulAgent()) as v2:
+        session = await v2.new_session(os.fspath(tmp_path))
+        await session.prompt("go")
+        (v2_call,) = session.view.tool_calls.values()
+        report = v2.conformance_report()
+    assert v2_call.status == "failed" and v2_call.text == UNFINISHED_NOTE
+    assert report.ok, report.summary()

@@ -18,8 +18,8 @@ official v1 schema (vendored in ``acpio/schema/v1``). Node, ``node_modules`` (``
 from __future__ import annotations
 
 import json
-import select
 import os
+import select
 import shutil
 import signal
 import sqlite3
@@ -513,8 +513,12 @@ def _acpx_prompt_on_a_tty(tmp_path: Path, agent: str, prompt: str) -> str:
     env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
     leader, follower = os.openpty()
     process = subprocess.Popen(
-        [str(acpx), "--agent", f"{sys.executable} {EXAMPLES / agent}.py"]
-        + ["--cwd", str(tmp_path), "exec", prompt],
+        [
+            str(acpx),
+            "--agent",
+            f"{sys.executable} {EXAMPLES / agent}.py",
+            *("--cwd", str(tmp_path), "exec", prompt),
+        ],
         stdin=follower,
         stdout=subprocess.DEVNULL,
         stderr=follower,

@@ -700,7 +700,7 @@ class V1Projection:
             tool_call = self._shown(subject.tool_call.tool_call_id, params.title, None)
         elif isinstance(subject, schema.CommandPermissionSubject):
             extra.update(command=subject.command, cwd=subject.cwd)
-            command = {"command": subject.command, "cwd": subject.cwd}
+            command: dict[str, object] = {"command": subject.command, "cwd": subject.cwd}
             if isinstance(subject.tool_call_id, str) and subject.tool_call_id in self._calls:
                 tool_call = self._shown(subject.tool_call_id, params.title, command)
             else:
@@ -737,10 +737,7 @@ class V1Projection:
             options.append(item)
         return {"sessionId": params.session_id, "toolCall": tool_call, "options": options}
 
-
-    def _shown(
-        self, tool_call_id: str, title: str, command: dict[str, object] | None
-    ) -> V1Update:
+    def _shown(self, tool_call_id: str, title: str, command: dict[str, object] | None) -> V1Update:
         """``toolCall`` of a request about a known call: what the client shows of it."""
         call = self._calls.get(tool_call_id)
         if call is None or not call.announced:

@@ -535,6 +535,8 @@ class ConformanceChecker(SessionRules):
                     raw,
                 )
             state.closed = True
+            if self._v1 is None:
+                self._open_calls(state)  # nothing of the session may follow
 
     def _lookalike(self, response_id: object) -> tuple[tuple[str, object], Request] | None:
         """The pending client request whose id is `response_id` in another type, if any
@@ -612,6 +614,8 @@ class ConformanceChecker(SessionRules):
                     f"session {session} is still {state.state}: its work never reported idle",
                     *state.span_start,
                 )
+            if self._v1 is None:  # (v1: judged at each prompt's answer)
+                self._open_calls(state)
             for raw, index in state.accepted_unstarted:
                 self._violate(
                     "turn-lifecycle",
