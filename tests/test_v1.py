@@ -870,3 +870,33 @@ async def test_a_tool_call_left_open_ends_failed_with_a_note_on_both_versions(
         report = v2.conformance_report()
     assert v2_call.status == "failed" and v2_call.text == UNFINISHED_NOTE
     assert report.ok, report.summary()
+
+
+class CommandsAgent(echo_agent.EchoAgent):
+    """The echo agent with a slash command, which says hello when a session is reopened."""
+
+    commands = (acpio.command("plan", "Make a plan"),)
+
+    async def on_resume_session(self, session: acpio.Session) -> None:
+        await session.message("welcome back")
+
+
+async def test_a_v1_load_sends_everything_before_its_answer(tmp_path: Path) -> None:
+    # ACP-LOAD-002 (issue 31): the replay, what the agent says while reopening and the
+    # commands all come before the session/load answer.
+    async with v1_client(CommandsAgent()) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        await client.prompt(session_id, "hello")
+        start = len(client.messages)
+        answer = await client.load_session(session_id, os.fspath(tmp_path))
+        assert "sessionId" not in answer or answer["sessionId"] == session_id
+        loaded = client.messages[start:]
+        (answer_at,) = [i for i, m in enumerate(loaded) if "result" in m]
+        before = [m["params"]["update"] for m in loaded[:answer_at] if m.get("method")]
+        after = [m for m in loaded[answer_at + 1 :] if m.get("method") == "session/update"]
+    kinds = [u["sessionUpdate"] for u in before]
+    assert "user_message_chunk" in kinds and "agent_message_chunk" in kinds  # the replay
+    assert kinds[-1] == "available_commands_update"
+    assert before[-1]["availableCommands"] == [{"name": "plan", "description": "Make a plan"}]
+    assert any(u.get("content", {}).get("text") == "welcome back" for u in before)
+    assert after == []

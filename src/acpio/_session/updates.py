@@ -461,6 +461,18 @@ class UpdatePath:
                 self.task_group.start_soon(self.send_held, lines[index:], gate, previous)
                 return
 
+    async def release_setup_now(self) -> None:
+        """Send what was held, in order, before the answer (a v1 ``session/load``, whose
+        client knows the session already and reads everything of it before the answer)."""
+        lines = self.setup_lines
+        if lines is None:
+            return
+        self.setup_lines = None
+        self.send_line = self.connection.line_sender
+        self.try_send_line = self.connection.line_try_sender
+        for line in lines:
+            await self.send_line(line)
+
     async def send_held(
         self, lines: list[bytes], gate: anyio.Event, previous: anyio.Event | None
     ) -> None:
