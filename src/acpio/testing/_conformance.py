@@ -582,6 +582,13 @@ class ConformanceChecker(SessionRules):
 
     # -- end of stream -------------------------------------------------------------------------
 
+    def give_up_pending(self) -> None:
+        """The client stopped waiting (its own timeout ran out): the client requests still
+        unanswered are not reported as never answered at the end of the stream. A slow
+        agent is not a protocol violation; the caller reports the timeout itself."""
+        for request in self._client_requests.values():
+            request.refused = True
+
     def finish(self) -> None:
         """Run the end-of-stream checks once: client requests never answered, foreground work
         that never reported idle, accepted prompts that never started, prompt user messages
@@ -593,7 +600,7 @@ class ConformanceChecker(SessionRules):
             return
         self._finished = True
         for request in list(self._client_requests.values()):
-            if request.refused:
+            if request.refused:  # refused in a batch, or given up by the client
                 continue
             self._violate(
                 "jsonrpc",
