@@ -667,7 +667,8 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
         ``new`` is the content after the change (``str`` is written as
         UTF-8); ``None`` deletes the file, or, with ``move_to``, moves it
-        unchanged. A missing file is an add. The path is resolved (symlinks,
+        unchanged. A missing file is an add. A relative path (and ``move_to``)
+        is relative to the session's ``cwd``. The path is resolved (symlinks,
         ``..``) and must lie inside the session's ``cwd`` or
         ``additional_directories`` or a directory in ``allow_outside``; the
         target must be a regular file of at most ``max_bytes`` (or absent for
@@ -676,7 +677,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         until :meth:`acpio.FileEdit.apply`. See :mod:`acpio._handles.edits`.
 
         :raises EditRefused: with a sentence for a person, after failing this
-            call with it: a relative path, a path outside the roots, not a
+            call with it: a path outside the roots, not a
             regular file, too large, unreadable, a missing directory, a delete
             of a missing file, a move onto an existing one.
         """
