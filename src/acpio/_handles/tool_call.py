@@ -154,9 +154,13 @@ class ToolCallHandle(metaclass=LibraryCreated):
     Create it with :meth:`acpio.Session.tool_call`; ``await`` it (or enter it
     with ``async with``) to send the first update with the title. Every
     method sends exactly one patch or chunk (``fail`` with a message sends a
-    chunk and a patch); values the protocol restricts are checked before
-    anything is sent. ``status`` is the last status reported; once it is
-    final (``completed``, ``failed``, ``cancelled``) it never changes again.
+    chunk and a patch, which a v1 client is shown as one update); values the
+    protocol restricts are checked before anything is sent. ``status`` is the
+    last status reported; once it is final (``completed``, ``failed``,
+    ``cancelled``) it never changes again. A call of a turn still open when
+    the turn ends (awaited rather than entered, and never finished) is ended
+    ``failed`` with a note saying the agent did not finish it, so no editor
+    shows it running forever.
     ``cancel_requested`` becomes true when the client cancelled the call
     (``tool_call/cancel``), for code that polls instead of using ``async with``.
 
