@@ -216,7 +216,12 @@ async def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractTool
     for server in servers:
         if isinstance(server, schema.McpServerStdio):
             env = {**os.environ, **{v.name: v.value for v in _list(server.env)}}
-            transport = stdio_transport(server.command, _list(server.args), env=env)
+            # keep_alive=False: fastmcp would otherwise keep the server process running
+            # after the turn's run disconnects, unreaped until garbage collection (a
+            # "subprocess is still running" ResourceWarning in whatever runs then).
+            transport = stdio_transport(
+                server.command, _list(server.args), env=env, keep_alive=False
+            )
             toolsets.append(mcp_toolset(transport, id=server.name).prefixed(server.name))
         elif isinstance(server, schema.McpServerHttp):
             headers = {h.name: h.value for h in _list(server.headers)}
