@@ -157,9 +157,13 @@ class ToolCallHandle(metaclass=LibraryCreated):
     Create it with :meth:`acpio.Session.tool_call`; ``await`` it (or enter it
     with ``async with``) to send the first update with the title. Every
     method sends exactly one patch or chunk (``fail`` with a message sends a
-    chunk and a patch); values the protocol restricts are checked before
-    anything is sent. ``status`` is the last status reported; once it is
-    final (``completed``, ``failed``, ``cancelled``) it never changes again.
+    chunk and a patch, which a v1 client is shown as one update); values the
+    protocol restricts are checked before anything is sent. ``status`` is the
+    last status reported; once it is final (``completed``, ``failed``,
+    ``cancelled``) it never changes again. A call of a turn still open when
+    the turn ends (awaited rather than entered, and never finished) is ended
+    ``failed`` with a note saying the agent did not finish it, so no editor
+    shows it running forever.
     ``cancel_requested`` becomes true when the client cancelled the call
     (``tool_call/cancel``), for code that polls instead of using ``async with``.
 
@@ -440,8 +444,25 @@ class ToolCallHandle(metaclass=LibraryCreated):
             return
         self._check_status_change("failed")
         if message is not None:
-            await self.append_text(message)
-        await self.update(status="failed", raw_output=raw_output)
+            await self._end_with_text("failed", message, raw_output)
+        else:
+            await self.update(status="failed", raw_output=raw_output)
+
+    async def _end_with_text(self, status: str, message: str, raw_output: object) -> None:
+        """Append ``message`` and end the call with ``status``: on v1 one update."""
+        if not self._announced:
+            await self.announce()
+        patch = schema.ToolCallUpdate(
+            tool_call_id=self.id,
+            status=status,
+            raw_output=raw_output,
+            capabilities=None if self.cancellable else _UNSET,
+        )
+        chunk = schema.ToolCallContentChunk(
+            tool_call_id=self.id, content=schema.Content(content=schema.TextContent(text=message))
+        )
+        await self._updates.send_ending(chunk, patch)
+        self.status = status
 
     async def mark_cancelled(self) -> None:
         """Report the call ``cancelled`` (a status report; it does not stop any work).
@@ -464,8 +485,9 @@ class ToolCallHandle(metaclass=LibraryCreated):
         with anyio.CancelScope(shield=True):
             try:
                 if message is not None:
-                    await self.append_text(message)
-                await self.update(status=status)
+                    await self._end_with_text(status, message, _UNSET)
+                else:
+                    await self.update(status=status)
             except (ConnectionClosed, LocalProtocolError):
                 logger.debug("could not report tool call %s as %s", self.id, status)
 
@@ -699,7 +721,8 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
         ``new`` is the content after the change (``str`` is written as
         UTF-8); ``None`` deletes the file, or, with ``move_to``, moves it
-        unchanged. A missing file is an add. The path is resolved (symlinks,
+        unchanged. A missing file is an add. A relative path (and ``move_to``)
+        is relative to the session's ``cwd``. The path is resolved (symlinks,
         ``..``) and must lie inside the session's ``cwd`` or
         ``additional_directories`` or a directory in ``allow_outside``; the
         target must be a regular file of at most ``max_bytes`` (or absent for
@@ -708,7 +731,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         until :meth:`acpio.FileEdit.apply`. See :class:`acpio.FileEdit`.
 
         :raises EditRefused: with a sentence for a person, after failing this
-            call with it: a relative path, a path outside the roots, not a
+            call with it: a path outside the roots, not a
             regular file, too large, unreadable, a missing directory, a delete
             of a missing file, a move onto an existing one.
         """
