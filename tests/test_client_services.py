@@ -30,6 +30,7 @@ from support import gone, load_example
 import acpio
 from acpio import schema
 from acpio._agent.session import create_session
+from acpio._handles.process import KILL_GRACE
 from acpio._protocol.peer import Peer
 from acpio.testing import MockClient, PermissionPolicy
 
@@ -209,6 +210,8 @@ async def connected(
                 agent_side, NoRequests(), encode=schema.encode, max_message_size=max_message_size
             ) as connection,
         ):
+            # As the server sets it at initialize: v1 clients take no $/cancel_request.
+            connection.withdraws_requests = peer.protocol_version >= 2
             if pending is not None:
                 pending.append(connection._pending)  # type: ignore[arg-type]
             yield (
@@ -355,7 +358,9 @@ async def test_a_cancelled_turn_kills_and_releases_the_clients_terminal(tmp_path
     assert all([await gone(pid) for pid in pids]) and len(pids) == 1
     # Killed, its status learnt from the wait for its exit (asked once, at the start),
     # the last output collected, and released.
-    assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
+    after_kill = methods[methods.index("terminal/kill") + 1 :]
+    assert after_kill[-1] == "terminal/release"
+    assert after_kill[:-1] and set(after_kill[:-1]) <= {"terminal/output"}
     assert methods.count("terminal/wait_for_exit") == 1
     assert statuses == [acpio.ExitStatus(signal="SIGKILL")]
     # v1 has no state updates (the prompt answer ends a turn) and no `cancelled` status:
@@ -454,7 +459,7 @@ async def test_the_shell_agent_ends_its_turn_with_a_kit_client_that_never_report
     assert terminal.released
 
 
-async def test_a_cancel_withdraws_the_wait_for_exit_when_output_never_reports_it(
+async def test_a_cancel_abandons_the_wait_for_exit_when_output_never_reports_it(
     tmp_path: Path,
 ) -> None:
     pending: list[dict[int, object]] = []
@@ -470,23 +475,71 @@ async def test_a_cancel_withdraws_the_wait_for_exit_when_output_never_reports_it
         finally:
             statuses.append(terminal.exit_status)
 
-    async with connected(tmp_path, handler=handler, pending=pending) as (session, editor):
+    limits = acpio.SessionLimits(cancel_grace=60)
+    async with connected(tmp_path, handler=handler, pending=pending, limits=limits) as (
+        session,
+        editor,
+    ):
         editor.exit_in_output = False
         editor.never_answer.add("terminal/wait_for_exit")  # never learns the exit either
+        started = anyio.current_time()
         await run_turn(session)
+        took = anyio.current_time() - started
         methods = editor.methods()
         left = dict(pending[0])
-        wait_id = editor.request_ids[methods.index("terminal/wait_for_exit")]
-        with anyio.fail_after(5):
-            await editor.withdrawal.wait()
         withdrawn = list(editor.withdrawn)
         terminals = list(editor.terminals.values())
 
-    assert methods[-3:] == ["terminal/kill", "terminal/output", "terminal/release"]
+    # Killed, then polled for the exit (which the client never tells), then released.
+    after_kill = methods[methods.index("terminal/kill") + 1 :]
+    assert after_kill[-1] == "terminal/release"
+    assert after_kill[:-1] and set(after_kill[:-1]) == {"terminal/output"}
     assert statuses == [acpio.ExitStatus()]  # killed; the client never said how it ended
-    # The wait for the exit was withdrawn, not left pending.
-    assert methods.count("terminal/wait_for_exit") == 1 and withdrawn == [wait_id]
+    # The wait for the exit was abandoned, not withdrawn: v1 has no $/cancel_request.
+    assert methods.count("terminal/wait_for_exit") == 1 and withdrawn == []
     assert left == {}
+    # Within the bound: the kill and the exit in kill_grace, the release in kill_grace
+    # (the cancel watchdog is set far beyond it, so the bound is the command's own).
+    assert took < 2 * KILL_GRACE + 1.5, took
+    assert all([await gone(t.process.pid) for t in terminals])
+
+
+@pytest.mark.parametrize("exit_in_output", [True, False])
+@pytest.mark.parametrize("answers_kill", [True, False])
+async def test_an_unanswered_wait_for_exit_never_holds_a_cancel(
+    tmp_path: Path, exit_in_output: bool, answers_kill: bool
+) -> None:
+    # Issue 31: whatever terminal/output says, a client that never answers
+    # terminal/wait_for_exit (nor, here, terminal/kill) cannot hold the cancelled turn:
+    # the command is killed and released, and the turn ends, within 2 x kill_grace.
+    async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="t")
+            async with terminal.start_shell("echo started; exec sleep 1000") as command:
+                async for _ in command.output:
+                    await session.cancel()
+                    await anyio.sleep_forever()
+
+    limits = acpio.SessionLimits(cancel_grace=60)
+    async with connected(tmp_path, handler=handler, limits=limits) as (session, editor):
+        editor.exit_in_output = exit_in_output
+        editor.never_answer.add("terminal/wait_for_exit")
+        if not answers_kill:
+            editor.never_answer.add("terminal/kill")
+        started = anyio.current_time()
+        await run_turn(session)
+        took = anyio.current_time() - started
+        methods = editor.methods()
+        withdrawn = list(editor.withdrawn)
+        terminals = list(editor.terminals.values())
+        for terminal in terminals:  # the fake editor kills at release: it was asked
+            assert terminal.released
+            with anyio.fail_after(10):
+                await terminal.exited.wait()
+
+    assert took < 2 * KILL_GRACE + 1.5, took
+    assert methods[-1] == "terminal/release" and "terminal/kill" in methods
+    assert withdrawn == []
     assert all([await gone(t.process.pid) for t in terminals])
 
 
@@ -529,10 +582,9 @@ async def test_file_requests_the_client_never_answers_time_out(tmp_path: Path, m
             else:
                 await session.write_text_file(path, "x")
         left = dict(pending[0])
-        with anyio.fail_after(5):
-            await editor.withdrawal.wait()
         withdrawn = list(editor.withdrawn)
-    assert left == {} and withdrawn == [1]
+    # Given up, not withdrawn: a v1 client takes no $/cancel_request.
+    assert left == {} and withdrawn == []
 
 
 async def test_an_oversized_output_answer_fails_the_poll_and_ends_the_command(

@@ -26,6 +26,7 @@ from acpio._agent import agent_server as _agent_server
 from acpio._agent.v1_server import v1_peer
 from acpio._protocol.peer import Peer
 from acpio._protocol.v1_schema import definition, matches
+from acpio._session.turn import UNFINISHED_NOTE
 from acpio._session.v1_projection import (
     TERMINAL_REFRESH_INTERVAL,
     TERMINAL_TEXT_BYTES,
@@ -353,6 +354,10 @@ async def test_shell_agent_allowed_command_shows_output_and_exit_code(tmp_path: 
         assert request["sessionId"] == session_id
         assert request["toolCall"]["toolCallId"] == call.fields["toolCallId"]
         assert request["toolCall"]["_meta"]["acpio"]["command"] == "printf 'one\\ntwo\\n'; exit 3"
+        # What a v1 client shows: the call's title, kind and raw input (issue 31).
+        assert request["toolCall"]["title"] == "Run `printf 'one\\ntwo\\n'; exit 3`"
+        assert request["toolCall"]["kind"] == "execute"
+        assert request["toolCall"]["rawInput"] == {"command": "printf 'one\\ntwo\\n'; exit 3"}
         assert [o["kind"] for o in request["options"]] == ["allow_once", "reject_once"]
         kinds = [u["sessionUpdate"] for u in updates_of(client)]
         assert kinds[0] == "tool_call" and kinds.count("tool_call") == 1
@@ -368,6 +373,17 @@ async def test_shell_agent_rejected_command_never_runs(tmp_path: Path) -> None:
         (call,) = client.view(session_id).tool_calls.values()
         assert call.status == "failed"
         assert call.texts == ["Permission denied: the command was not run."]
+        # The final status and the final content in one update (issue 31): a client
+        # that shows the last update of a call sees both.
+        last = [u for u in updates_of(client) if u["sessionUpdate"] == "tool_call_update"][-1]
+        assert last["status"] == "failed"
+        assert last["content"] == [
+            {
+                "type": "content",
+                "content": {"type": "text", "text": "Permission denied: the command was not run."},
+            }
+        ]
+        assert [u.get("status") for u in updates_of(client)][1:] == ["failed"]
     assert not marker.exists()
 
 
@@ -413,6 +429,10 @@ async def test_edit_agent_shows_a_v1_diff_and_writes_only_when_allowed(tmp_path:
         assert call.fields["locations"] == [{"path": str(path)}]
         (request,) = client.permission_requests
         assert request["toolCall"]["toolCallId"] == call.fields["toolCallId"]
+        # The edit's title with its real path, its kind and raw input (issue 31).
+        assert request["toolCall"]["title"] == f"Edit {path}"
+        assert request["toolCall"]["kind"] == "edit"
+        assert request["toolCall"]["rawInput"] == {"path": str(path)}
     assert path.read_text() == "new line\n"
     async with v1_client(edit_agent.EditAgent(), policy=reject) as client:
         session_id = await client.new_session(os.fspath(tmp_path))
@@ -544,9 +564,10 @@ async def test_streamed_content_is_coalesced_and_ends_equal_to_the_v2_view(
     assert view.plan == [
         {"content": "a", "priority": "high", "status": "in_progress"},
         {
-            "content": "b",
+            # v1 has no `cancelled`: not done, so `pending`, and the text says why.
+            "content": "b (cancelled)",
             "priority": "low",
-            "status": "completed",
+            "status": "pending",
             "_meta": {"acpio": {"status": "cancelled"}},
         },
     ]
@@ -817,3 +838,64 @@ def test_the_text_chunk_path_projects_what_the_general_path_does(texts: list[str
         assert _json(fast.text_chunk("c", text)) == _json(general.project(chunk, now=0.0))
     end = schema.ToolCallUpdate(tool_call_id="c", status="completed")
     assert _json(fast.project(end, now=0.0)) == _json(general.project(end, now=0.0))
+
+
+class ForgetfulAgent(acpio.Agent):
+    """Opens a tool call without ``async with`` and never finishes it."""
+
+    info = acpio.Implementation(name="forgetful", version="1")
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        await session.tool_call("Look around", kind="read")
+        return "end_turn"
+
+
+async def test_a_tool_call_left_open_ends_failed_with_a_note_on_both_versions(
+    tmp_path: Path,
+) -> None:
+    # Issue 31: it would stay pending in the editor forever.
+    async with v1_client(ForgetfulAgent()) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+        (call,) = client.view(session_id).tool_calls.values()
+        updates = [u for u in updates_of(client) if u["sessionUpdate"] == "tool_call_update"]
+    assert call.status == "failed"
+    assert call.texts == [UNFINISHED_NOTE]
+    assert len(updates) == 1  # the note and the status in one update
+    async with MockClient(ForgetfulAgent()) as v2:
+        session = await v2.new_session(os.fspath(tmp_path))
+        await session.prompt("go")
+        (v2_call,) = session.view.tool_calls.values()
+        report = v2.conformance_report()
+    assert v2_call.status == "failed" and v2_call.text == UNFINISHED_NOTE
+    assert report.ok, report.summary()
+
+
+class CommandsAgent(echo_agent.EchoAgent):
+    """The echo agent with a slash command, which says hello when a session is reopened."""
+
+    commands = (acpio.command("plan", "Make a plan"),)
+
+    async def on_resume_session(self, session: acpio.Session) -> None:
+        await session.message("welcome back")
+
+
+async def test_a_v1_load_sends_everything_before_its_answer(tmp_path: Path) -> None:
+    # ACP-LOAD-002 (issue 31): the replay, what the agent says while reopening and the
+    # commands all come before the session/load answer.
+    async with v1_client(CommandsAgent()) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        await client.prompt(session_id, "hello")
+        start = len(client.messages)
+        answer = await client.load_session(session_id, os.fspath(tmp_path))
+        assert "sessionId" not in answer or answer["sessionId"] == session_id
+        loaded = client.messages[start:]
+        (answer_at,) = [i for i, m in enumerate(loaded) if "result" in m]
+        before = [m["params"]["update"] for m in loaded[:answer_at] if m.get("method")]
+        after = [m for m in loaded[answer_at + 1 :] if m.get("method") == "session/update"]
+    kinds = [u["sessionUpdate"] for u in before]
+    assert "user_message_chunk" in kinds and "agent_message_chunk" in kinds  # the replay
+    assert kinds[-1] == "available_commands_update"
+    assert before[-1]["availableCommands"] == [{"name": "plan", "description": "Make a plan"}]
+    assert any(u.get("content", {}).get("text") == "welcome back" for u in before)
+    assert after == []

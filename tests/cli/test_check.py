@@ -96,7 +96,7 @@ async def test_a_correct_agent_in_another_style_passes() -> None:
     ("mode", "failing", "message"),
     [
         ("garbage-stdout", {"stdout"}, "not a JSON-RPC message: 'Hello! Raw agent starting up...'"),
-        ("never-idle", {"prompt", "cancel", "turn-lifecycle"}, "did not end with an idle"),
+        ("never-idle", {"prompt", "cancel", "turn-lifecycle"}, "waiting for an idle state_update"),
         ("ignore-cancel", {"cancel"}, "read session/cancel"),
         (
             "answer-notifications",
@@ -209,8 +209,10 @@ def test_check_text_report_and_exit_codes(tmp_path: Path) -> None:
     result = run_cli("check", "--svg", str(picture), "--", *example("echo_agent"))
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
+    # A line per decided rule; the rules not exercised named together on one line.
+    words = result.stdout.replace(",", " ").split()
     for rule_id in [*SCENARIO, *RULES]:
-        assert any(line.split()[1:2] == [rule_id] for line in lines), rule_id
+        assert any(line.split()[1:2] == [rule_id] for line in lines) or rule_id in words, rule_id
     assert any(line.startswith("pass prompt") for line in lines)
     assert "→ PASS" in result.stdout
     assert picture.read_text().startswith("<svg")
@@ -236,3 +238,29 @@ def test_check_needs_an_agent_command() -> None:
     result = run_cli("check")
     assert result.returncode == 2
     assert "give the agent's command after `--`" in result.stderr
+
+
+@pytest.mark.anyio
+async def test_a_slow_agent_is_reported_as_a_timeout_not_a_protocol_violation() -> None:
+    # Issue 31: the turn takes 1 s; with --timeout 0.5 the report says so and names the
+    # option, and no rule of the protocol is blamed for the request the check gave up on.
+    code, report = await _check(
+        raw_agent("good"), prompt="slow", timeout=0.5, exit_timeout=1.0, protocols=(2,)
+    )
+    assert code == 1
+    prompt = _rule(report, "prompt")
+    assert prompt["status"] == "fail"
+    assert str(prompt["detail"]).startswith("timed out after 0.5 s")
+    assert "raise --timeout" in str(prompt["detail"])
+    assert _rule(report, "jsonrpc")["status"] == "pass"
+
+
+def test_check_text_of_a_v1_only_agent_is_short() -> None:
+    # The protocol-2 run of an agent serving only v1: its skipped rules on one line each.
+    result = run_cli("check", "--", *py_sdk_v1_agent("latest"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    v2_part = result.stdout.split("ACP protocol 1")[0]
+    skips = [line for line in v2_part.splitlines() if line.startswith("skip")]
+    assert len(skips) <= 3, v2_part  # the scenario's, the shutdown's, the protocol rules'
+    assert "not checked: the agent does not serve protocol 2" in v2_part
+    assert len(v2_part.splitlines()) < 20, v2_part

@@ -163,6 +163,11 @@ async def shell_rejected(run: Run) -> None:
     run.expect(answer.stop_reason == "end_turn", f"stopReason {answer.stop_reason}")
     run.expect(run.only_call().get("status") == "failed", "a rejected call did not fail")
     run.expect(not marker.exists(), "the rejected command ran")
+    # What the SDK hands the client's permission handler names the command.
+    (asked,) = run.client.permissions
+    run.expect(asked.title == f"Run `touch {marker}`", f"permission title {asked.title!r}")
+    run.expect(asked.kind == "execute", f"permission kind {asked.kind!r}")
+    run.expect(asked.raw_input == {"command": f"touch {marker}"}, f"rawInput {asked.raw_input!r}")
 
 
 async def shell_cancel(run: Run) -> None:
@@ -193,6 +198,9 @@ async def edit_with_diff(run: Run) -> None:
         run.expect(diffs[0].get("oldText") == "before\n", f"oldText {diffs[0].get('oldText')!r}")
         run.expect(diffs[0].get("newText") == "after\n", f"newText {diffs[0].get('newText')!r}")
     run.expect(target.read_text() == "after\n", "the allowed edit was not written")
+    (asked,) = run.client.permissions
+    run.expect(asked.title == f"Edit {target.resolve()}", f"permission title {asked.title!r}")
+    run.expect(asked.kind == "edit", f"permission kind {asked.kind!r}")
 
 
 def _values(options: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import signal
 import sqlite3
@@ -216,6 +217,9 @@ def test_acpx_shell_allowed_runs_in_acpx_terminal(tmp_path: Path) -> None:
     outputs = [m for m in messages if "result" in m and "output" in (m["result"] or {})]
     assert any("acpx-output" in m["result"]["output"] for m in outputs), outputs
     assert _prompt_answer(messages) == {"stopReason": "end_turn"}
+    # v1 has no $/cancel_request: the exit watcher is given up without one (acpx would
+    # print it into the user's transcript).
+    assert not [m for m in messages if m.get("method") == "$/cancel_request"]
 
 
 def test_acpx_shell_rejected(tmp_path: Path) -> None:
@@ -499,3 +503,59 @@ def test_acpx_pydantic_ai_example_remembers_across_sigkills(tmp_path: Path) -> N
     ]
     left = subprocess.run(["pgrep", "-f", str(wire)], capture_output=True, text=True, check=False)
     assert left.stdout.strip() == "", f"processes left: {left.stdout}"
+
+
+def _acpx_prompt_on_a_tty(tmp_path: Path, agent: str, prompt: str) -> str:
+    """Run acpx on a terminal as a person does, answer its permission question "n", and
+    return what it wrote to the terminal up to and including the question."""
+    _node()
+    acpx = HERE / "node_modules" / ".bin" / "acpx"
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1"}
+    leader, follower = os.openpty()
+    process = subprocess.Popen(
+        [
+            str(acpx),
+            "--agent",
+            f"{sys.executable} {EXAMPLES / agent}.py",
+            *("--cwd", str(tmp_path), "exec", prompt),
+        ],
+        stdin=follower,
+        stdout=subprocess.DEVNULL,
+        stderr=follower,
+        env=env,
+        cwd=tmp_path,
+    )
+    os.close(follower)
+    seen = b""
+    deadline = time.monotonic() + 60
+    try:
+        while b"(y/N)" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 1.0)
+            if ready:
+                try:
+                    seen += os.read(leader, 4096)
+                except OSError:  # the terminal closed: acpx ended
+                    break
+        if b"(y/N)" in seen:
+            os.write(leader, b"n\r")
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(leader)
+    return seen.decode("utf-8", "replace")
+
+
+def test_acpx_asks_with_the_command_and_the_edit_title(tmp_path: Path) -> None:
+    # acpx's question is "Allow <toolCall.title> [<toolCall.kind>]? (y/N)": on v1 the
+    # request names what the user approves (issue 31), not "Allow tool [other]?".
+    marker = tmp_path / "must-not-exist"
+    shown = _acpx_prompt_on_a_tty(tmp_path, "shell_agent", f"run touch {marker}")
+    assert f"Allow Run `touch {marker}` [execute]? (y/N)" in shown, shown
+    assert not marker.exists()
+    target = tmp_path / "notes.txt"
+    target.write_text("before\n")
+    shown = _acpx_prompt_on_a_tty(tmp_path, "edit_agent", f"write {target}\nafter")
+    assert f"Allow Edit {target.resolve()} [edit]? (y/N)" in shown, shown
+    assert target.read_text() == "before\n"

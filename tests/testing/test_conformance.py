@@ -572,7 +572,7 @@ def test_relative_locations(path: str) -> None:
 )
 def test_native_absolute_paths(path: str) -> None:
     wire = running()
-    wire.tool_call("c1", title="t", locations=[{"path": path}])
+    wire.tool_call("c1", title="t", status="completed", locations=[{"path": path}])
     wire.state("idle", stopReason="end_turn")
     clean(wire)
 
@@ -769,10 +769,11 @@ def test_patches_that_match() -> None:
     ]
     wire = running()
     for index, (changes, patch) in enumerate(patches):
-        wire.tool_call(f"c{index}", title="t", content=[diff(changes, patch)])
+        wire.tool_call(f"c{index}", title="t", status="completed", content=[diff(changes, patch)])
     wire.tool_call(
         "z",
         title="t",
+        status="completed",
         content=[
             {
                 "type": "diff",
@@ -794,6 +795,26 @@ def test_git_patch_reader() -> None:
         ("add", None, "/p/new.py"),
         ("move", "/p/a.py", "/p/b.py"),
     ]
+
+
+# -- tool-call-ended -----------------------------------------------------------------------------
+
+
+def test_a_tool_call_never_ended_is_flagged_at_the_close_and_at_the_end() -> None:
+    wire = running()
+    wire.tool_call("c1", title="Read", status="pending")
+    wire.tool_call("c2", title="Run", status="in_progress")
+    wire.tool_call("c3", title="Done", status="completed")
+    wire.tool_call("c4", title="Vendor", status="_queued")  # custom: cannot be judged
+    wire.state("idle", stopReason="end_turn")
+    wire.tool_call("c2", status="failed")  # v2: a call may end after its turn's idle
+    found = only(wire, "tool-call-ended")
+    assert [v.message for v in found] == [
+        "tool call 'c1' never reached a final status (it is still pending): the client shows "
+        "it running forever"
+    ]
+    # Reported once, not again by a second report.
+    assert wire.checker.check_report().violations == tuple(wire.violations)
 
 
 # -- tool-call-title -----------------------------------------------------------------------------
@@ -924,7 +945,7 @@ def test_running_before_work_output(output: dict[str, Any]) -> None:
     wire.update(**output)
     wire.state("running")
     wire.state("idle", stopReason="end_turn")
-    (violation,) = only(wire, "turn-lifecycle")
+    (violation,) = only(wire, "turn-lifecycle", final=False)
     assert "before state_update running" in violation.message
 
 
@@ -1035,6 +1056,7 @@ def test_running_again_when_work_resumes() -> None:
     wire.client(result(1, {"outcome": {"outcome": "selected", "optionId": "o0"}}))
     wire.tool_call("c1", status="in_progress")
     wire.state("running")
+    wire.tool_call("c1", status="completed")
     wire.state("idle", stopReason="end_turn")
     (violation,) = only(wire, "turn-lifecycle")
     assert "report running when work resumes" in violation.message
@@ -1085,6 +1107,7 @@ def test_good_cancellation() -> None:
     wire.prompt(message_id="u2")
     wire.state("running")
     wire.tool_call("c1", title="Delete again", status="in_progress")  # after a new prompt
+    wire.tool_call("c1", status="completed")
     wire.state("idle", stopReason="end_turn")
     clean(wire)
 
@@ -1094,7 +1117,7 @@ def test_cancelled_work_ends_with_stop_reason_cancelled() -> None:
     wire.client(notification("session/cancel", {"sessionId": SESSION}))
     wire.client(result(1, {"outcome": {"outcome": "cancelled"}}))
     wire.state("idle", stopReason="end_turn")
-    (violation,) = only(wire, "cancel-silence")
+    (violation,) = only(wire, "cancel-silence", final=False)
     assert "'end_turn', not 'cancelled'" in violation.message
 
 
@@ -1182,7 +1205,7 @@ def test_pending_permission_must_be_cancelled_or_answered() -> None:
     wire.client(notification("session/cancel", {"sessionId": SESSION}))
     wire.state("idle", stopReason="cancelled")
     wire.client(result(1, {"outcome": {"outcome": "cancelled"}}))
-    (violation,) = only(wire, "cancel-silence")
+    (violation,) = only(wire, "cancel-silence", final=False)
     assert "still pending" in violation.message and "$/cancel_request" in violation.message
 
 
@@ -1209,7 +1232,7 @@ def test_nothing_for_the_cancelled_work_after_its_idle(late: dict[str, Any]) -> 
     wire.tool_call("c1", status="cancelled")
     wire.state("idle", stopReason="cancelled")
     wire.update(**late)
-    (violation,) = only(wire, "cancel-silence")
+    (violation,) = only(wire, "cancel-silence", final=False)
     assert "after the cancelled work reported idle" in violation.message
 
 
@@ -1221,7 +1244,7 @@ def test_no_permission_request_after_the_cancelled_idle() -> None:
     wire.client(result(1, {"outcome": {"outcome": "cancelled"}}))
     wire.permission(2)
     wire.client(result(2, {"outcome": {"outcome": "cancelled"}}))
-    only(wire, "cancel-silence")
+    only(wire, "cancel-silence", final=False)
 
 
 def test_background_work_may_continue_after_a_cancel() -> None:
@@ -1441,7 +1464,7 @@ def test_process_backed_work_is_listed_once() -> None:
             {"type": "terminal", "terminalId": "t1"},
         ],
     )
-    (violation,) = only(wire, "background-work")
+    (violation,) = only(wire, "background-work", final=False)
     assert "list process-backed work once" in violation.message
 
 
@@ -1501,7 +1524,7 @@ def test_report_counts_and_summary() -> None:
     wire.tool_call("c1", kind="read")
     report = wire.checker.check_report()
     assert not report.ok
-    assert report.failed_rules == ["tool-call-title", "turn-lifecycle"]
+    assert report.failed_rules == ["tool-call-title", "tool-call-ended", "turn-lifecycle"]
     assert "cancel-silence" not in report.exercised_rules
     lines = report.summary().splitlines()
     assert any(line.strip().startswith("FAIL (1)  tool-call-title") for line in lines)

@@ -179,3 +179,30 @@ def test_a_v2_checker_judges_a_v1_initialize_answer_by_the_v1_schema() -> None:
         ),
     )
     assert [violation.rule for violation in checker.violations] == ["schema"]
+
+
+def test_a_tool_call_left_open_at_the_prompt_answer_is_flagged() -> None:
+    # v1 clients stop following a turn at its answer: a call still pending then is shown
+    # running forever (issue 31).
+    checker = ConformanceChecker(strict=False, protocol_version=1)
+    prompt = {"sessionId": "s1", "prompt": [{"type": "text", "text": "go"}]}
+    call = {"sessionUpdate": "tool_call", "title": "Read", "status": "pending"}
+    _feed(
+        checker,
+        (
+            "client->agent",
+            {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt},
+        ),
+        ("agent->client", _update({**call, "toolCallId": "open"})),
+        ("agent->client", _update({**call, "toolCallId": "ended"})),
+        (
+            "agent->client",
+            _update(
+                {"sessionUpdate": "tool_call_update", "toolCallId": "ended", "status": "failed"}
+            ),
+        ),
+        ("agent->client", {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
+    )
+    (violation,) = checker.violations
+    assert violation.rule == "tool-call-ended"
+    assert "'open' is still pending when its turn ends" in violation.message

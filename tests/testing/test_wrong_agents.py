@@ -33,6 +33,7 @@ BROKEN_BY_A_PROMPT = [
     "base64",
     "patch-consistency",
     "tool-call-title",
+    "tool-call-ended",
     "permission-options",
     "prompt-message-id",
     "turn-lifecycle",

@@ -30,15 +30,26 @@ DIFF_PATCH = (
 EXTRAS: dict[str, list[dict[str, object]]] = {
     "schema": [{"sessionUpdate": "session_info_update", "title": 42}],
     "custom-values": [
-        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "t", "kind": "compile"}
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "c1",
+            "title": "t",
+            "kind": "compile",
+            "status": "completed",
+        }
     ],
     "absolute-paths": [
         {
             "sessionUpdate": "tool_call_update",
             "toolCallId": "c1",
             "title": "Read",
+            "status": "completed",
             "locations": [{"path": "src/main.py"}],
         }
+    ],
+    "tool-call-ended": [
+        # Opened and never ended: the client shows it running forever.
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "Read"},
     ],
     "base64": [
         {"sessionUpdate": "terminal_update", "terminalId": "t1", "command": "ls", "cwd": "/"},

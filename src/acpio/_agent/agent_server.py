@@ -271,6 +271,10 @@ class AgentServer:
         self.protocol_version = 1
         self._requests = methods.table
         self._v1 = methods
+        # v1 defines no way for a client to take $/cancel_request: a request the agent
+        # gives up (a poll, a wait for an exit, a permission of a cancelled turn) is
+        # abandoned instead; the v1 client answers what session/cancel ended itself.
+        self.connection.withdraws_requests = False
         agent = self.agent
         await agent.on_initialize(
             schema.InitializeRequest(

@@ -423,8 +423,23 @@ class V1Methods:
             session_id = request.get("sessionId")
             if isinstance(session_id, str):
                 self._config_fields(out, session_id, response.config_options)
-                self._commands_after(session_id, response.available_commands, context)
+                if replay:
+                    # session/load: everything of the session before its answer (clients
+                    # that stop reading the replay at the answer keep the commands too).
+                    await self._send_setup_now(session_id, response.available_commands)
+                else:
+                    self._commands_after(session_id, response.available_commands, context)
         return out
+
+    async def _send_setup_now(self, session_id: str, commands: object) -> None:
+        """The updates held during a load's setup, then the commands, before the answer."""
+        core = self.server.cores.get(session_id)
+        if core is None:
+            return
+        await core.updates.release_setup_now()
+        if isinstance(commands, list) and commands:
+            listed = cast("list[schema.AvailableCommand]", commands)
+            await core.session.send(schema.AvailableCommandsUpdate(available_commands=listed))
 
     async def _load_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         # The history is replayed, in v1 form, before this answer: editors reopen threads so.

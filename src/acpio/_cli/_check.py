@@ -37,7 +37,15 @@ from ..testing._conformance import RULES
 from ..testing._v1_rules import v1_rule_table
 from ._check_client import client_run
 from ._check_raw import raw_run
-from ._check_rules import SCENARIO, CheckOptions, CheckRun, RuleReport, Status, rule_line
+from ._check_rules import (
+    SCENARIO,
+    CheckOptions,
+    CheckRun,
+    RuleReport,
+    Status,
+    print_rules,
+    rule_line,
+)
 from ._failure import stderr_tail
 from ._output import Output
 
@@ -171,8 +179,7 @@ async def _check_v1(output: Output, command: list[str], options: CheckOptions) -
             style="bold underline",
         )
     )
-    for report in protocol:
-        output.print(rule_line(report))
+    print_rules(output, protocol)
     everything = scenario + protocol
     counts = _summary(everything)
     ok = counts["fail"] == 0
@@ -262,8 +269,7 @@ async def _check_v2(output: Output, command: list[str], options: CheckOptions) -
     output.print(
         Text(f"Protocol rules (every message checked: {messages})", style="bold underline")
     )
-    for report in protocol:
-        output.print(rule_line(report))
+    print_rules(output, protocol)
     everything = scenario + protocol
     counts = _summary(everything)
     ok = counts["fail"] == 0

@@ -145,7 +145,11 @@ async def _start(run: CheckRun, client: MockClient) -> schema.InitializeResponse
             + stderr_note(client.stderr)
         )
     except AgentTimeoutError:
-        detail = f"no answer to initialize within {client.timeout:g}s" + stderr_note(client.stderr)
+        client.checker.give_up_pending()
+        detail = (
+            f"timed out after {client.timeout:g} s waiting for the answer to initialize; "
+            "a slow agent? raise --timeout" + stderr_note(client.stderr)
+        )
     except RequestError as exc:
         detail = f"initialize was answered with error {exc.code}: {short(exc.message)}"
         if exc.code == schema.UNSUPPORTED_PROTOCOL_VERSION:
@@ -245,7 +249,7 @@ async def _sessions(
             else f"both session/new calls answered sessionId {first.id!r}",
         )
         run.output.status("prompt")
-        await _prompt(run, first, options)
+        await _prompt(run, client, first, options)
         run.output.status("cancelled prompt")
         await _cancel(run, client, first, options, permissions)
         run.output.status("session/close")
@@ -269,8 +273,9 @@ async def _sessions(
             f"the agent exited (exit code {client.returncode})" + stderr_note(client.stderr),
         )
     except AgentTimeoutError as exc:
-        first_line = str(exc).split("\n", 1)[0]
-        run.skip_rest(_SESSION_RULES, f"not reached: {first_line}")
+        client.checker.give_up_pending()
+        first_line = str(exc).split("\n", 1)[0]  # "timed out after N s waiting for ..."
+        run.skip_rest(_SESSION_RULES, f"not reached: {first_line}; raise --timeout")
     except (RequestError, RemoteProtocolError) as exc:
         run.skip_rest(_SESSION_RULES, f"not reached: session/new failed: {short(str(exc))}")
 
@@ -281,7 +286,9 @@ def _v1_offers(result: object, method: str) -> bool:
     return sessions is not None and sessions.get(method) is not None
 
 
-async def _prompt(run: CheckRun, session: ClientSession, options: CheckOptions) -> None:
+async def _prompt(
+    run: CheckRun, client: MockClient, session: ClientSession, options: CheckOptions
+) -> None:
     try:
         result = await session.prompt(options.prompt)
     except AgentTimeoutError:
@@ -290,10 +297,12 @@ async def _prompt(run: CheckRun, session: ClientSession, options: CheckOptions) 
             if session.client.protocol_version == 1
             else "an idle state_update"
         )
+        client.checker.give_up_pending()
         run.verdict(
             "prompt",
             False,
-            f"the turn did not end with {ending} within {options.timeout:g}s",
+            f"timed out after {options.timeout:g} s waiting for {ending}; "
+            "a slow agent? raise --timeout",
         )
         return
     except RequestError as exc:
@@ -354,10 +363,12 @@ async def _cancel(
         try:
             result = await turn.wait()
         except AgentTimeoutError:
+            client.checker.give_up_pending()
             run.verdict(
                 "cancel",
                 False,
-                f"the turn did not end within {options.timeout:g}s after session/cancel",
+                f"timed out after {options.timeout:g} s waiting for the turn to end after "
+                "session/cancel; raise --timeout",
             )
             return
     finally:

@@ -220,10 +220,42 @@ class CheckRun:
         self.output.print(rule_line(report))
 
     def skip_rest(self, rule_ids: list[str], reason: str) -> None:
-        """Skip every listed rule not decided yet."""
+        """Skip every listed rule not decided yet (printed as one line)."""
+        skipped: list[RuleReport] = []
         for rule_id in rule_ids:
             if rule_id not in self.verdicts:
-                self.verdict(rule_id, None, reason)
+                rule = SCENARIO[rule_id]
+                report = RuleReport(
+                    rule.id, "scenario", rule.description, rule.mandatory, "skip", reason
+                )
+                self.verdicts[rule_id] = report
+                skipped.append(report)
+        print_rules(self.output, skipped)
+
+
+def print_rules(output: Output, reports: list[RuleReport]) -> None:
+    """One line per decided rule; the skipped ones one line per reason, naming them all
+    (a report of an agent that serves only one version stays short)."""
+    groups: dict[str, list[RuleReport]] = {}
+    for report in reports:
+        if report.status == "skip":
+            groups.setdefault(report.detail, []).append(report)
+        else:
+            output.print(rule_line(report))
+    for detail, skipped in groups.items():
+        if len(skipped) == 1:
+            output.print(rule_line(skipped[0]))
+            continue
+        label, style = _STATUS_STYLES["skip"]
+        grid = Table.grid(padding=(0, 1))
+        grid.add_column(width=4, no_wrap=True)
+        grid.add_column()
+        ids = ", ".join(report.id for report in skipped)
+        grid.add_row(
+            Text(label, style=style),
+            Text.assemble((f"{len(skipped)} rules", "bold"), f" {detail}: ", (ids, "dim")),
+        )
+        output.print(grid)
 
 
 _STATUS_STYLES: Final = {

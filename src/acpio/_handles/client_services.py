@@ -11,19 +11,29 @@ once right after the create and awaited in a task of the session while the
 output is polled (some clients never put ``exitStatus`` in an output
 answer), or the ``exitStatus`` of an output answer. Once the exit is known,
 one more poll collects the last output and the command ends. The waiting
-task never outlives its command: releasing the terminal withdraws the
-request and waits for the task first. The editor shows its own live
+task never outlives its command: releasing the terminal gives its request
+up (abandoned: v1 clients take no ``$/cancel_request``, so none is sent; a
+late answer is ignored) and waits for the task first.
+
+A stop (a cancelled turn, ``terminal/cancel``) sends ``terminal/kill`` and
+polls ``terminal/output`` at once, without waiting for the kill's answer,
+until either the output or ``terminal/wait_for_exit`` tells the exit; the
+kill, the exit and the last output share one deadline of the terminal's
+``kill_grace``, and ``terminal/release`` is then awaited at most
+``max(kill_grace, RELEASE_WAIT)``. So a client that never answers
+``wait_for_exit`` (or ``kill``, or ``output``) holds a cancelled turn at most
+``2 * kill_grace`` (2 s by default), whatever its output answers said. The editor shows its own live
 terminal: the tool call's content gets the v1 ``{type: "terminal",
 terminalId}`` item with the client's id right after the create.
 
 Every request that should come back at once (``terminal/create``,
 ``terminal/output``, ``fs/*``) is bounded by
 :attr:`SessionLimits.client_request_timeout <acpio.SessionLimits>`: beyond
-it the request is withdrawn and :class:`~acpio.RequestTimeout` naming it is
+it the request is given up and :class:`~acpio.RequestTimeout` naming it is
 raised (the command is then stopped and released, and the error reaches the
 agent code that waited). ``terminal/wait_for_exit`` waits as long as the
-command runs; ``terminal/kill``, the last poll after a stop and
-``terminal/release`` are given :data:`CLEANUP_TIMEOUT` and then given up. A
+command runs; the last poll after an exit the agent did not cause is given
+:data:`CLEANUP_TIMEOUT`, the requests of a stop the bound above. A
 response the connection could not use (past the message size limit,
 malformed) fails its request at once (see :meth:`acpio.rpc.Connection.request`).
 
@@ -42,6 +52,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
+import anyio.lowlevel
 import msgspec
 from msgspec import UNSET, UnsetType
 
@@ -72,6 +83,8 @@ POLL_SLOWEST: Final = 0.5
 CLIENT_OUTPUT_LIMIT: Final = 1024 * 1024
 #: How long a request made while stopping or releasing may take before it is given up.
 CLEANUP_TIMEOUT: Final = 5.0
+#: At least this long (else the kill grace) for the client's answer to ``terminal/release``.
+RELEASE_WAIT: Final = 0.5
 # How much of the last answer must reappear in the next one to find where new output starts.
 _ANCHOR: Final = 4096
 # What a request to the client may fail with once sent (the client's fault or a closed line).
@@ -143,6 +156,7 @@ class ClientCommand(RunningCommand):
         self._exit_known = anyio.Event()
         self._watch_scope = anyio.CancelScope()  # the terminal/wait_for_exit task's
         self._watch_done: anyio.Event | None = None  # set when that task ended
+        self._stop_deadline: float | None = None  # stopped: when the cleanup gives up
 
     def _ids(self) -> tuple[str, str]:
         assert self.terminal_id is not None
@@ -257,28 +271,62 @@ class ClientCommand(RunningCommand):
         return self._status if self._status is not None else ExitStatus()
 
     async def _stop(self) -> ExitStatus:
+        """``terminal/kill``, then the exit from whichever tells first: an output poll or
+        ``terminal/wait_for_exit``; all within the kill grace, whatever the client answers."""
         if self.terminal_id is None or self._status is not None:
             return self._status or ExitStatus()
         session_id, terminal_id = self._ids()
         kill = v1.KillTerminalRequest(session_id=session_id, terminal_id=terminal_id)
+        self._stop_deadline = anyio.current_time() + self._grace
+        with anyio.move_on_at(self._stop_deadline):
+            async with anyio.create_task_group() as group:
+                # The kill's answer is not waited for before polling: a client that
+                # never answers it still tells the exit through terminal/output.
+                group.start_soon(self._kill, kill)
+                await anyio.lowlevel.checkpoint()  # the kill goes out first
+                await self._poll_for_exit()
+                group.cancel_scope.cancel()
+        return self._status or ExitStatus()
+
+    async def _kill(self, kill: v1.KillTerminalRequest) -> None:
         try:
-            with anyio.move_on_after(CLEANUP_TIMEOUT):
-                await self._client_request("terminal/kill", kill, _ignore)
+            await self._client_request("terminal/kill", kill, _ignore)
         except _CLIENT_FAILURES as exc:
             # A closed connection: the client ends its terminals itself.
             logger.debug("could not stop client terminal %s: %s", self.terminal_id, exc)
-        # Within the kill grace, as for a process of the agent's: the turn ends before
-        # its cancel grace runs out even when the client never says how the command ended.
-        with anyio.move_on_after(self._grace):
-            return await self._wait_exit()
-        return ExitStatus()
+
+    async def _poll_for_exit(self) -> None:
+        """Poll ``terminal/output`` until the exit is known (from it or from the watcher).
+
+        Polled, never waited for alone: a client that never answers
+        ``terminal/wait_for_exit`` still tells through ``terminal/output``.
+        """
+        self._delay = POLL_FIRST
+        while self._status is None:
+            try:
+                new = await self._poll()
+            except _CLIENT_FAILURES as exc:
+                logger.debug("no output of client terminal %s: %s", self.terminal_id, exc)
+                await self._exit_known.wait()
+                return
+            if new:
+                self._capture.add(new)
+            if self._status is not None:
+                return
+            with anyio.move_on_after(self._delay):
+                await self._exit_known.wait()
+            self._delay = min(self._delay * 2, POLL_SLOWEST)
 
     async def _after_exit(self) -> None:
         # What the process wrote since the last poll still belongs in the result.
         if self.terminal_id is None or self._ended:
             return
+        # After a stop, within the same kill grace as the kill and the exit.
+        deadline = anyio.current_time() + CLEANUP_TIMEOUT
+        if self._stop_deadline is not None:
+            deadline = min(deadline, self._stop_deadline)
         try:
-            with anyio.move_on_after(CLEANUP_TIMEOUT):
+            with anyio.move_on_at(deadline):
                 new = await self._poll()
                 if new:
                     self._capture.add(new)
@@ -289,15 +337,17 @@ class ClientCommand(RunningCommand):
         if self.terminal_id is None or self._released:
             return
         self._released = True
-        # Nothing of the command outlives it: the exit watcher's request is withdrawn first.
+        # Nothing of the command outlives it: the exit watcher's request is given up first
+        # (withdrawn where the client takes $/cancel_request, else abandoned).
         self._watch_scope.cancel()
         if self._watch_done is not None:
             with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
                 await self._watch_done.wait()
         session_id, terminal_id = self._ids()
         release = v1.ReleaseTerminalRequest(session_id=session_id, terminal_id=terminal_id)
+        # The turn may be waiting (a cancel): the answer is awaited for the kill grace only.
         try:
-            with anyio.move_on_after(CLEANUP_TIMEOUT, shield=True):
+            with anyio.move_on_after(max(self._grace, RELEASE_WAIT), shield=True):
                 await self._client_request("terminal/release", release, _ignore)
         except Exception as exc:
             logger.debug("terminal/release of %s failed: %s", self.terminal_id, exc)

@@ -413,8 +413,25 @@ class ToolCallHandle(metaclass=LibraryCreated):
             return
         self._check_status_change("failed")
         if message is not None:
-            await self.append_text(message)
-        await self.update(status="failed", raw_output=raw_output)
+            await self._end_with_text("failed", message, raw_output)
+        else:
+            await self.update(status="failed", raw_output=raw_output)
+
+    async def _end_with_text(self, status: str, message: str, raw_output: object) -> None:
+        """Append ``message`` and end the call with ``status``: on v1 one update."""
+        if not self._announced:
+            await self.announce()
+        patch = schema.ToolCallUpdate(
+            tool_call_id=self.id,
+            status=status,
+            raw_output=raw_output,
+            capabilities=None if self.cancellable else _UNSET,
+        )
+        chunk = schema.ToolCallContentChunk(
+            tool_call_id=self.id, content=schema.Content(content=schema.TextContent(text=message))
+        )
+        await self._updates.send_ending(chunk, patch)
+        self.status = status
 
     async def mark_cancelled(self) -> None:
         """Report the call ``cancelled`` (a status report; it does not stop any work).
@@ -437,8 +454,9 @@ class ToolCallHandle(metaclass=LibraryCreated):
         with anyio.CancelScope(shield=True):
             try:
                 if message is not None:
-                    await self.append_text(message)
-                await self.update(status=status)
+                    await self._end_with_text(status, message, _UNSET)
+                else:
+                    await self.update(status=status)
             except (ConnectionClosed, LocalProtocolError):
                 logger.debug("could not report tool call %s as %s", self.id, status)
 

@@ -153,6 +153,11 @@ class Connection(Receiver):
         """How many messages were received so far; requests carry their position in
         :attr:`RequestContext.sequence`, and a notification handler (run inline, in
         arrival order) reads its own position here."""
+        self.withdraws_requests = True
+        """Whether a request this side gives up is withdrawn with ``$/cancel_request``.
+        Set it False for a peer that does not take that notification (an ACP v1
+        client): a request given up is then abandoned, its answer ignored when it
+        comes, and nothing is sent."""
         self._task_group: anyio.abc.TaskGroup | None = None
         self._reader_scope: anyio.CancelScope | None = None
         self._writer_scope: anyio.CancelScope | None = None
@@ -314,7 +319,8 @@ class Connection(Receiver):
         """Send a request and wait for its response, decoded by ``decode``.
 
         If the caller is cancelled while waiting, ``$/cancel_request`` is sent
-        for it (without waiting for buffer space) and the eventual response is
+        for it (without waiting for buffer space; not when
+        :attr:`withdraws_requests` is False) and the eventual response is
         ignored. Raises :class:`RequestError` for an error response, and
         ``-32603`` naming the method and the request id for a response that
         could not be used (malformed, or past ``max_message_size``: the id is
@@ -399,7 +405,7 @@ class Connection(Receiver):
             raise
 
     def _send_cancel(self, request_id: int) -> None:
-        if not self._open:
+        if not self._open or not self.withdraws_requests:
             return
         line = _CANCEL_LINE % request_id
         if self._on_raw is not None:

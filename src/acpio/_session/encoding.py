@@ -108,6 +108,12 @@ class SessionEncoding:
         """The lines that show ``update`` (possibly none); ``replay`` during a history replay."""
         return (self.prefix + _encode(update) + UPDATE_END,)
 
+    def ending_lines(
+        self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate
+    ) -> Sequence[bytes]:
+        """The lines of a call's last content item and the patch that ends it."""
+        return (*self.update_lines(chunk), *self.update_lines(patch))
+
     def text_chunk_prefix(self, tool_call_id: str) -> bytes:
         """The line of a one-text-item ``tool_call_content_chunk`` up to the encoded text."""
         return text_chunk_prefix(self.prefix, tool_call_id)
@@ -194,6 +200,12 @@ class V1Encoding(SessionEncoding):
         """The v1 lines that show ``update`` (see :meth:`V1Projection.project`)."""
         projected = self.projection.project(update, now=anyio.current_time(), replay=replay)
         return self.lines(projected) if projected else _NOTHING
+
+    def ending_lines(
+        self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate
+    ) -> Sequence[bytes]:
+        """One ``tool_call_update``: the final status with the whole content."""
+        return self.lines(self.projection.ending(chunk, patch, now=anyio.current_time()))
 
     def text_chunk_lines(self, tool_call_id: str, line_prefix: bytes, text: str) -> Sequence[bytes]:
         """The coalesced content of the call, when this chunk makes it due."""

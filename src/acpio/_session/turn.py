@@ -449,14 +449,24 @@ class Turns:
         return self.state_updates[self.machine.reported_state][0]
 
 
+#: The note a tool call the agent left open gets when its turn ends.
+UNFINISHED_NOTE: Final = (
+    "The agent did not finish this tool call before its turn ended; it is shown failed."
+)
+
+
 async def _finalize_handles(work: Work, stop_reason: str) -> None:
     for flush in work.terminal_flushes:
         await flush()
-    if stop_reason not in ("cancelled", "error"):
+    if stop_reason in ("cancelled", "error"):
+        final_status = "cancelled" if stop_reason == "cancelled" else "failed"
+        for finish in work.tool_call_finishers:
+            await finish(final_status, None)
         return
-    final_status = "cancelled" if stop_reason == "cancelled" else "failed"
+    # A call opened without `async with` and never finished would stay pending in the
+    # editor forever: it ends failed, and says why (a call already final is left alone).
     for finish in work.tool_call_finishers:
-        await finish(final_status)
+        await finish("failed", UNFINISHED_NOTE)
 
 
 def _stop_reason(result: object) -> str:

@@ -180,6 +180,22 @@ class UpdatePath:
             if self.timed_flushes and not self.flush_timer:
                 self.arm_flush()
 
+    async def send_ending(
+        self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate
+    ) -> None:
+        """:meth:`send` of a tool call's last content item and the patch that ends it.
+
+        Recorded as the two updates they are; the encoding shows them as one
+        update where its version can (v1: the final status with the whole content).
+        """
+        admitted = self.admit_now()
+        if admitted is None:
+            admitted = await self.admit()
+        if admitted:
+            self.record(chunk)
+            self.record(patch)
+            await self.send_lines(self.encoding.ending_lines(chunk, patch))
+
     async def send_lines(self, lines: Sequence[bytes]) -> None:
         """Send lines the encoding made, in order; then arm its flush if it has one due.
 
@@ -444,6 +460,18 @@ class UpdatePath:
                 self.update_held()
                 self.task_group.start_soon(self.send_held, lines[index:], gate, previous)
                 return
+
+    async def release_setup_now(self) -> None:
+        """Send what was held, in order, before the answer (a v1 ``session/load``, whose
+        client knows the session already and reads everything of it before the answer)."""
+        lines = self.setup_lines
+        if lines is None:
+            return
+        self.setup_lines = None
+        self.send_line = self.connection.line_sender
+        self.try_send_line = self.connection.line_try_sender
+        for line in lines:
+            await self.send_line(line)
 
     async def send_held(
         self, lines: list[bytes], gate: anyio.Event, previous: anyio.Event | None

@@ -91,6 +91,8 @@ TERMINAL_TEXT_BYTES: Final = 64 * 1024
 TERMINAL_REFRESH_INTERVAL: Final = 0.1
 
 _NEAREST_STATUS: Final = {"cancelled": "failed", "paused": "in_progress"}
+# What a cancelled plan entry's text is followed by on v1 (which has no such status).
+_CANCELLED_SUFFIX: Final = " (cancelled)"
 
 # ------------------------------------------------------------------ the state
 
@@ -105,6 +107,10 @@ class _Call:
     pending: int = 0  # bytes appended since (0: nothing to send)
     terminals: set[str] = field(default_factory=set[str])
     released: bool = False  # ended: its content is no longer kept
+    # What the client shows of the call, for a permission request about it.
+    title: str = ""
+    kind: str = "other"
+    raw_input: object = None  # None: none shown
 
 
 @dataclass
@@ -241,6 +247,22 @@ class V1Projection:
             return [_builtins(update)]  # type: ignore[list-item]
         return self._dropped(update)
 
+    def ending(
+        self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate, *, now: float
+    ) -> Sequence[V1Encoded]:
+        """A call's last content item and the patch that ends it, as one update when the
+        patch ends the call: the item is added to the content, which the final status
+        carries whole (a client that reads only the last update still sees both)."""
+        call = self._calls.get(chunk.tool_call_id)
+        if call is None or not call.announced or call.released or not _ends(patch):
+            return [*self.project(chunk, now=now), *self.project(patch, now=now)]
+        call.content.append(chunk.content)
+        self._link(call, chunk.tool_call_id, chunk.content)
+        encoded = self._encoded(chunk.content)
+        call.encoded.append(encoded)
+        call.pending += max(1, len(encoded) if encoded is not None else 1)
+        return self._tool_call(patch)
+
     def mode_moved(self, options: Sequence[object]) -> list[V1Update]:
         """A ``current_mode_update`` when the mode option's value is not the one the
         client was last told (then it is); nothing otherwise."""
@@ -273,10 +295,16 @@ class V1Projection:
             return self._dropped(update)
         entries: list[dict[str, object]] = []
         for entry in plan.entries:
+            # Never shown as done unless it is: v1 has no `cancelled`, so a cancelled
+            # entry is `pending` with "(cancelled)" after its text; other values v1
+            # lacks are `pending` too (the real value in `_meta`).
+            known = entry.status in V1_PLAN_STATUSES
             item: dict[str, object] = {
-                "content": entry.content,
+                "content": entry.content + _CANCELLED_SUFFIX
+                if entry.status == "cancelled"
+                else entry.content,
                 "priority": entry.priority if entry.priority in V1_PLAN_PRIORITIES else "medium",
-                "status": entry.status if entry.status in V1_PLAN_STATUSES else "completed",
+                "status": entry.status if known else "pending",
             }
             extra = {
                 k: v
@@ -348,10 +376,23 @@ class V1Projection:
             out["_meta"] = _meta_with(patch.meta, extra) if extra else patch.meta
         if "content" in out:
             self._introduce(out, call)
+        self._remember(call, out)
         if out.get("status") in ("completed", "failed") and not replay:
             # (A replayed call comes before its terminals' output: kept until the end.)
             self._release(patch.tool_call_id, call)
         return [out]
+
+    @staticmethod
+    def _remember(call: _Call, out: V1Update) -> None:
+        """Keep what the client now shows of the call (title, kind, raw input)."""
+        title = out.get("title")
+        if isinstance(title, str):
+            call.title = title
+        kind = out.get("kind")
+        if isinstance(kind, str):
+            call.kind = kind
+        if "rawInput" in out:
+            call.raw_input = out["rawInput"]
 
     def _release(self, tool_call_id: str, call: _Call) -> None:
         """A call that ended: forget its content (memory stays bounded in long sessions).
@@ -363,6 +404,7 @@ class V1Projection:
         call.encoded = []
         call.pending = 0
         call.released = True
+        call.raw_input = None
         for terminal_id in call.terminals:
             terminal = self._terminals.get(terminal_id)
             if terminal is None:
@@ -636,11 +678,18 @@ class V1Projection:
     def permission_request(self, params: schema.RequestPermissionRequest) -> V1Update:
         """The v1 ``session/request_permission`` params for a v2 request.
 
-        ``toolCall`` is the subject's tool call (with its content when changes
-        are pending), or for a command subject without one, a synthesised
-        ``execute`` call; options keep their ids, a kind v1 lacks is shown as
-        ``reject_once`` (the real kind kept in ``_meta``), so nothing
-        unrecognised is ever presented as approval.
+        ``toolCall`` carries what a v1 client shows the user (v1 has no title or
+        command of its own on the request): the call's ``title``, ``kind`` and
+        ``rawInput`` as the client was last sent them, and its content when the
+        client has not seen all of it. For a command subject the kind is
+        ``execute`` unless the call has a kind of its own, and ``rawInput`` is
+        ``{command, cwd}`` unless the call has one; a command subject without a
+        call is a synthesised ``execute`` call. A call the client has not seen
+        is shown with the request's title. The request's own title,
+        description, command and cwd are kept in ``toolCall._meta.acpio``.
+        Options keep their ids; a kind v1 lacks is shown as ``reject_once`` (the
+        real kind kept in ``_meta``), so nothing unrecognised is ever presented
+        as approval.
         """
         subject = params.subject
         extra: dict[str, object] = {"title": params.title}
@@ -648,24 +697,27 @@ class V1Projection:
             extra["description"] = params.description
         tool_call: V1Update
         if isinstance(subject, schema.ToolCallPermissionSubject):
-            tool_call = {"toolCallId": subject.tool_call.tool_call_id}
+            tool_call = self._shown(subject.tool_call.tool_call_id, params.title, None)
         elif isinstance(subject, schema.CommandPermissionSubject):
             extra.update(command=subject.command, cwd=subject.cwd)
+            command: dict[str, object] = {"command": subject.command, "cwd": subject.cwd}
             if isinstance(subject.tool_call_id, str) and subject.tool_call_id in self._calls:
-                tool_call = {"toolCallId": subject.tool_call_id}
+                tool_call = self._shown(subject.tool_call_id, params.title, command)
             else:
                 call_id = (
                     subject.tool_call_id
                     if isinstance(subject.tool_call_id, str)
                     else f"permission-{len(self._calls) + 1}"
                 )
-                self._call(call_id).announced = True
+                call = self._call(call_id)
+                call.announced = True
+                call.title, call.kind, call.raw_input = params.title, "execute", command
                 tool_call = {
                     "toolCallId": call_id,
                     "title": params.title,
                     "kind": "execute",
                     "status": "pending",
-                    "rawInput": {"command": subject.command, "cwd": subject.cwd},
+                    "rawInput": command,
                 }
         else:
             tool_call = {"toolCallId": f"permission-{len(self._calls) + 1}", "title": params.title}
@@ -685,8 +737,32 @@ class V1Projection:
             options.append(item)
         return {"sessionId": params.session_id, "toolCall": tool_call, "options": options}
 
+    def _shown(self, tool_call_id: str, title: str, command: dict[str, object] | None) -> V1Update:
+        """``toolCall`` of a request about a known call: what the client shows of it."""
+        call = self._calls.get(tool_call_id)
+        if call is None or not call.announced:
+            return {"toolCallId": tool_call_id, "title": title}
+        shown: V1Update = {"toolCallId": tool_call_id, "title": call.title or title}
+        kind = call.kind
+        if command is not None and kind == "other":
+            kind = "execute"
+        shown["kind"] = kind
+        raw_input = call.raw_input if call.raw_input is not None else command
+        if raw_input is not None:
+            shown["rawInput"] = raw_input
+        return shown
+
 
 # ------------------------------------------------------------------ pieces
+
+
+def _ends(patch: schema.ToolCallUpdate) -> bool:
+    """Whether v1 shows ``patch`` as the end of its call (``completed`` or ``failed``)."""
+    status = patch.status
+    return isinstance(status, str) and _NEAREST_STATUS.get(status, status) in (
+        "completed",
+        "failed",
+    )
 
 
 def _text_item(text: str) -> dict[str, object]:

@@ -44,9 +44,11 @@ class Work(Turn):
     done: anyio.Event = field(default_factory=anyio.Event)
     #: Set once the work's end was reported (or it was discarded, or dropped).
     ended: anyio.Event = field(default_factory=anyio.Event)
-    #: How each tool call of the work ends with a status unless it is final
-    #: already (shielded, never raising): a cancelled or failed turn closes its calls.
-    tool_call_finishers: list[Callable[[str], Awaitable[None]]] = field(default_factory=lambda: [])
+    #: How each tool call of the work ends with a status and an optional note unless it
+    #: is final already (shielded, never raising): a turn's end closes its open calls.
+    tool_call_finishers: list[Callable[[str, str | None], Awaitable[None]]] = field(
+        default_factory=lambda: []
+    )
     #: The flush of each terminal of the work: its bytes go out before the idle.
     terminal_flushes: list[Callable[[], Awaitable[None]]] = field(default_factory=lambda: [])
 

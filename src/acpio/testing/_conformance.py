@@ -535,6 +535,8 @@ class ConformanceChecker(SessionRules):
                     raw,
                 )
             state.closed = True
+            if self._v1 is None:
+                self._open_calls(state)  # nothing of the session may follow
 
     def _lookalike(self, response_id: object) -> tuple[tuple[str, object], Request] | None:
         """The pending client request whose id is `response_id` in another type, if any
@@ -580,6 +582,13 @@ class ConformanceChecker(SessionRules):
 
     # -- end of stream -------------------------------------------------------------------------
 
+    def give_up_pending(self) -> None:
+        """The client stopped waiting (its own timeout ran out): the client requests still
+        unanswered are not reported as never answered at the end of the stream. A slow
+        agent is not a protocol violation; the caller reports the timeout itself."""
+        for request in self._client_requests.values():
+            request.refused = True
+
     def finish(self) -> None:
         """Run the end-of-stream checks once: client requests never answered, foreground work
         that never reported idle, accepted prompts that never started, prompt user messages
@@ -591,7 +600,7 @@ class ConformanceChecker(SessionRules):
             return
         self._finished = True
         for request in list(self._client_requests.values()):
-            if request.refused:
+            if request.refused:  # refused in a batch, or given up by the client
                 continue
             self._violate(
                 "jsonrpc",
@@ -612,6 +621,8 @@ class ConformanceChecker(SessionRules):
                     f"session {session} is still {state.state}: its work never reported idle",
                     *state.span_start,
                 )
+            if self._v1 is None:  # (v1: judged at each prompt's answer)
+                self._open_calls(state)
             for raw, index in state.accepted_unstarted:
                 self._violate(
                     "turn-lifecycle",

@@ -88,6 +88,12 @@ RULES: Final[Mapping[str, Rule]] = _rules(
         False,
     ),
     Rule(
+        "tool-call-ended",
+        "every tool call of a turn reaches a final status (completed, failed or cancelled) by "
+        "the turn's end (the client would show it running forever)",
+        False,
+    ),
+    Rule(
         "permission-options",
         "permission requests offer at least one option, with unique optionIds and known or "
         "_-prefixed kinds",
@@ -158,6 +164,8 @@ HINTS: Final[Mapping[str, str]] = MappingProxyType(
         "patch-consistency": "build the patch from the same changes: one diff --git section per "
         "changed path, with the matching new file/deleted file/rename/copy headers",
         "tool-call-title": "send title (and name) in the first tool_call_update of each toolCallId",
+        "tool-call-ended": "end every tool call before the turn ends: open it with "
+        "`async with` (acpio ends it for you), or call complete() or fail()",
         "permission-options": "offer at least one option; give each option a unique optionId "
         "and a known or _-prefixed kind",
         "prompt-message-id": "answer session/prompt with {messageId} and echo the prompt as a "

@@ -84,6 +84,8 @@ class SessionState:
     #: The turns as the agent's own machine has them, fed with what the wire shows.
     turns: TurnMachine[Turn] = field(default_factory=TurnMachine[Turn])
     tool_status: dict[str, str] = field(default_factory=dict[str, str])
+    # Where each tool call reported as work (not a permission subject) was first seen.
+    tool_first: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
     tool_terminals: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     terminals: dict[str, bool] = field(default_factory=dict[str, bool])  # id -> exited
     terminal_commands: dict[str, str] = field(default_factory=dict[str, str])
@@ -138,6 +140,7 @@ _MESSAGE_ROLES: Final[Mapping[str, str]] = {
     "agent_thought_chunk": "thought",
 }
 _FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
+_OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "paused"})
 
 
 def _live_span(state: SessionState) -> bool:
@@ -397,6 +400,8 @@ class SessionRules:
             state.tool_status[tool_call_id] = "pending"
             if not subject:
                 self._new_work(state, f"tool call {tool_call_id!r}", raw)
+        if not subject and not state.resumes and tool_call_id not in state.tool_first:
+            state.tool_first[tool_call_id] = (raw, self._index)
         if "status" in update:
             state.tool_status[tool_call_id] = status if isinstance(status, str) else "pending"
             if status == "cancelled" and state.cancel is not None:
@@ -605,6 +610,24 @@ class SessionRules:
         state.accepted_unstarted.clear()
         state.cancel = None
 
+    def _open_calls(self, state: SessionState) -> None:
+        """The session closed or the stream ended: a tool call that never reached a final
+        status is shown running forever (on v2 a call may end after its turn's idle, so only
+        the end can tell). Each is reported once."""
+        self._exercise("tool-call-ended")
+        first, state.tool_first = state.tool_first, {}
+        for tool_call_id, (raw, index) in first.items():
+            status = state.tool_status.get(tool_call_id)
+            if status not in _OPEN_STATUSES:
+                continue  # ended, or a custom status the checker cannot judge
+            self._violate(
+                "tool-call-ended",
+                f"tool call {tool_call_id!r} never reached a final status (it is still "
+                f"{status}): the client shows it running forever",
+                raw,
+                index,
+            )
+
     def _cancelled_idle(
         self, state: SessionState, session: str, stop_reason: str | None, due: str, raw: str
     ) -> None:
@@ -668,6 +691,8 @@ class SessionRules:
             ident = get(item, "terminalId" if kind == "terminal" else "toolCallId")
             if kind not in ("terminal", "tool_call") or not isinstance(ident, str):
                 continue
+            if kind == "tool_call":
+                state.tool_first.pop(ident, None)  # background work: its own rule judges it
             known = ident in (state.terminals if kind == "terminal" else state.tool_status)
             if not known:
                 self._violate(

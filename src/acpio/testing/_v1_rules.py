@@ -97,6 +97,7 @@ V1_SHARED_RULES: Final = (
     "custom-values",
     "absolute-paths",
     "base64",
+    "tool-call-ended",
     "permission-options",
 )
 """The `RULES` IDs that also hold on v1 (the others are draft v2 session rules)."""
@@ -146,6 +147,7 @@ class _Session:
     silenced: bool = False  # after the cancelled answer, until the next prompt
     loads: int = 0  # session/load requests pending (their replay repeats history)
     modes: frozenset[str] | None = None  # the mode ids last offered (None: no modes)
+    open_calls: dict[str, str] = field(default_factory=dict[str, str])  # id -> raw (this turn)
 
 
 Violate = Callable[[str, str, str], None]
@@ -276,6 +278,8 @@ class V1Rules:
                     f"stopReason {_short(stop_reason)} is not a v1 stop reason",
                     raw,
                 )
+        if not state.prompts:
+            self._open_calls(state, raw)
         if not cancelled_turn:
             return
         self._exercise("v1-cancel")
@@ -292,6 +296,18 @@ class V1Rules:
         if not any(prompt <= (state.cancel or 0) for prompt in state.prompts):
             state.cancel = None
             state.proven = False
+
+    def _open_calls(self, state: _Session, raw: str) -> None:
+        """The turn ended: a tool call it left pending or in progress is shown so forever."""
+        self._exercise("tool-call-ended")
+        for tool_call_id in sorted(state.open_calls):
+            self._violate(
+                "tool-call-ended",
+                f"tool call {tool_call_id!r} is still {state.open_calls[tool_call_id]} when "
+                "its turn ends: the client shows it running forever",
+                raw,
+            )
+        state.open_calls.clear()
 
     def agent_request(self, method: str, session: str | None, params: object, raw: str) -> None:
         """The agent sent a request for ``session``."""
@@ -346,6 +362,18 @@ class V1Rules:
             if get(item, "type") == "diff":
                 self.check_path(get(item, "path"), "diff path", raw)
 
+    @staticmethod
+    def _track_status(state: _Session, kind: str, update: dict[str, object]) -> None:
+        tool_call_id = update.get("toolCallId")
+        if not isinstance(tool_call_id, str) or state.loads or not state.prompts:
+            return  # a replay, or no turn to end
+        status = update.get("status")
+        if kind == "tool_call" or "status" in update:
+            if status in ("completed", "failed"):
+                state.open_calls.pop(tool_call_id, None)
+            else:
+                state.open_calls[tool_call_id] = status if isinstance(status, str) else "pending"
+
     def session_update(self, session: str, update: dict[str, object], raw: str) -> None:
         """One ``session/update`` for ``session``."""
         state = self._session(session)
@@ -371,6 +399,7 @@ class V1Rules:
             self._check_mode(state, update.get("currentModeId"), "current_mode_update", raw)
         if kind in ("tool_call", "tool_call_update"):
             self._tool_call_paths(update, raw)
+            self._track_status(state, kind, update)
         tool_call_id = update.get("toolCallId")
         if kind == "tool_call" and isinstance(tool_call_id, str):
             self._exercise("v1-tool-call-order")
