@@ -1,0 +1,157 @@
+"""What each editor profile displays for the shell and edit examples, a plan and a failure."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import acpio
+from acpio import schema
+from acpio.testing import PROFILES, MockClient, PermissionPolicy
+
+pytestmark = pytest.mark.anyio
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NAMES = sorted(PROFILES)
+
+
+def _agent(name: str) -> list[str]:
+    return [sys.executable, str(EXAMPLES / f"{name}.py")]
+
+
+class PlanAgent(acpio.Agent):
+    """Shows a two-step plan and a reply."""
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        del prompt
+        await session.plan(
+            [
+                schema.PlanEntry(content="read the file", priority="high", status="completed"),
+                schema.PlanEntry(content="fix the bug", priority="medium", status="pending"),
+            ]
+        )
+        await session.message("Planned.")
+        return "end_turn"
+
+
+# What each profile shows, per scenario (the lines must appear in this order).
+SHELL_REJECTED = {
+    "acpx": [
+        "[tool] Run `echo hi` (pending)",
+        "[permission] Allow Run `echo hi` [execute]? (y/N)",
+        "[tool] Run `echo hi` (failed)",
+        "    Permission denied: the command was not run.",
+        "[done] end_turn",
+    ],
+    "python-sdk": [
+        "permission: Run `echo hi` [execute] options: Allow once, Reject",
+        "tool: Run `echo hi` [execute] failed",
+        "  Permission denied: the command was not run.",
+    ],
+    "zed": ["Run `echo hi`: failed", "  [Allow once] [Reject]", "  Permission denied: the command was not run."],
+    "jetbrains": [
+        "Run `echo hi`: failed",
+        "  permission: Allow once / Reject",
+        "  Permission denied: the command was not run.",
+    ],
+}
+
+
+def _in_order(expected: list[str], shown: list[str]) -> bool:
+    rest = iter(shown)
+    return all(any(line == got for got in rest) for line in expected)
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_initialize_announces_what_the_editor_announces(name: str) -> None:
+    profile = PROFILES[name]
+    async with MockClient(PlanAgent(), profile=name) as client:
+        sent = client.transcript.messages("client->agent", method="initialize")[0]
+    assert isinstance(sent, dict)
+    params = sent["params"]
+    assert params["protocolVersion"] == 1
+    assert params["clientInfo"]["name"] == profile.client_info.name
+    capabilities = params["clientCapabilities"]
+    assert capabilities["terminal"] is profile.terminal
+    assert capabilities["fs"] == {"readTextFile": profile.fs, "writeTextFile": profile.fs}
+    for key, value in profile.extra_capabilities.items():
+        assert capabilities[key] == value
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_shell_rejected_shows_the_command_and_the_failure(name: str) -> None:
+    async with MockClient(_agent("shell_agent"), profile=name, policy=PermissionPolicy.reject()) as client:
+        session = await client.new_session()
+        await session.prompt("run echo hi")
+        shown = client.shown()
+    assert _in_order(SHELL_REJECTED[name], shown), shown
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_shell_allowed_shows_the_terminal_or_its_output(name: str) -> None:
+    async with MockClient(_agent("shell_agent"), profile=name, policy=PermissionPolicy.allow()) as client:
+        session = await client.new_session()
+        await session.prompt("run echo shown-output")
+        shown = client.shown()
+    text = "\n".join(shown)
+    if name == "acpx":
+        # acpx runs the command in its own terminal and shows the terminal's id.
+        assert "[tool] Run `echo shown-output` (completed)" in shown
+        assert any(line.startswith("    [terminal] ") for line in shown), shown
+        assert "[client] terminal/create (running)" in shown
+    elif name == "python-sdk":
+        # No terminal offered: the output arrives as the call's content.
+        assert "tool: Run `echo shown-output` [execute] completed" in shown
+        assert "shown-output" in text
+    else:
+        assert "Run `echo shown-output`: completed" in shown
+        assert "  terminal: " in text and "echo shown-output" in text, shown
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_edit_permission_shows_the_edits_title(name: str, tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    async with MockClient(
+        _agent("edit_agent"), profile=name, policy=PermissionPolicy.allow(), cwd=tmp_path
+    ) as client:
+        session = await client.new_session()
+        await session.prompt(f"write {target}\nhello")
+        shown = client.shown()
+    title = f"Create {target}"
+    expected = {
+        "acpx": [f"[permission] Allow {title} [edit]? (y/N)", f"[tool] {title} (completed)", f"    diff {target} (+1 lines)"],
+        "python-sdk": [f"permission: {title} [edit] options: Allow once, Reject", f"tool: {title} [edit] completed"],
+        "zed": [f"{title}: completed", "  [Allow once] [Reject]", f"  diff {target} (+1 lines)"],
+        "jetbrains": [f"{title}: completed", "  permission: Allow once / Reject"],
+    }[name]
+    assert _in_order(expected, shown), shown
+    assert target.read_text() == "hello"
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_plan_and_reply(name: str) -> None:
+    async with MockClient(PlanAgent(), profile=name) as client:
+        session = await client.new_session()
+        await session.prompt("plan")
+        shown = client.shown()
+    expected = {
+        "acpx": ["[plan]", "  - [completed] read the file", "  - [pending] fix the bug", "Planned.", "[done] end_turn"],
+        "python-sdk": ["reply: Planned.", "plan: [completed] read the file", "plan: [pending] fix the bug"],
+        "zed": ["Plan", "  [completed] read the file", "  [pending] fix the bug", "Planned."],
+        "jetbrains": ["Plan", "  [completed] read the file", "  [pending] fix the bug", "Planned."],
+    }[name]
+    assert _in_order(expected, shown), shown
+
+
+async def test_unknown_profile_is_refused_with_the_known_names() -> None:
+    with pytest.raises(ValueError, match="unknown client profile 'vim'; known: acpx, jetbrains"):
+        MockClient(PlanAgent(), profile="vim")
+
+
+async def test_shown_without_a_profile_says_so() -> None:
+    async with MockClient(PlanAgent()) as client:
+        with pytest.raises(ValueError, match="no client profile"):
+            client.shown()
+        assert client.shown("acpx")[0] == "[client] initialize (running)"
