@@ -1,0 +1,83 @@
+"""The acpx profile against acpx itself: the same agent, the same wire, the same lines.
+
+acpx 0.19.1 runs the example agents through ``wire_recorder.py``; the acpx profile renders
+the recorded wire and must print exactly what acpx printed (acpx asks its ``(y/N)``
+permission question only on a terminal, so that line is left out of the comparison here),
+and a :class:`MockClient` playing acpx on the same agent must show the same lines (terminal
+ids, which each run draws anew, aside).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from acpio.testing import PROFILES, MockClient, PermissionPolicy
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parent.parent / "examples"
+ACPX = HERE / "node_modules" / ".bin" / "acpx"
+
+
+def _run_acpx(tmp_path: Path, agent: str, approve: str, prompt: str) -> tuple[list[str], list[object]]:
+    log = tmp_path / "wire.log"
+    command = f"{sys.executable} {HERE / 'wire_recorder.py'} {log} {sys.executable} {EXAMPLES / agent}.py"
+    completed = subprocess.run(
+        [str(ACPX), "--agent", command, "--cwd", str(tmp_path), approve, "exec", prompt],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    printed = [line for line in completed.stdout.decode().splitlines() if line.strip()]
+    assert printed, completed.stderr.decode()
+    wire = [json.loads(line[2:]) for line in log.read_text().splitlines() if line[:2] in ("> ", "< ")]
+    return printed, wire
+
+
+def _no_ids(lines: list[str]) -> list[str]:
+    # How often the agent polls terminal/output depends on timing, not on the client.
+    return [
+        re.sub(r"\[terminal\] \S+", "[terminal] ID", line)
+        for line in lines
+        if line != "[client] terminal/output (running)"
+    ]
+
+
+SCENARIOS = [
+    ("shell_agent", "--deny-all", "run echo real-acpx", PermissionPolicy.reject()),
+    ("shell_agent", "--approve-all", "run echo real-acpx", PermissionPolicy.allow()),
+    ("shell_agent", "--approve-all", "run exit 3", PermissionPolicy.allow()),
+]
+
+
+@pytest.mark.parametrize(("agent", "approve", "prompt", "policy"), SCENARIOS)
+async def test_acpx_profile_prints_what_acpx_prints(
+    agent: str, approve: str, prompt: str, policy: PermissionPolicy, tmp_path: Path
+) -> None:
+    printed, wire = _run_acpx(tmp_path, agent, approve, prompt)
+    profile = PROFILES["acpx"]
+    rendered = [line for line in profile.render(wire) if not line.startswith("[permission]")]
+    assert rendered == printed
+
+    async with MockClient([sys.executable, str(EXAMPLES / f"{agent}.py")], profile="acpx", policy=policy) as client:
+        session = await client.new_session()
+        await session.prompt(prompt)
+        shown = [line for line in client.shown() if not line.startswith("[permission]")]
+    assert _no_ids(shown) == _no_ids(printed)
+
+
+async def test_acpx_edit_matches(tmp_path: Path) -> None:
+    target = tmp_path / "a.txt"
+    printed, wire = _run_acpx(tmp_path, "edit_agent", "--approve-all", f"write {target}\nhello")
+    rendered = [line for line in PROFILES["acpx"].render(wire) if not line.startswith("[permission]")]
+    assert rendered == printed
+    # The question acpx asks on a terminal, from the same recorded request.
+    assert f"[permission] Allow Create {target} [edit]? (y/N)" in PROFILES["acpx"].render(wire)
