@@ -26,9 +26,13 @@ EXAMPLES = HERE.parent.parent / "examples"
 ACPX = HERE / "node_modules" / ".bin" / "acpx"
 
 
-def _run_acpx(tmp_path: Path, agent: str, approve: str, prompt: str) -> tuple[list[str], list[object]]:
+def _run_acpx(
+    tmp_path: Path, agent: str, approve: str, prompt: str
+) -> tuple[list[str], list[object]]:
     log = tmp_path / "wire.log"
-    command = f"{sys.executable} {HERE / 'wire_recorder.py'} {log} {sys.executable} {EXAMPLES / agent}.py"
+    command = (
+        f"{sys.executable} {HERE / 'wire_recorder.py'} {log} {sys.executable} {EXAMPLES / agent}.py"
+    )
     completed = subprocess.run(
         [str(ACPX), "--agent", command, "--cwd", str(tmp_path), approve, "exec", prompt],
         capture_output=True,
@@ -38,7 +42,9 @@ def _run_acpx(tmp_path: Path, agent: str, approve: str, prompt: str) -> tuple[li
     )
     printed = [line for line in completed.stdout.decode().splitlines() if line.strip()]
     assert printed, completed.stderr.decode()
-    wire = [json.loads(line[2:]) for line in log.read_text().splitlines() if line[:2] in ("> ", "< ")]
+    wire = [
+        json.loads(line[2:]) for line in log.read_text().splitlines() if line[:2] in ("> ", "< ")
+    ]
     return printed, wire
 
 
@@ -67,7 +73,9 @@ async def test_acpx_profile_prints_what_acpx_prints(
     rendered = [line for line in profile.render(wire) if not line.startswith("[permission]")]
     assert rendered == printed
 
-    async with MockClient([sys.executable, str(EXAMPLES / f"{agent}.py")], profile="acpx", policy=policy) as client:
+    async with MockClient(
+        [sys.executable, str(EXAMPLES / f"{agent}.py")], profile="acpx", policy=policy
+    ) as client:
         session = await client.new_session()
         await session.prompt(prompt)
         shown = [line for line in client.shown() if not line.startswith("[permission]")]
@@ -77,7 +85,9 @@ async def test_acpx_profile_prints_what_acpx_prints(
 async def test_acpx_edit_matches(tmp_path: Path) -> None:
     target = tmp_path / "a.txt"
     printed, wire = _run_acpx(tmp_path, "edit_agent", "--approve-all", f"write {target}\nhello")
-    rendered = [line for line in PROFILES["acpx"].render(wire) if not line.startswith("[permission]")]
+    rendered = [
+        line for line in PROFILES["acpx"].render(wire) if not line.startswith("[permission]")
+    ]
     assert rendered == printed
     # The question acpx asks on a terminal, from the same recorded request.
     assert f"[permission] Allow Create {target} [edit]? (y/N)" in PROFILES["acpx"].render(wire)

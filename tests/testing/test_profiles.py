@@ -50,7 +50,11 @@ SHELL_REJECTED = {
         "tool: Run `echo hi` [execute] failed",
         "  Permission denied: the command was not run.",
     ],
-    "zed": ["Run `echo hi`: failed", "  [Allow once] [Reject]", "  Permission denied: the command was not run."],
+    "zed": [
+        "Run `echo hi`: failed",
+        "  [Allow once] [Reject]",
+        "  Permission denied: the command was not run.",
+    ],
     "jetbrains": [
         "Run `echo hi`: failed",
         "  permission: Allow once / Reject",
@@ -82,7 +86,9 @@ async def test_initialize_announces_what_the_editor_announces(name: str) -> None
 
 @pytest.mark.parametrize("name", NAMES)
 async def test_shell_rejected_shows_the_command_and_the_failure(name: str) -> None:
-    async with MockClient(_agent("shell_agent"), profile=name, policy=PermissionPolicy.reject()) as client:
+    async with MockClient(
+        _agent("shell_agent"), profile=name, policy=PermissionPolicy.reject()
+    ) as client:
         session = await client.new_session()
         await session.prompt("run echo hi")
         shown = client.shown()
@@ -91,7 +97,9 @@ async def test_shell_rejected_shows_the_command_and_the_failure(name: str) -> No
 
 @pytest.mark.parametrize("name", NAMES)
 async def test_shell_allowed_shows_the_terminal_or_its_output(name: str) -> None:
-    async with MockClient(_agent("shell_agent"), profile=name, policy=PermissionPolicy.allow()) as client:
+    async with MockClient(
+        _agent("shell_agent"), profile=name, policy=PermissionPolicy.allow()
+    ) as client:
         session = await client.new_session()
         await session.prompt("run echo shown-output")
         shown = client.shown()
@@ -121,8 +129,15 @@ async def test_edit_permission_shows_the_edits_title(name: str, tmp_path: Path) 
         shown = client.shown()
     title = f"Create {target}"
     expected = {
-        "acpx": [f"[permission] Allow {title} [edit]? (y/N)", f"[tool] {title} (completed)", f"    diff {target} (+1 lines)"],
-        "python-sdk": [f"permission: {title} [edit] options: Allow once, Reject", f"tool: {title} [edit] completed"],
+        "acpx": [
+            f"[permission] Allow {title} [edit]? (y/N)",
+            f"[tool] {title} (completed)",
+            f"    diff {target} (+1 lines)",
+        ],
+        "python-sdk": [
+            f"permission: {title} [edit] options: Allow once, Reject",
+            f"tool: {title} [edit] completed",
+        ],
         "zed": [f"{title}: completed", "  [Allow once] [Reject]", f"  diff {target} (+1 lines)"],
         "jetbrains": [f"{title}: completed", "  permission: Allow once / Reject"],
     }[name]
@@ -137,8 +152,18 @@ async def test_plan_and_reply(name: str) -> None:
         await session.prompt("plan")
         shown = client.shown()
     expected = {
-        "acpx": ["[plan]", "  - [completed] read the file", "  - [pending] fix the bug", "Planned.", "[done] end_turn"],
-        "python-sdk": ["reply: Planned.", "plan: [completed] read the file", "plan: [pending] fix the bug"],
+        "acpx": [
+            "[plan]",
+            "  - [completed] read the file",
+            "  - [pending] fix the bug",
+            "Planned.",
+            "[done] end_turn",
+        ],
+        "python-sdk": [
+            "reply: Planned.",
+            "plan: [completed] read the file",
+            "plan: [pending] fix the bug",
+        ],
         "zed": ["Plan", "  [completed] read the file", "  [pending] fix the bug", "Planned."],
         "jetbrains": ["Plan", "  [completed] read the file", "  [pending] fix the bug", "Planned."],
     }[name]

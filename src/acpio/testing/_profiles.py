@@ -127,11 +127,21 @@ def _input_summary(raw: object) -> str | None:
         return _inline(str(raw))
     record = _obj(raw)
     if record:
-        command = next((_str(record.get(k)) for k in ("command", "cmd", "program") if _str(record.get(k))), None)
+        command = next(
+            (_str(record.get(k)) for k in ("command", "cmd", "program") if _str(record.get(k))),
+            None,
+        )
         if command:
-            args = [a for a in _list(record.get("args") or record.get("arguments")) if isinstance(a, str)]
+            args = [
+                a
+                for a in _list(record.get("args") or record.get("arguments"))
+                if isinstance(a, str)
+            ]
             return _inline(" ".join([command, *args]))
-        for keys in (("path", "file", "filePath", "filepath", "target", "uri", "url"), ("query", "pattern", "text", "search")):
+        for keys in (
+            ("path", "file", "filePath", "filepath", "target", "uri", "url"),
+            ("query", "pattern", "text", "search"),
+        ):
             found = next((_str(record.get(k)) for k in keys if _str(record.get(k))), None)
             if found:
                 return _inline(found)
@@ -148,7 +158,11 @@ def _content_summary(item: JsonObject) -> str | None:
         path = _str(item.get("path")) or ""
         old, new = _str(item.get("oldText")), _str(item.get("newText")) or ""
         delta = len(new.split("\n")) - (len(old.split("\n")) if old else 0)
-        return f"diff {path} (line count unchanged)" if delta == 0 else f"diff {path} ({delta:+d} lines)"
+        return (
+            f"diff {path} (line count unchanged)"
+            if delta == 0
+            else f"diff {path} ({delta:+d} lines)"
+        )
     if kind == "terminal":
         return f"[terminal] {item.get('terminalId')}"
     return None
@@ -231,7 +245,9 @@ class _AcpxScreen:
             return
         files = ", ".join(
             dict.fromkeys(
-                p for p in (_str(_obj(loc).get("path")) for loc in _list(state.get("locations"))) if p
+                p
+                for p in (_str(_obj(loc).get("path")) for loc in _list(state.get("locations")))
+                if p
             )
         )
         output = _output(state) if final else None
@@ -345,9 +361,7 @@ def python_sdk_lines(state: object) -> list[str]:
     lines = [f"reply: {line}" for line in text.splitlines() if line.strip()]
     for params in permissions:
         call = _obj(params.get("toolCall"))
-        options = ", ".join(
-            str(_obj(o).get("name")) for o in _list(params.get("options"))
-        )
+        options = ", ".join(str(_obj(o).get("name")) for o in _list(params.get("options")))
         lines.append(f"permission: {call.get('title')} [{call.get('kind')}] options: {options}")
     for call in calls:
         lines.append(f"tool: {call.get('title')} [{call.get('kind')}] {call.get('status')}")
@@ -376,7 +390,10 @@ def _panel_lines(state: _State, *, buttons: bool) -> list[str]:
             if entry.get("type") == "terminal":
                 terminal = state.terminals.get(_str(entry.get("terminalId")) or "", {})
                 command = " ".join(
-                    [str(terminal.get("command", "")), *(str(a) for a in _list(terminal.get("args")))]
+                    [
+                        str(terminal.get("command", "")),
+                        *(str(a) for a in _list(terminal.get("args"))),
+                    ]
                 ).strip()
                 lines.append(f"  terminal: {command}" if command else "  terminal")
             else:
