@@ -95,13 +95,13 @@ def _as_message(item: object) -> JsonObject | None:
         except ValueError:
             return None
     if isinstance(item, dict):
-        return {str(k): v for k, v in item.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {str(k): v for k, v in item.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     return None
 
 
 def _obj(value: object) -> JsonObject:
     if isinstance(value, dict):
-        return {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        return {str(k): v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
     return {}
 
 
