@@ -91,3 +91,77 @@ async def test_acpx_edit_matches(tmp_path: Path) -> None:
     assert rendered == printed
     # The question acpx asks on a terminal, from the same recorded request.
     assert f"[permission] Allow Create {target} [edit]? (y/N)" in PROFILES["acpx"].render(wire)
+
+
+# ------------------------------------------------------------- the official Python SDK
+
+
+def _sdk_report(tmp_path: Path, agent: str, prompt: str, choose: str) -> object:
+    result = tmp_path / "sdk.json"
+    completed = subprocess.run(
+        [
+            sys.executable,
+            str(HERE / "py_sdk_profile_client.py"),
+            "--agent",
+            str(EXAMPLES / f"{agent}.py"),
+            "--prompt",
+            prompt,
+            "--choose",
+            choose,
+            "--result",
+            str(result),
+            "--cwd",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0 and result.exists(), completed.stderr[-4000:]
+    assert "ERROR" not in completed.stderr, completed.stderr[-4000:]  # the SDK logged nothing
+    return json.loads(result.read_text())
+
+
+SDK_SCENARIOS = [
+    ("shell_agent", "run echo from-sdk", "reject_once", PermissionPolicy.reject()),
+    ("shell_agent", "run echo from-sdk", "allow_once", PermissionPolicy.allow()),
+    ("shell_agent", "run exit 4", "allow_once", PermissionPolicy.allow()),
+    ("echo_agent", "hello sdk", "allow_once", PermissionPolicy.allow()),
+]
+
+
+@pytest.mark.parametrize(("agent", "prompt", "choose", "policy"), SDK_SCENARIOS)
+async def test_python_sdk_profile_lists_what_the_sdk_holds(
+    agent: str, prompt: str, choose: str, policy: PermissionPolicy, tmp_path: Path
+) -> None:
+    from acpio.testing._profiles import python_sdk_lines
+
+    held = python_sdk_lines(_sdk_report(tmp_path, agent, prompt, choose))
+    assert held  # the SDK's state is not empty
+    command = [sys.executable, str(EXAMPLES / f"{agent}.py")]
+    async with MockClient(command, profile="python-sdk", policy=policy, cwd=tmp_path) as client:
+        session = await client.new_session()
+        await session.prompt(prompt)
+        shown = client.shown()
+    assert shown == held
+
+
+async def test_python_sdk_profile_edit(tmp_path: Path) -> None:
+    from acpio.testing._profiles import python_sdk_lines
+
+    target = tmp_path / "b.txt"
+    prompt = f"write {target}\nhello"
+    held = python_sdk_lines(_sdk_report(tmp_path, "edit_agent", prompt, "allow_once"))
+    target.unlink()
+    async with MockClient(
+        [sys.executable, str(EXAMPLES / "edit_agent.py")],
+        profile="python-sdk",
+        policy=PermissionPolicy.allow(),
+        cwd=tmp_path,
+    ) as client:
+        session = await client.new_session()
+        await session.prompt(prompt)
+        shown = client.shown()
+    assert shown == held
+    assert f"permission: Create {target} [edit] options: Allow once, Reject" in shown
