@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from acpio.testing import PROFILES, MockClient, PermissionPolicy
+from acpio.testing._profiles import python_sdk_lines
 
 pytestmark = pytest.mark.anyio
 
@@ -135,8 +136,6 @@ SDK_SCENARIOS = [
 async def test_python_sdk_profile_lists_what_the_sdk_holds(
     agent: str, prompt: str, choose: str, policy: PermissionPolicy, tmp_path: Path
 ) -> None:
-    from acpio.testing._profiles import python_sdk_lines
-
     held = python_sdk_lines(_sdk_report(tmp_path, agent, prompt, choose))
     assert held  # the SDK's state is not empty
     command = [sys.executable, str(EXAMPLES / f"{agent}.py")]
@@ -148,8 +147,6 @@ async def test_python_sdk_profile_lists_what_the_sdk_holds(
 
 
 async def test_python_sdk_profile_edit(tmp_path: Path) -> None:
-    from acpio.testing._profiles import python_sdk_lines
-
     target = tmp_path / "b.txt"
     prompt = f"write {target}\nhello"
     held = python_sdk_lines(_sdk_report(tmp_path, "edit_agent", prompt, "allow_once"))
