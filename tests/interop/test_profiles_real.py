@@ -4,13 +4,18 @@ acpx 0.19.1 runs the example agents through ``wire_recorder.py``; the acpx profi
 the recorded wire and must print exactly what acpx printed (acpx asks its ``(y/N)``
 permission question only on a terminal, so that line is left out of the comparison here),
 and a :class:`MockClient` playing acpx on the same agent must show the same lines (terminal
-ids, which each run draws anew, aside).
+ids, which each run draws anew, aside). On a pseudo-terminal acpx asks its question, which
+must be the profile's. The python-sdk profile is checked against the official SDK's own
+``SessionAccumulator`` state (``py_sdk_profile_client.py``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -162,3 +167,73 @@ async def test_python_sdk_profile_edit(tmp_path: Path) -> None:
         shown = client.shown()
     assert shown == held
     assert f"permission: Create {target} [edit] options: Allow once, Reject" in shown
+
+
+# ------------------------------------------------- acpx's permission question, on a terminal
+
+
+def _acpx_on_a_terminal(
+    tmp_path: Path, agent: str, prompt: str, answer: bytes
+) -> tuple[str, list[object]]:
+    """Run acpx with its stdin and stderr on a pseudo-terminal (so it asks), answer its
+    question with ``answer``; return what the terminal showed and the recorded wire."""
+    log = tmp_path / "wire.log"
+    command = (
+        f"{sys.executable} {HERE / 'wire_recorder.py'} {log} {sys.executable} {EXAMPLES / agent}.py"
+    )
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(ACPX), "--agent", command, "--cwd", str(tmp_path), "exec", prompt],
+        stdin=slave,
+        stderr=slave,
+        stdout=subprocess.PIPE,
+    )
+    os.close(slave)
+    seen = b""
+    answered = False
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the terminal closed: acpx exited
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if not answered and b"(y/N)" in seen:
+                os.write(master, answer)
+                answered = True
+        process.wait(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.stdout is not None
+    process.stdout.close()
+    assert answered, seen.decode(errors="replace")
+    screen = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", seen.decode(errors="replace"))
+    wire = [
+        json.loads(line[2:]) for line in log.read_text().splitlines() if line[:2] in ("> ", "< ")
+    ]
+    return screen, wire
+
+
+@pytest.mark.parametrize(
+    ("agent", "prompt"),
+    [("shell_agent", "run echo on-a-tty"), ("edit_agent", "write {dir}/c.txt\nhello")],
+)
+def test_acpx_asks_what_the_profile_says_it_asks(agent: str, prompt: str, tmp_path: Path) -> None:
+    screen, wire = _acpx_on_a_terminal(tmp_path, agent, prompt.format(dir=tmp_path), b"n\n")
+    (question,) = [
+        line for line in PROFILES["acpx"].render(wire) if line.startswith("[permission]")
+    ]
+    asked = [
+        line.strip() for line in screen.splitlines() if line.strip().startswith("[permission]")
+    ]
+    assert asked and asked[0].startswith(question), (question, screen)
+    # The command or the edit's title is in the question, never a bare "tool [other]".
+    assert ("on-a-tty" in question) if agent == "shell_agent" else ("Create " in question)
