@@ -51,9 +51,11 @@ SHELL_REJECTED = {
         "  Permission denied: the command was not run.",
     ],
     "zed": [
-        "Run `echo hi`: failed",
-        "  [Allow once] [Reject]",
-        "  Permission denied: the command was not run.",
+        "## User",
+        "run echo hi",
+        "**Tool Call: Run `echo hi`**",
+        "Status: Failed",
+        "Permission denied: the command was not run.",
     ],
     "jetbrains": [
         "Run `echo hi`: failed",
@@ -113,6 +115,10 @@ async def test_shell_allowed_shows_the_terminal_or_its_output(name: str) -> None
         # No terminal offered: the output arrives as the call's content.
         assert "tool: Run `echo shown-output` [execute] completed" in shown
         assert "shown-output" in text
+    elif name == "zed":
+        # Zed runs the command in its own terminal and shows the terminal's output.
+        expected = ["**Tool Call: Run `echo shown-output`**", "Status: Completed", "Terminal:"]
+        assert _in_order([*expected, "```", "shown-output", "```"], shown), shown
     else:
         assert "Run `echo shown-output`: completed" in shown
         assert "  terminal: " in text and "echo shown-output" in text, shown
@@ -138,7 +144,7 @@ async def test_edit_permission_shows_the_edits_title(name: str, tmp_path: Path) 
             f"permission: {title} [edit] options: Allow once, Reject",
             f"tool: {title} [edit] completed",
         ],
-        "zed": [f"{title}: completed", "  [Allow once] [Reject]", f"  diff {target} (+1 lines)"],
+        "zed": [f"**Tool Call: {title}**", "Status: Completed", f"Diff: {target}", "```", "hello"],
         "jetbrains": [f"{title}: completed", "  permission: Allow once / Reject"],
     }[name]
     assert _in_order(expected, shown), shown
@@ -164,10 +170,78 @@ async def test_plan_and_reply(name: str) -> None:
             "plan: [completed] read the file",
             "plan: [pending] fix the bug",
         ],
-        "zed": ["Plan", "  [completed] read the file", "  [pending] fix the bug", "Planned."],
+        "zed": ["## Assistant", "Planned.", "## Plan", "- [x] read the file", "- [ ] fix the bug"],
         "jetbrains": ["Plan", "  [completed] read the file", "  [pending] fix the bug", "Planned."],
     }[name]
     assert _in_order(expected, shown), shown
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_the_permission_prompt_shows_the_command_and_the_edit(
+    name: str, tmp_path: Path
+) -> None:
+    target = tmp_path / "d.txt"
+    async with MockClient(
+        _agent("shell_agent"), profile=name, policy=PermissionPolicy.reject()
+    ) as client:
+        session = await client.new_session()
+        await session.prompt("run echo asked")
+        (shell,) = client.permission_requests
+    async with MockClient(
+        _agent("edit_agent"), profile=name, policy=PermissionPolicy.reject(), cwd=tmp_path
+    ) as client:
+        session = await client.new_session()
+        await session.prompt(f"write {target}\nhello")
+        (edit,) = client.permission_requests
+    profile = PROFILES[name]
+    expected = {
+        "acpx": (
+            ["[permission] Allow Run `echo asked` [execute]? (y/N)"],
+            [f"[permission] Allow Create {target} [edit]? (y/N)"],
+        ),
+        "python-sdk": (
+            ["permission: Run `echo asked` [execute] options: Allow once, Reject"],
+            [f"permission: Create {target} [edit] options: Allow once, Reject"],
+        ),
+        "zed": (
+            [
+                "**Tool Call: Run `echo asked`**",
+                "Status: Waiting for confirmation",
+                "[Allow once] [Reject]",
+            ],
+            [
+                f"**Tool Call: Create {target}**",
+                "Status: Waiting for confirmation",
+                "[Allow once] [Reject]",
+            ],
+        ),
+        "jetbrains": (
+            ["Run `echo asked`: waiting for permission", "  permission: Allow once / Reject"],
+            [f"Create {target}: waiting for permission", "  permission: Allow once / Reject"],
+        ),
+    }[name]
+    assert (profile.render_permission(shell), profile.render_permission(edit)) == expected
+    assert not target.exists()  # rejected: nothing written
+
+
+async def test_zed_shows_a_pending_request_with_its_buttons() -> None:
+    # Cut the wire right after the request: the card waits, with one button per option.
+    async with MockClient(
+        _agent("shell_agent"), profile="zed", policy=PermissionPolicy.reject()
+    ) as client:
+        session = await client.new_session()
+        await session.prompt("run echo waiting")
+        wire = list(client.transcript)
+    cut = next(i for i, e in enumerate(wire) if e.method == "session/request_permission")
+    shown = PROFILES["zed"].render(wire[: cut + 1])
+    assert shown[-3:] == [
+        "**Tool Call: Run `echo waiting`**",
+        "Status: Waiting for confirmation",
+        "[Allow once] [Reject]",
+    ]
+    # Answered "Reject", before the agent's own update: Zed marks the call rejected.
+    answered = next(i for i, e in enumerate(wire) if i > cut and e.direction == "client->agent")
+    assert PROFILES["zed"].render(wire[: answered + 1])[-1] == "Status: Rejected"
 
 
 async def test_unknown_profile_is_refused_with_the_known_names() -> None:

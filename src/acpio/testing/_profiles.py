@@ -25,14 +25,21 @@ Where each profile comes from (facts observed; the code and the wording are ours
   request. The profile folds the wire into that state and lists it one line per item;
   the real-client test compares that with the accumulator's own snapshot. Capabilities:
   the SDK's defaults (no fs, no terminal), as ``tests/interop/py_sdk_v1_client.py`` uses.
-- ``zed``: Zed's ``crates/agent_servers/src/acp.rs`` (zed-industries/zed, commit
-  0038d2e2cc9b, ``client_capabilities_for_agent`` and the ``initialize`` call): fs
-  read/write, terminal, ``auth.terminal``, boolean config options, form and URL
-  elicitation, ``_meta`` ``terminal_output`` and ``terminal-auth``; ``clientInfo`` name
-  ``zed``. Its panel shows each tool call as a card headed by its title, a permission
-  request as the call's card with one button per option name, a plan as its entries with
-  their status, and an embedded terminal with its command and output. The profile lists
-  those as text; it is not a pixel rendering.
+- ``zed``: Zed's source (zed-industries/zed). What it announces, from
+  ``crates/agent_servers/src/acp.rs`` (commit 0038d2e2cc9b, ``client_capabilities_for_agent``
+  and the ``initialize`` call): fs read/write, terminal, ``auth.terminal``, boolean config
+  options, form and URL elicitation, ``_meta`` ``terminal_output`` and ``terminal-auth``;
+  ``clientInfo`` name ``zed``. What it shows, from ``crates/acp_thread`` (``acp_thread.rs``,
+  ``terminal.rs``, ``diff.rs``): the profile writes the thread the way Zed's own Markdown
+  export does (``## User``, ``## Assistant``, ``**Tool Call: LABEL**`` with
+  ``Status: Pending|In Progress|Completed|Failed|Rejected|Waiting for confirmation`` (a v1
+  ``cancelled`` status shows as ``Pending`` there), then each content item: its text,
+  ``Diff: PATH`` with the new text, ``Terminal:`` with the terminal's output). While a
+  permission request waits, the call's card shows one button per option name (Zed lays an
+  agent's options out flat), written ``[NAME] [NAME]``; a rejected answer shows
+  ``Rejected`` until the agent updates the call. Zed's live plan panel is not part of its
+  export; the profile writes the plan as its export writes a finished one (``## Plan``,
+  ``- [x] ENTRY``), with ``- [ ]`` for entries not completed.
 - ``jetbrains``: no client source was available to read. The profile keeps to what every
   shipping v1 editor announces (fs read/write and terminal) and to the generic display
   the protocol describes (title and status of each call, the options of a permission
@@ -81,10 +88,31 @@ class ClientProfile:
         messages = [m for m in (_as_message(item) for item in wire) if m is not None]
         if self.name == "acpx":
             return _AcpxScreen().render(messages)
+        if self.name == "zed":
+            return _ZedThread().render(messages)
         state = _fold(messages)
         if self.name == "python-sdk":
             return python_sdk_lines(state)
-        return _panel_lines(state, buttons=self.name == "zed")
+        return _panel_lines(state)
+
+    def render_permission(self, request: object) -> list[str]:
+        """The lines this client shows while ``request`` waits for the user's answer:
+        ``request`` is a :class:`acpio.testing.PermissionRequest` or its JSON params."""
+        params = _obj(getattr(request, "params", request))
+        call = _obj(params.get("toolCall"))
+        names = [str(_obj(o).get("name")) for o in _list(params.get("options"))]
+        if self.name == "acpx":
+            return [permission_prompt_acpx(params)]
+        if self.name == "python-sdk":
+            return python_sdk_lines({"permissions": [params]})
+        title = _str(call.get("title")) or _str(call.get("toolCallId")) or ""
+        if self.name == "zed":
+            return [
+                f"**Tool Call: {_zed_label(title, _str(call.get('kind')))}**",
+                "Status: Waiting for confirmation",
+                " ".join(f"[{name}]" for name in names),
+            ]
+        return [f"{title}: waiting for permission", "  permission: " + " / ".join(names)]
 
 
 def _as_message(item: object) -> JsonObject | None:
@@ -373,7 +401,7 @@ def python_sdk_lines(state: object) -> list[str]:
     return lines
 
 
-def _panel_lines(state: _State, *, buttons: bool) -> list[str]:
+def _panel_lines(state: _State) -> list[str]:
     lines: list[str] = []
     asked = {_str(_obj(p.get("toolCall")).get("toolCallId")): p for p in state.permissions}
     for call_id, call in state.tool_calls.items():
@@ -381,10 +409,7 @@ def _panel_lines(state: _State, *, buttons: bool) -> list[str]:
         params = asked.get(call_id)
         if params is not None:
             names = [str(_obj(o).get("name")) for o in _list(params.get("options"))]
-            if buttons:
-                lines.append("  " + " ".join(f"[{name}]" for name in names))
-            else:
-                lines.append("  permission: " + " / ".join(names))
+            lines.append("  permission: " + " / ".join(names))
         for item in _list(call.get("content")):
             entry = _obj(item)
             if entry.get("type") == "terminal":
@@ -405,6 +430,140 @@ def _panel_lines(state: _State, *, buttons: bool) -> list[str]:
         lines.extend(f"  [{e.get('status')}] {e.get('content')}" for e in state.plan)
     lines.extend(line for line in state.text.splitlines() if line.strip())
     return lines
+
+
+# ------------------------------------------------------------------------------- zed
+
+_ZED_STATUS = {
+    "pending": "Pending",
+    "in_progress": "In Progress",
+    "completed": "Completed",
+    "failed": "Failed",
+}
+
+
+def _zed_label(title: str, kind: str | None) -> str:
+    # Zed shows an execute call's title as is, and other calls' first line only.
+    if kind not in ("execute", "edit") and "\n" in title:
+        return title.split("\n", 1)[0] + "\u2026"
+    return title
+
+
+class _ZedThread:
+    """Zed's agent thread as its own Markdown export writes it, as non-blank lines."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, str]] = []  # (kind, text or tool call id)
+        self.calls: dict[str, JsonObject] = {}
+        self.waiting: dict[object, JsonObject] = {}  # permission request id -> params
+        self.answered: set[str] = set()
+        self.terminal_of: dict[object, str] = {}  # terminal/output request id -> terminal id
+        self.output: dict[str, str] = {}
+        self.plan: list[JsonObject] = []
+
+    def text(self, kind: str, text: str) -> None:
+        if self.entries and self.entries[-1][0] == kind:
+            self.entries[-1] = (kind, self.entries[-1][1] + text)
+        else:
+            self.entries.append((kind, text))
+
+    def render(self, messages: list[JsonObject]) -> list[str]:
+        for message in messages:
+            method = message.get("method")
+            params = _obj(message.get("params"))
+            if method == "session/prompt":
+                for block in _list(params.get("prompt")):
+                    self.text("user", _str(_obj(block).get("text")) or "")
+            elif method == "session/update":
+                self.update(_obj(params.get("update")))
+            elif method == "session/request_permission":
+                self.waiting[message.get("id")] = params
+            elif method == "terminal/output":
+                self.terminal_of[message.get("id")] = _str(params.get("terminalId")) or ""
+            elif method is None and message.get("id") in self.waiting:
+                params = self.waiting.pop(message.get("id"))
+                self.answered.add(_str(_obj(params.get("toolCall")).get("toolCallId")) or "")
+                self.waiting_done(params, _obj(message.get("result")))
+            elif method is None and message.get("id") in self.terminal_of:
+                output = _str(_obj(message.get("result")).get("output"))
+                if output is not None:
+                    self.output[self.terminal_of.pop(message.get("id"))] = output
+        return self.lines()
+
+    def waiting_done(self, params: JsonObject, result: JsonObject) -> None:
+        # A rejected permission makes the call "Rejected" until the agent updates it.
+        chosen = _str(_obj(result.get("outcome")).get("optionId"))
+        kinds = {
+            _str(_obj(o).get("optionId")): _str(_obj(o).get("kind"))
+            for o in _list(params.get("options"))
+        }
+        call_id = _str(_obj(params.get("toolCall")).get("toolCallId")) or ""
+        if (kinds.get(chosen) or "").startswith("reject") and call_id in self.calls:
+            self.calls[call_id]["zedStatus"] = "Rejected"
+
+    def update(self, update: JsonObject) -> None:
+        kind = update.get("sessionUpdate")
+        if kind == "agent_message_chunk":
+            self.text("assistant", _str(_obj(update.get("content")).get("text")) or "")
+        elif kind in ("tool_call", "tool_call_update"):
+            call_id = _str(update.get("toolCallId")) or ""
+            if call_id not in self.calls:
+                self.calls[call_id] = {}
+                self.entries.append(("tool", call_id))
+            call = self.calls[call_id]
+            call.update({k: v for k, v in update.items() if v is not None})
+            if "status" in update:
+                call.pop("zedStatus", None)
+        elif kind == "plan":
+            self.plan = [_obj(e) for e in _list(update.get("entries"))]
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        waiting = {
+            _str(_obj(p.get("toolCall")).get("toolCallId")): p for p in self.waiting.values()
+        }
+        for kind, value in self.entries:
+            if kind == "user":
+                out += ["## User", *value.splitlines()]
+            elif kind == "assistant":
+                out += ["## Assistant", *value.splitlines()]
+            else:
+                out += self.tool_lines(value, waiting.get(value))
+        if self.plan:
+            out.append("## Plan")
+            out += [
+                f"- [{'x' if e.get('status') == 'completed' else ' '}] {e.get('content')}"
+                for e in self.plan
+            ]
+        return [line for line in out if line.strip()]
+
+    def tool_lines(self, call_id: str, waiting: JsonObject | None) -> list[str]:
+        call = self.calls[call_id]
+        status = _ZED_STATUS.get(_str(call.get("status")) or "pending", "Pending")
+        status = _str(call.get("zedStatus")) or status
+        if waiting is not None:
+            status = "Waiting for confirmation"
+        title = _str(call.get("title")) or call_id
+        out = [f"**Tool Call: {_zed_label(title, _str(call.get('kind')))}**", f"Status: {status}"]
+        if waiting is not None:
+            names = [str(_obj(o).get("name")) for o in _list(waiting.get("options"))]
+            out.append(" ".join(f"[{name}]" for name in names))
+        for item in _list(call.get("content")):
+            entry = _obj(item)
+            if entry.get("type") == "content":
+                out += (_str(_obj(entry.get("content")).get("text")) or "").splitlines()
+            elif entry.get("type") == "diff":
+                path = _str(entry.get("path")) or "untitled"
+                out += [
+                    f"Diff: {path}",
+                    "```",
+                    *(_str(entry.get("newText")) or "").splitlines(),
+                    "```",
+                ]
+            elif entry.get("type") == "terminal":
+                output = self.output.get(_str(entry.get("terminalId")) or "", "")
+                out += ["Terminal:", "```", *output.splitlines(), "```"]
+        return out
 
 
 PROFILES: dict[str, ClientProfile] = {
