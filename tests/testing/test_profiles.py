@@ -145,7 +145,11 @@ async def test_edit_permission_shows_the_edits_title(name: str, tmp_path: Path) 
             f"tool: {title} [edit] completed",
         ],
         "zed": [f"**Tool Call: {title}**", "Status: Completed", f"Diff: {target}", "```", "hello"],
-        "jetbrains": [f"{title}: completed", "  permission: Allow once / Reject"],
+        "jetbrains": [
+            f"{title}: completed",
+            "  permission: Allow once / Reject",
+            f"  changed: {target}",
+        ],
     }[name]
     assert _in_order(expected, shown), shown
     assert target.read_text() == "hello"

@@ -40,10 +40,15 @@ Where each profile comes from (facts observed; the code and the wording are ours
   ``Rejected`` until the agent updates the call. Zed's live plan panel is not part of its
   export; the profile writes the plan as its export writes a finished one (``## Plan``,
   ``- [x] ENTRY``), with ``- [ ]`` for entries not completed.
-- ``jetbrains``: no client source was available to read. The profile keeps to what every
-  shipping v1 editor announces (fs read/write and terminal) and to the generic display
-  the protocol describes (title and status of each call, the options of a permission
-  request, plan entries); it claims nothing JetBrains-specific.
+- ``jetbrains``: JetBrains AI Assistant's AI Chat. No client source was available; the
+  public material read is JetBrains' help page "Agent Client Protocol (ACP)"
+  (jetbrains.com/help/ai-assistant/acp.html: agents run as subprocesses from
+  ``~/.jetbrains/acp.json``, file operations and permission requests go to the IDE) and
+  the JetBrains blog post "How to Use AI Agents in IntelliJ IDEA With ACP" (after an
+  edit, the chat lists the changed file, which opens as a diff). The profile keeps to
+  that and to what every shipping v1 editor announces (fs read/write and terminal); its
+  lines (``TITLE: STATUS``, the permission options, ``changed: PATH``, the plan entries,
+  the reply) are a generic reading of the chat, not a claim about its exact wording.
 """
 
 from __future__ import annotations
@@ -421,6 +426,8 @@ def _panel_lines(state: _State) -> list[str]:
                     ]
                 ).strip()
                 lines.append(f"  terminal: {command}" if command else "  terminal")
+            elif entry.get("type") == "diff":
+                lines.append(f"  changed: {entry.get('path')}")
             else:
                 summary = _content_summary(entry)
                 if summary:
@@ -599,7 +606,7 @@ PROFILES: dict[str, ClientProfile] = {
         client_info=schema.Implementation(name="jetbrains", version="0.0.0"),
         fs=True,
         terminal=True,
-        evidence="no client source read: the common v1 editor capabilities only",
+        evidence="JetBrains AI Assistant help (acp.html) and blog; no client source read",
     ),
 }
 """The named profiles, by name (see the module docstring for each one's evidence)."""
