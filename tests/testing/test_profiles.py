@@ -9,7 +9,7 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio.testing import PROFILES, MockClient, PermissionPolicy
+from acpio.testing import PROFILES, ClientProfile, MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -246,6 +246,41 @@ async def test_zed_shows_a_pending_request_with_its_buttons() -> None:
     # Answered "Reject", before the agent's own update: Zed marks the call rejected.
     answered = next(i for i, e in enumerate(wire) if i > cut and e.direction == "client->agent")
     assert PROFILES["zed"].render(wire[: answered + 1])[-1] == "Status: Rejected"
+
+
+class CancelledStepAgent(acpio.Agent):
+    """Shows a plan whose second step was cancelled."""
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        del prompt
+        await session.plan(
+            [
+                schema.PlanEntry(content="read the file", priority="high", status="completed"),
+                schema.PlanEntry(content="fix the bug", priority="medium", status="cancelled"),
+            ]
+        )
+        return "end_turn"
+
+
+@pytest.mark.parametrize("name", NAMES)
+async def test_a_cancelled_step_never_shows_done(name: str) -> None:
+    async with MockClient(CancelledStepAgent(), profile=name) as client:
+        session = await client.new_session()
+        await session.prompt("plan")
+        shown = client.shown()
+    step = [line for line in shown if "fix the bug" in line]
+    assert len(step) == 1 and "(cancelled)" in step[0], shown
+    assert "completed" not in step[0] and "[x]" not in step[0], shown
+
+
+async def test_a_profile_must_display_as_a_known_client() -> None:
+    with pytest.raises(ValueError, match="displays as acpx, python-sdk, zed or jetbrains"):
+        ClientProfile(
+            name="vim",  # type: ignore[arg-type]  # pyright: ignore[reportArgumentType]
+            client_info=schema.Implementation(name="vim", version="9"),
+            fs=False,
+            terminal=False,
+        )
 
 
 async def test_unknown_profile_is_refused_with_the_known_names() -> None:

@@ -87,6 +87,11 @@ class ClientProfile:
     evidence: str = ""
     """Where the profile's facts come from."""
 
+    def __post_init__(self) -> None:
+        if self.name not in ("acpx", "python-sdk", "zed", "jetbrains"):
+            known = "acpx, python-sdk, zed or jetbrains"
+            raise ValueError(f"a client profile displays as {known}, not {self.name!r}")
+
     def render(self, wire: Iterable[object]) -> list[str]:
         """The lines this client shows for ``wire``: JSON-RPC messages in the order they
         passed (a :class:`acpio.testing.Transcript`'s messages, or a recorded log's)."""
