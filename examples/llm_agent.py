@@ -48,7 +48,6 @@ import json
 import logging
 import os
 import re
-import stat
 import urllib.request
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +66,7 @@ except ImportError:
 logger = logging.getLogger("llm_agent")
 
 MAX_ROUNDS = 25  # model calls per turn: a model that keeps asking for tools is stopped
-READ_LIMIT = 64_000  # bytes of a file given to the model
+READ_LIMIT = 64_000  # characters of a file given to the model
 OUTPUT_LIMIT = 16_000  # bytes of command output given to the model (head and tail)
 SYSTEM = "You are a coding agent working in {cwd}. Use the tools; keep answers short."
 COMPACT = "Summarize the conversation so far in a few sentences, for yourself to continue from."
@@ -466,15 +465,19 @@ class LlmAgent(acpio.Agent):
         return "The plan is shown to the user."
 
     async def read_file(self, session: acpio.Session, arguments: dict[str, object]) -> str:
-        """A ``read`` tool call at the file's real path; its text for the model."""
+        """A ``read`` tool call at the file's real path; its text for the model.
+
+        ``session.read_file`` does the safe part: a path relative to the project,
+        inside the session's directories, a regular file, through the editor when it
+        offers its buffers; its refusal is a sentence for the user and the model.
+        """
         path = os.path.realpath(os.path.join(session.cwd, str(arguments["path"])))
         async with session.tool_call(
             f"Read {path}", kind="read", raw_input=arguments, locations=[path]
         ) as call:
-            roots = [os.path.realpath(d) for d in (session.cwd, *session.additional_directories)]
-            if not any(os.path.commonpath([root, path]) == root for root in roots):
-                raise PermissionError(f"{path} is outside the project")
-            text = await anyio.to_thread.run_sync(_read_regular_file, path)
+            text = await session.read_file(str(arguments["path"]))
+            if len(text) > READ_LIMIT:
+                text = text[:READ_LIMIT] + f"\n[... cut at {READ_LIMIT} characters]"
             await call.append_text(text)
         return text
 
@@ -575,17 +578,6 @@ class LlmAgent(acpio.Agent):
         ]
         await session.message(f"Compacted {before - 1} messages into a summary.")
         return "end_turn"
-
-
-def _read_regular_file(path: str) -> str:
-    # O_NONBLOCK: a FIFO opens at once and is refused instead of blocking the turn.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    with os.fdopen(fd, "rb") as file:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path} is not a regular file")
-        data = file.read(READ_LIMIT + 1)
-    cut = f"\n[... cut at {READ_LIMIT} bytes]" if len(data) > READ_LIMIT else ""
-    return data[:READ_LIMIT].decode("utf-8", "replace") + cut
 
 
 if __name__ == "__main__":

@@ -699,3 +699,36 @@ async def test_file_paths_must_be_absolute(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="1-based"):
             await session.read_text_file(str(tmp_path / "f"), line=0)
         assert editor.requests == []
+
+
+async def test_read_file_goes_through_the_editor_that_offers_it(tmp_path: Path) -> None:
+    # Issue 31: the same containment as from disk, the editor's text (its unsaved buffers),
+    # and the editor's refusal as a sentence, never a bare JSON-RPC error text.
+    (tmp_path / "notes.txt").write_text("one\n")
+    (tmp_path.parent / "elsewhere.txt").write_text("no\n")
+    async with connected(tmp_path) as (session, editor):
+        text = await session.read_file("notes.txt")
+        with pytest.raises(acpio.ReadRefused, match="outside the session's directories"):
+            await session.read_file("../elsewhere.txt")
+        editor.fail_reads = True
+        with pytest.raises(acpio.ReadRefused) as raised:
+            await session.read_file("notes.txt")
+        requests = editor.requests
+    assert text == "one\n"
+    # Asked by its real path; the refused path was never asked.
+    assert [r for m, r in requests if m == "fs/read_text_file"] == [
+        {"sessionId": "sess_v1", "path": str(tmp_path / "notes.txt")},
+        {"sessionId": "sess_v1", "path": str(tmp_path / "notes.txt")},
+    ]
+    message = str(raised.value)
+    assert message == (
+        f"The editor could not read {tmp_path / 'notes.txt'}: "
+        f"no file {tmp_path / 'notes.txt'} (error {schema.RESOURCE_NOT_FOUND})."
+    )
+
+
+async def test_read_file_without_the_editors_fs_reads_the_disk(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("from disk\n")
+    async with connected(tmp_path, peer=Peer(protocol_version=1)) as (session, editor):
+        assert await session.read_file("notes.txt") == "from disk\n"
+        assert editor.requests == []

@@ -158,10 +158,16 @@ async def test_dot_dot_out_of_the_project_is_refused(proj: Path) -> None:
     outside_untouched(proj)
 
 
-async def test_relative_paths_are_refused(proj: Path) -> None:
-    seen = await edit_once(proj, "notes.txt", "x\n")
-    refused(seen, "'notes.txt' is not an absolute path")
-    assert list(proj.iterdir()) == []
+async def test_relative_paths_are_relative_to_the_sessions_cwd(proj: Path) -> None:
+    # Issue 31: models write paths relative to the project; the session knows its cwd.
+    (proj / "sub").mkdir()
+    seen = await edit_once(proj, "sub/notes.txt", "x\n")
+    assert seen.call.status == "completed"
+    assert (proj / "sub" / "notes.txt").read_text() == "x\n"
+    assert seen.call.title == f"Create {proj}/sub/notes.txt"
+    seen = await edit_once(proj, "../outside/target.txt", "overwritten\n")
+    refused(seen, f"(really {proj.parent}/outside/target.txt)", "outside the session's")
+    outside_untouched(proj)
 
 
 async def test_everything_shown_is_the_real_path(proj: Path) -> None:
@@ -250,7 +256,7 @@ async def test_a_file_over_the_bound_is_refused_without_reading_it(proj: Path) -
     small.write_bytes(b"x" * 1001)
     refused(
         await edit_once(proj, small, "y\n", max_bytes=1000),
-        "larger than 1000 bytes, the limit for edits",
+        "larger than 1000 bytes, the size limit",
     )
     # Sparse: its size says it all; nothing is read or kept in memory.
     huge = proj / "huge.bin"

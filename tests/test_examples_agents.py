@@ -316,21 +316,29 @@ async def test_edit_delete_after_approval(tmp_path: Path) -> None:
     assert len(client.permission_requests) == 1
 
 
-async def test_edit_refuses_relative_paths_and_touches_nothing(tmp_path: Path) -> None:
-    async with MockClient(EditAgent(), policy=PermissionPolicy.allow(), cwd=tmp_path) as client:
+async def test_edit_takes_paths_relative_to_the_session_and_stays_inside(tmp_path: Path) -> None:
+    # Issue 31: a relative path is the session's cwd's; one leading out is refused.
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "x").write_text("outside\n")
+    cwd = tmp_path / "proj"
+    async with MockClient(EditAgent(), policy=PermissionPolicy.allow(), cwd=cwd) as client:
         session = await client.new_session()
         write = await session.prompt("write notes.txt\nhello\n")
         delete = await session.prompt("delete ../x")
         usage = await session.prompt("rename a b")
 
-    assert list(tmp_path.iterdir()) == []
-    for result in (write, delete):
-        (call,) = result.view.tool_calls.values()
-        assert call.status == "failed"
-        assert "not an absolute path" in call.text
-        assert call.locations == [] and call.diffs == []
+    assert (cwd / "notes.txt").read_text() == "hello\n"
+    (call,) = write.view.tool_calls.values()
+    assert call.status == "completed" and [loc.path for loc in call.locations] == [
+        str(cwd / "notes.txt")
+    ]
+    (call,) = delete.view.tool_calls.values()
+    assert call.status == "failed"
+    assert "outside the session's directories" in call.text
+    assert call.locations == [] and call.diffs == []
+    assert (tmp_path / "x").read_text() == "outside\n"
     assert usage.text == EDIT_USAGE
-    assert client.permission_requests == []
+    assert len(client.permission_requests) == 1
 
 
 async def test_edit_reports_what_it_cannot_do(tmp_path: Path) -> None:

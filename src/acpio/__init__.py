@@ -38,6 +38,7 @@ from ._errors import ClientCapabilityError as ClientCapabilityError
 from ._errors import ConnectionClosed as ConnectionClosed
 from ._errors import EditRefused as EditRefused
 from ._errors import LocalProtocolError as LocalProtocolError
+from ._errors import ReadRefused as ReadRefused
 from ._errors import RelativePathError as RelativePathError
 from ._errors import RemoteProtocolError as RemoteProtocolError
 from ._errors import RequestError as RequestError
@@ -94,6 +95,7 @@ __all__ = (
     "LocalProtocolError",
     "MessageStream",
     "Outcome",
+    "ReadRefused",
     "RelativePathError",
     "RemoteProtocolError",
     "RequestError",

@@ -39,6 +39,7 @@ __all__ = [
     "ClientCapabilityError",
     "ConnectionClosed",
     "EditRefused",
+    "ReadRefused",
     "FileChanged",
     "LibraryCreated",
     "LocalProtocolError",
@@ -186,6 +187,17 @@ class EditRefused(AcpError):
     the tool call has already been failed with it. Raised for a path outside
     the session's directories, something other than a regular file, a file
     over the size bound, or a write that failed.
+    """
+
+
+class ReadRefused(EditRefused):
+    """Raised when :meth:`acpio.Session.read_file` refuses or fails to read a file.
+
+    ``str(exc)`` is one sentence for a person: what was refused and why (a path
+    outside the session's directories, not a regular file, over the size bound,
+    missing, unreadable, or the editor's own refusal with its message and code).
+    Nothing was read. A subclass of :class:`EditRefused`, so code that catches
+    refused file access catches both.
     """
 
 

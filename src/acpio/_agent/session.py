@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Final
@@ -34,6 +35,7 @@ from .._features.commands import CommandInvocation, parse_command, validate_comm
 from .._features.config import ConfigState, SessionConfig
 from .._features.elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
 from .._handles import client_services as _client_services
+from .._handles import file_read as _file_read
 from .._handles.terminal import TerminalHandle
 from .._handles.tool_call import SessionHandles, ToolCallHandle
 from .._limits import SessionLimits
@@ -439,6 +441,33 @@ class Session(metaclass=LibraryCreated):
         return handle
 
     # ------------------------------------------------- the client's services
+
+    async def read_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        allow_outside: Sequence[str | os.PathLike[str]] = (),
+        max_bytes: int = _file_read.DEFAULT_MAX_READ_BYTES,
+    ) -> str:
+        """Read a text file safely: through the editor when it offers ``fs.readTextFile``
+        (the agent sees unsaved changes), from disk otherwise.
+
+        A relative ``path`` is relative to the session's ``cwd``. As for
+        :meth:`acpio.ToolCallHandle.propose_edit`, the real path (symlinks and
+        ``..`` resolved) must lie inside the session's ``cwd``,
+        ``additional_directories`` or a directory of ``allow_outside``, and be a
+        regular file of at most ``max_bytes`` (8 MiB by default); only the editor
+        may answer for a file that exists in it alone (an unsaved buffer). Bytes
+        read from disk are decoded as UTF-8 (undecodable bytes replaced).
+
+        :raises ReadRefused: with one sentence for a person naming the path and
+            why: outside the directories, not a regular file, too large, missing,
+            unreadable, or the editor's refusal (its message and code) or silence.
+        """
+        roots = (self.cwd, *self.additional_directories, *(os.fspath(p) for p in allow_outside))
+        return await _file_read.read_file(
+            self._core.parts, self.cwd, roots, path, max_bytes=max_bytes
+        )
 
     async def read_text_file(
         self, path: str, line: int | None = None, limit: int | None = None

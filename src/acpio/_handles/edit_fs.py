@@ -35,6 +35,7 @@ __all__ = [
     "check",
     "commit",
     "inspect_all",
+    "inspect_path",
     "prepare",
 ]
 
@@ -142,6 +143,19 @@ def _inside(real: str, roots: Sequence[str]) -> bool:
         if real == root or real.startswith(prefix):
             return True
     return False
+
+
+def inspect_path(
+    stop: threading.Event,
+    given: str,
+    roots: Sequence[str],
+    max_bytes: int,
+    *,
+    verb: str,
+) -> Seen:
+    """One path inside ``roots`` (resolved here), inspected and read as an edit's source
+    is: the same refusals (:class:`EditRefused`), for the other file helpers."""
+    return _inspect(stop, given, [os.path.realpath(root) for root in roots], max_bytes, verb=verb)
 
 
 def _inspect(
@@ -285,7 +299,7 @@ def _read(
 
 def _too_big(shown: str, max_bytes: int) -> EditRefused:
     return EditRefused(
-        f"Cannot read {shown}: it is larger than {_size(max_bytes)}, the limit for edits; "
+        f"Cannot read {shown}: it is larger than {_size(max_bytes)}, the size limit; "
         "nothing was touched."
     )
 

@@ -109,7 +109,9 @@ __all__ = [
     "EditConflict",
     "EditedCall",
     "FileEdit",
+    "in_thread",
     "propose_edit",
+    "session_path",
 ]
 
 DEFAULT_MAX_EDIT_BYTES: Final = 8 * 1024 * 1024
@@ -295,6 +297,9 @@ async def propose_edit(
     extra = tuple(os.fspath(p) for p in allow_outside)
     roots = (session.cwd, *session.additional_directories, *extra)
     try:
+        given = session_path(given, session.cwd, EditRefused)
+        if destination is not None:
+            destination = session_path(destination, session.cwd, EditRefused)
         _check_absolute(given, destination)
         data = _encoded(new, given)
         if destination is None:
@@ -328,6 +333,19 @@ async def propose_edit(
     return edit
 
 
+def session_path(path: str, cwd: str, refused: type[EditRefused]) -> str:
+    """``path`` as given when absolute, else joined to the session's ``cwd`` (models write
+    paths relative to the project); a relative path with no absolute ``cwd`` is ``refused``."""
+    if "\x00" in path or is_local_absolute(path):
+        return path
+    if not is_local_absolute(cwd):
+        raise refused(
+            f"Refused: {path!r} is relative and the session's directory {cwd!r} is not an "
+            "absolute path; nothing was touched."
+        )
+    return os.path.join(cwd, path)
+
+
 def _check_absolute(*paths: str | None) -> None:
     for path in paths:
         # POSIX absolute only: realpath would resolve anything else against
@@ -358,6 +376,13 @@ def _title(operation: EditOperation, path: str, old_path: str | None) -> str:
 
 
 # ------------------------------------------------------------------ threads
+
+
+async def in_thread(
+    function: Callable[..., _T], *args: object, stop: threading.Event | None = None
+) -> _T:
+    """:func:`_in_thread`, for the other file helpers (reading)."""
+    return await _in_thread(function, *args, stop=stop)
 
 
 async def _in_thread(

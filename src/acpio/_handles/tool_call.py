@@ -154,9 +154,13 @@ class ToolCallHandle(metaclass=LibraryCreated):
     Create it with :meth:`acpio.Session.tool_call`; ``await`` it (or enter it
     with ``async with``) to send the first update with the title. Every
     method sends exactly one patch or chunk (``fail`` with a message sends a
-    chunk and a patch); values the protocol restricts are checked before
-    anything is sent. ``status`` is the last status reported; once it is
-    final (``completed``, ``failed``, ``cancelled``) it never changes again.
+    chunk and a patch, which a v1 client is shown as one update); values the
+    protocol restricts are checked before anything is sent. ``status`` is the
+    last status reported; once it is final (``completed``, ``failed``,
+    ``cancelled``) it never changes again. A call of a turn still open when
+    the turn ends (awaited rather than entered, and never finished) is ended
+    ``failed`` with a note saying the agent did not finish it, so no editor
+    shows it running forever.
     ``cancel_requested`` becomes true when the client cancelled the call
     (``tool_call/cancel``), for code that polls instead of using ``async with``.
 
@@ -667,7 +671,8 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
         ``new`` is the content after the change (``str`` is written as
         UTF-8); ``None`` deletes the file, or, with ``move_to``, moves it
-        unchanged. A missing file is an add. The path is resolved (symlinks,
+        unchanged. A missing file is an add. A relative path (and ``move_to``)
+        is relative to the session's ``cwd``. The path is resolved (symlinks,
         ``..``) and must lie inside the session's ``cwd`` or
         ``additional_directories`` or a directory in ``allow_outside``; the
         target must be a regular file of at most ``max_bytes`` (or absent for
@@ -676,7 +681,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         until :meth:`acpio.FileEdit.apply`. See :class:`acpio.FileEdit`.
 
         :raises EditRefused: with a sentence for a person, after failing this
-            call with it: a relative path, a path outside the roots, not a
+            call with it: a path outside the roots, not a
             regular file, too large, unreadable, a missing directory, a delete
             of a missing file, a move onto an existing one.
         """

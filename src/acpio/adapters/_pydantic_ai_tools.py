@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-import anyio
 from typing_extensions import TypedDict
 
 import acpio
@@ -56,15 +55,17 @@ async def read_file(path: str) -> str:
         f"Read {target}", kind="read", raw_input={"path": path}, locations=[target]
     ) as call:
         try:
-            async with await anyio.open_file(target, "rb") as file:
-                data = await file.read(READ_LIMIT_BYTES + 1)
-        except OSError as exc:
-            await call.fail(f"Cannot read {target}: {exc.strerror or exc}")
-            return f"Cannot read {target}: {exc.strerror or exc}"
-        text = data[:READ_LIMIT_BYTES].decode("utf-8", errors="replace")
-        if len(data) > READ_LIMIT_BYTES:
-            text += f"\n[only the first {READ_LIMIT_BYTES} bytes of the file were read]"
-        await call.update(raw_output={"bytes": min(len(data), READ_LIMIT_BYTES)})
+            # Inside the session's directories, a regular file, through the editor's
+            # buffers when it offers them (acpio.Session.read_file).
+            text = await session.read_file(target)
+        except acpio.ReadRefused as refusal:
+            await call.fail(str(refusal))
+            return str(refusal)
+        size = len(text)
+        if size > READ_LIMIT_BYTES:
+            text = text[:READ_LIMIT_BYTES]
+            text += f"\n[only the first {READ_LIMIT_BYTES} characters of the file are shown]"
+        await call.update(raw_output={"characters": min(size, READ_LIMIT_BYTES)})
     return text
 
 
