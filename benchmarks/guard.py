@@ -5,7 +5,11 @@ v1) and a short terminal run with 1 KiB writes, each against the acpio bench
 agent and the floor agent (pure Python, no SDK, over the same protocol version),
 and a short permission run against the acpio bench agent and the asyncio
 floor agent (the least an event-loop agent costs per round trip), each pair in
-the same invocation, interleaved, best of ``--repeats``. Comparing with
+the same invocation, interleaved, best of ``--repeats``. Two absolute targets
+follow: what ``import acpio`` adds to ``import anyio, msgspec`` (CPU, median of
+``--import-runs`` interleaved pairs, ``startup.py``), and the peak RSS of the
+acpio bench agent streaming 64 MiB of terminal bytes (median of three runs,
+``memory.py``). Comparing with
 a floor measured on the same machine a moment earlier makes the check
 independent of how fast the CI machine is; taking the best run of each side
 keeps a noisy neighbour from failing it. The default ratios are generous on
@@ -26,7 +30,9 @@ import sys
 from collections.abc import Sequence
 
 from client import RunResult, Scenario, run_once
+from memory import TERMINAL_TARGET_MIB, terminal_peak_mib
 from run import known_agents, units_for
+from startup import IMPORT_TARGET_MS, import_cost
 
 
 def _best(runs: Sequence[RunResult]) -> RunResult | None:
@@ -63,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--terminal-bytes", type=int, default=2 << 20, help="total bytes, written 1 KiB at a time"
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--import-runs", type=int, default=21, help="pairs for the import cost")
     parser.add_argument("--timeout", type=float, default=60.0, help="per run, seconds")
     parser.add_argument(
         "--candidate",
@@ -129,6 +136,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"PASS {name}: {detail}")
             passed += 1
+    _, _, added = import_cost(args.import_runs)
+    name = f"import acpio adds <= {IMPORT_TARGET_MS:.0f} ms CPU to import anyio, msgspec"
+    verdict = "PASS" if added * 1000 <= IMPORT_TARGET_MS else "FAIL"
+    print(f"{verdict} {name}: {added * 1000:.0f} ms (median of {args.import_runs} pairs)")
+    passed, failed = (passed + 1, failed) if verdict == "PASS" else (passed, failed + 1)
+    peak = terminal_peak_mib()
+    name = f"64 MiB of terminal bytes stream in under {TERMINAL_TARGET_MIB} MiB peak RSS"
+    verdict = "PASS" if peak < TERMINAL_TARGET_MIB else "FAIL"
+    print(f"{verdict} {name}: {peak:.1f} MiB (median of 3 runs)")
+    passed, failed = (passed + 1, failed) if verdict == "PASS" else (passed, failed + 1)
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -22,13 +22,28 @@ from collections.abc import Sequence
 
 from compare import HERE, run_once
 
+TERMINAL_TARGET_MIB = 40
+TERMINAL = ["terminal", "67108864", "65536"]
+
 # (label, scenario, protocol, target MiB)
 SCENARIOS = [
     ("reply 1M chunks, v2", ["reply", "1000000"], 2, 80),
     ("reply 1M chunks, v1", ["reply", "1000000"], 1, 80),
     ("tool-call text 1M chunks", ["notify", "1000000"], 2, 40),
-    ("terminal 64 MiB", ["terminal", "67108864", "65536"], 2, 40),
+    ("terminal 64 MiB", TERMINAL, 2, TERMINAL_TARGET_MIB),
 ]
+
+
+def terminal_peak_mib(src: str = str(HERE.parent / "src"), runs: int = 3) -> float:
+    """Median peak RSS (MiB) of the bench agent from ``src`` streaming 64 MiB of terminal bytes
+    (the default store, in a temporary state directory: ``client.py`` gives each run one)."""
+    peaks: list[float] = []
+    for _ in range(runs):
+        rss = run_once(src, TERMINAL, HERE / "bench_agent.py", 2).get("max_rss_bytes")
+        if not isinstance(rss, int):
+            raise RuntimeError("the client did not report the agent's peak RSS")
+        peaks.append(rss / 2**20)
+    return statistics.median(peaks)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

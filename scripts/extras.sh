@@ -11,7 +11,7 @@ helpers="$root/scripts/extras"
 
 # To add an extra: name it here, list its modules in MODULES, and write check_<name>
 # (dashes become underscores) that runs its example with "$venv/bin/python".
-EXTRAS=(core cli testing mcp pydantic-ai langgraph remote postgres)
+EXTRAS=(core cli testing mcp pydantic-ai langgraph remote postgres otel)
 declare -A MODULES=(
   # NAME.* imports a package and every module in it (but __main__); several extras share
   # acpio.adapters: name their own modules, not the package.
@@ -23,6 +23,7 @@ declare -A MODULES=(
   [langgraph]="acpio.adapters.langgraph"
   [remote]="acpio.remote.*"
   [postgres]="acpio._store.postgres_store"
+  [otel]="acpio._agent.otel"
 )
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/acpio-extras.XXXXXX")"
@@ -122,6 +123,15 @@ check_postgres() {
   "${as_user[@]}" "$pg_ctl" -D "$pg/data" -m fast -w stop >/dev/null || true
   rm -rf "$pg"
   return "$status"
+}
+
+check_otel() {
+  # The traced example against a receiver on loopback (the standard OpenTelemetry
+  # environment), over v2 and v1; its turn, tool call and permission wait arrive as spans.
+  for protocol in 2 1; do
+    "$venv/bin/python" "$work/examples/otlp_check.py" --protocol "$protocol" \
+      -- "$venv/bin/python" "$work/examples/traced_agent.py"
+  done
 }
 
 import_all() {

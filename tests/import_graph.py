@@ -1,15 +1,17 @@
-"""The module-level import graph of a package, read with ``ast`` (nothing is imported).
+"""The import graph of a package, read with ``ast`` (nothing is imported).
 
 How this works: every ``.py`` file under the package directory is a module
-(``__init__.py`` is its package). An edge ``a -> b`` means that importing
-``a`` runs an ``import`` statement naming ``b``, outside any function body:
-statements at the top, in classes, under ``try``, and under ``if
-TYPE_CHECKING:`` all count (a type checker follows those too, and they are
-what turns into a real cycle the day someone moves an import out of the
-block). Imports inside functions are deferred, not module-level, and are left
-out. ``from X import y`` names ``X.y`` when that is a module of the package,
-else the module ``X`` (the names it defines); relative imports are resolved against the importing
-module's package. Only modules of the package itself become nodes.
+(``__init__.py`` is its package). An edge ``a -> b`` means that module ``a``
+names module ``b`` in an ``import`` statement anywhere in its text, or in a call
+``importlib.import_module("b")`` with a literal name: statements at the top, in
+classes, under ``try``, under ``if TYPE_CHECKING:`` and inside functions all
+count. A type checker follows ``TYPE_CHECKING`` imports, and they turn into a
+real cycle the day someone moves one out of the block; an import deferred into
+a function (to keep a heavy dependency off the start) is a dependency all the
+same, and a cycle through one is a cycle that only happens to load. ``from X
+import y`` names ``X.y`` when that is a module of the package, else the module
+``X`` (the names it defines); relative imports are resolved against the
+importing module's package. Only modules of the package itself become nodes.
 
 :func:`cycles` lists every elementary cycle of the graph (each module at most
 once per cycle), rotated to start at its smallest module name, so a cycle has
@@ -33,16 +35,27 @@ def module_name(path: Path, root: Path, package: str) -> str:
     return ".".join([package, *parts])
 
 
-def _module_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-                continue  # deferred: runs when called, not when imported
-            if isinstance(child, ast.Import | ast.ImportFrom):
-                yield child
-            stack.append(child)
+def _imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement of the module, and each ``importlib.import_module("x")``."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif (
+            isinstance(node, ast.Call)
+            and _names_import_module(node.func)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            # import_module("a.b") loads a.b as ``import a.b`` does; relative names
+            # (with a package argument) are not used in acpio.
+            yield ast.Import(names=[ast.alias(name=node.args[0].value)])
+
+
+def _names_import_module(func: ast.expr) -> bool:
+    if isinstance(func, ast.Attribute):
+        return func.attr == "import_module"
+    return isinstance(func, ast.Name) and func.id == "import_module"
 
 
 def _resolve(
@@ -76,7 +89,7 @@ def _resolve(
 
 
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
-    """Module -> the package's modules it imports at module level (see the module doc)."""
+    """Module -> the package's modules it imports, anywhere in its text (see the module doc)."""
     files = {module_name(path, root, package): path for path in sorted(root.rglob("*.py"))}
     modules = set(files)
     graph: dict[str, set[str]] = {}
@@ -84,7 +97,7 @@ def import_graph(root: Path, package: str) -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         is_package = path.name == "__init__.py"
         edges: set[str] = set()
-        for node in _module_level_imports(tree):
+        for node in _imports(tree):
             edges |= _resolve(node, name, is_package, modules)
         edges.discard(name)  # `from . import x` inside x's own package __init__ names itself
         graph[name] = edges

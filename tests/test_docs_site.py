@@ -18,6 +18,7 @@ PUBLIC_MODULES = (
     "acpio.remote",
     "acpio.mcp",
     "acpio.permission",
+    "acpio.auth",
     "acpio.schema",
     "acpio.adapters.pydantic_ai",
     "acpio.adapters.langgraph",

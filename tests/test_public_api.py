@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import inspect
 import types
+from pathlib import Path
 
 import pytest
 
@@ -15,13 +18,34 @@ SUBPACKAGES = {"testing", "mcp", "adapters", "remote"}
 
 
 def _public_names() -> set[str]:
-    return {
+    loaded = {
         name
         for name, value in vars(acpio).items()
         if name.isidentifier()  # pytest's assertion rewriting adds "@py_builtins"
         and not name.startswith("_")
         and not (isinstance(value, types.ModuleType) and name in SUBPACKAGES)
     }
+    return loaded | set(acpio._LAZY)  # pyright: ignore[reportPrivateUsage]
+
+
+def test_lazy_names_are_what_type_checkers_see() -> None:
+    """Each name loaded on first use is its module's object, and the ``TYPE_CHECKING``
+    imports of ``acpio/__init__.py`` name exactly those names, from the same modules."""
+    lazy: dict[str, str] = acpio._LAZY  # pyright: ignore[reportPrivateUsage]
+    tree = ast.parse(Path(inspect.getfile(acpio)).read_text(encoding="utf-8"))
+    (block,) = [n for n in tree.body if isinstance(n, ast.If)]
+    seen: dict[str, str] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom) and node.level == 1
+        for alias in node.names:
+            assert alias.asname == alias.name
+            module = f".{node.module}" if node.module else f".{alias.name}"
+            seen[alias.name] = module
+    assert seen == lazy
+    for name, module in lazy.items():
+        value = getattr(acpio, name)
+        expected = importlib.import_module(module, "acpio")
+        assert value is (expected if module == f".{name}" else getattr(expected, name))
 
 
 def test_all_is_exactly_the_public_names() -> None:

@@ -395,13 +395,25 @@ def test_end_open_tool_calls_ends_only_open_calls() -> None:
 
 @pytest.fixture
 def shared_dir() -> Iterator[Path]:
-    """A directory another user can enter (root's test runs drop to ``nobody``)."""
+    """A directory the test makes read-only, made writable again before it is removed."""
     path = Path(tempfile.mkdtemp(prefix="acpio-ro-"))
-    path.chmod(0o755)
     yield path
     for sub in (path, *path.rglob("*")):
         sub.chmod(0o755 if sub.is_dir() else 0o644)
     shutil.rmtree(path)
+
+
+def without_root_overrides(argv: list[str]) -> list[str]:
+    """``argv`` run so that file modes bind it, as root too.
+
+    Root ignores file modes (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER): the
+    agent keeps root's uid, so it still reads the checkout wherever that sits (a
+    0700 directory included), but without those capabilities a mode of 0444 is
+    read-only for it as for anyone else.
+    """
+    if os.geteuid() != 0:
+        return argv
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *argv]
 
 
 async def test_a_read_only_store_serves_what_it_can_read(
@@ -415,21 +427,9 @@ async def test_a_read_only_store_serves_what_it_can_read(
             await old.prompt("count old 2")
     finally:
         store.close()
-    if os.geteuid() == 0:
-        # Root writes any file: run the agent as nobody, the file stays root's (0600 -> 0644).
-        store_file.chmod(0o644)
-        store_file.parent.chmod(0o755)
-        agent = [
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            *command(anyio_backend),
-        ]
-    else:
-        store_file.chmod(0o444)
-        store_file.parent.chmod(0o555)
-        agent = command(anyio_backend)
+    store_file.chmod(0o444)
+    store_file.parent.chmod(0o555)
+    agent = without_root_overrides(command(anyio_backend))
     before = store_file.read_bytes()
     env = {**env_for(store_file), "HOME": os.fspath(shared_dir)}
     async with MockClient(agent, env=env, cwd=shared_dir) as client:

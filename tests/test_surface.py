@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import acpio
+import acpio.auth
 import acpio.remote
 import acpio.rpc
 import acpio.store
@@ -27,7 +28,7 @@ from acpio.testing import MockClient
 
 pytestmark_anyio = pytest.mark.anyio
 
-SUBMODULES = (acpio.rpc, acpio.store, acpio.remote)
+SUBMODULES = (acpio.rpc, acpio.store, acpio.remote, acpio.auth)
 PUBLIC_MODULES = (acpio, *SUBMODULES)
 # What the package imports besides its own modules: anyio and msgspec are the core.
 OPTIONAL_EXTRAS = (

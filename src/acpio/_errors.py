@@ -48,6 +48,7 @@ __all__ = [
     "RequestError",
     "RequestTimeout",
     "SessionStoreError",
+    "SignInError",
     "library_created",
 ]
 
@@ -251,6 +252,15 @@ class SessionStoreError(AcpError):
     session over).
 
     :func:`acpio.run` reports it on stderr and keeps sessions in memory instead.
+    """
+
+
+class SignInError(AcpError):
+    """Raised when terminal sign-in fails: no key was entered, or it could not be stored.
+
+    :func:`acpio.run`, running ``Agent.terminal_login`` for the editor, prints its
+    message on stderr and exits with status 1 (the editor then knows the user is
+    not signed in).
     """
 
 

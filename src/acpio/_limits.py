@@ -172,6 +172,16 @@ class RemoteLimits:
     Streamable HTTP connection with no open stream and no request may live
     before it is closed (a later request for it is answered 404);
     ``keepalive_interval`` seconds between SSE comments on a quiet stream.
+
+    Slow clients, before any authentication: ``header_timeout`` seconds for
+    a request's headers to arrive, counted from the accept (or from the end
+    of the previous response on a kept-alive connection), then the socket is
+    closed without an answer; ``body_timeout`` seconds for a whole POST body
+    (HTTP 408). ``max_sockets`` open client sockets at once (capped below
+    the process's file limit): past it the oldest socket that is not in a
+    request is closed to make room, or the new one when none is. The last
+    three are kept by :func:`~acpio.remote.serve_uvicorn` (``header_timeout``,
+    ``max_sockets``) and by :class:`~acpio.remote.RemoteApp` (``body_timeout``).
     """
 
     max_connections: int = 1024
@@ -181,3 +191,6 @@ class RemoteLimits:
     stall_timeout: float = 60.0
     idle_timeout: float = 300.0
     keepalive_interval: float = 15.0
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    max_sockets: int = 4096

@@ -10,6 +10,7 @@ error a trio turn gets.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -420,6 +421,11 @@ MCP_SERVER = textwrap.dedent(
     except ImportError:  # the MCP SDK 1.x that older pydantic-ai versions install
         from mcp.server.fastmcp import FastMCP as MCPServer
 
+    import os, sys
+    if len(sys.argv) > 1:  # where the test learns this server's pid
+        with open(sys.argv[1], "w") as pid_file:
+            pid_file.write(str(os.getpid()))
+
     server = MCPServer("calc")
 
     @server.tool()
@@ -444,11 +450,17 @@ async def test_session_mcp_servers_become_tools(tmp_path: Path) -> None:
             assert "calc_add" in [t.name for t in info.function_tools]
             yield {0: DeltaToolCall(name="calc_add", json_args='{"a": 2, "b": 3}')}
 
-    server = schema.McpServerStdio(name="calc", command=sys.executable, args=[str(script_path)])
+    pid_path = tmp_path / "server.pid"
+    server = schema.McpServerStdio(
+        name="calc", command=sys.executable, args=[str(script_path), str(pid_path)]
+    )
     async with MockClient(ACPAgent(Agent(_model(script)))) as client:
         session = await client.new_session(mcp_servers=[server])
         result = await session.prompt("add 2 and 3")
         assert result.stop_reason == "end_turn"
+        # The server process ended with the turn that started it (and was reaped).
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid_path.read_text()), 0)
         replies = [acpio.text_of(m.content) for m in session.view.messages if m.role == "agent"]
         assert replies[-1] == "sum is 5"
         (call,) = session.view.tool_calls.values()

@@ -6,6 +6,7 @@
 //   node remote_client.mjs --echo <url> --shell <url> --transport http|ws --protocol 1|2
 //                          [--token T] [--workdir DIR] [--only a,b] [--result FILE]
 //   node remote_client.mjs --replica-a <url> --replica-b <url> [--expect-refusal] ...
+//   node remote_client.mjs --shutdown <url> ...
 //
 // With --replica-a and --replica-b only the `failover` scenario runs: two `acpio serve`
 // replicas on one PostgreSQL serving tests/remote/memo_agent.py. The client creates a
@@ -15,6 +16,11 @@
 // the first turn, and prompts on. With --expect-refusal B must first refuse the session
 // (A is alive but stopped, its lease running) with `data.retryAfter`; the client retries
 // after that many seconds.
+//
+// With --shutdown only the `shutdown` scenario runs, against examples/shell_agent.py: a
+// prompt waits on its permission request, the client prints `SHUTDOWN-READY` and the test
+// stops the server with SIGTERM; the turn must end `cancelled` (v1: the prompt's answer; v2:
+// the idle state), its tool call `cancelled` (v1: `failed`, v1 having no cancelled status).
 //
 // Every scenario opens its own SDK stream to the server and talks only through the SDK's
 // client API (`client(...).connect(stream)`). The WebSocket client is given Node's built-in
@@ -48,6 +54,7 @@ function parseArgs(argv) {
     else if (name === "--result") options.result = value;
     else if (name === "--replica-a") options.replicaA = value;
     else if (name === "--replica-b") options.replicaB = value;
+    else if (name === "--shutdown") options.shutdown = value;
     else if (name === "--expect-refusal") {
       options.expectRefusal = true;
       i -= 1;
@@ -63,6 +70,8 @@ function parseArgs(argv) {
       process.exit(2);
     }
     options.only = ["failover"];
+  } else if (options.shutdown) {
+    options.only = ["shutdown"];
   } else if (!options.echo || !options.shell) {
     console.error("--echo and --shell are required (or --replica-a and --replica-b)");
     process.exit(2);
@@ -333,6 +342,26 @@ const scenarios = {
     await second.close();
   },
 
+  async shutdown(failures) {
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    const client = new Client(options.shutdown, { permission: () => held });
+    await client.open();
+    const session = await client.newSession();
+    const turn = await client.prompt(session, "run echo never", {
+      onSent: async () => {
+        await client.until("permission request", () => client.permissions.length > 0);
+        console.log("SHUTDOWN-READY");
+      },
+    });
+    release({ outcome: { outcome: "cancelled" } });
+    expect(failures, turn.stopReason === "cancelled", `stopReason ${turn.stopReason}`);
+    const statuses = toolStatuses(turn.updates);
+    const ended = options.protocol === 1 ? "failed" : "cancelled";
+    expect(failures, statuses.at(-1) === ended, `tool call statuses ${JSON.stringify(statuses)}`);
+    client.connection.close();
+  },
+
   async failover(failures) {
     const first = new Client(options.replicaA);
     await first.open();
@@ -394,6 +423,7 @@ let failed = 0;
 for (const [name, run] of Object.entries(scenarios)) {
   if (options.only && !options.only.includes(name)) continue;
   if (name === "failover" && !options.replicaA) continue;
+  if (name === "shutdown" && !options.shutdown) continue;
   const failures = [];
   const started = Date.now();
   try {

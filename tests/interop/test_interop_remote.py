@@ -231,3 +231,58 @@ def test_sdk_client_fails_over_to_another_replica(
     # Created by A (fence 1), taken over by B (2); B gave it up when its client left, or
     # when it stopped.
     assert [(owner, fence) for owner, fence in row] == [(None, 2)]
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+@pytest.mark.parametrize("transport", ["http", "ws"])
+def test_sdk_client_sees_its_turn_cancelled_when_the_server_stops(
+    transport: str, protocol: int, tmp_path: Path
+) -> None:
+    """SIGTERM while a turn waits on a permission: the SDK client gets the turn ended
+    ``cancelled`` (the v1 prompt's answer, the v2 idle state) and its tool call
+    cancelled; ``acpio serve`` closes its store and exits 0."""
+    node = _node()
+    store = tmp_path / "sessions.db"
+    with serving(f"{EXAMPLES}/shell_agent.py:ShellAgent", "--store", str(store), token=TOKEN) as (
+        url,
+        server,
+    ):
+        client = subprocess.Popen(
+            [
+                node,
+                *_websocket_flags(node),
+                "--no-warnings",
+                str(PROGRAM),
+                "--shutdown",
+                url,
+                "--transport",
+                transport,
+                "--protocol",
+                str(protocol),
+                "--token",
+                TOKEN,
+                "--workdir",
+                str(tmp_path),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert client.stdout is not None
+        try:
+            seen: list[str] = []
+            for line in client.stdout:
+                seen.append(line)
+                if line.startswith("SHUTDOWN-READY"):
+                    break
+            assert seen[-1:] == ["SHUTDOWN-READY\n"], "".join(seen) + client.communicate()[1]
+            server.send_signal(signal.SIGTERM)
+            out, err = client.communicate(timeout=60)
+            assert client.returncode == 0, "".join(seen) + out + err
+            assert server.wait(timeout=30) == 0
+        finally:
+            if client.poll() is None:
+                client.kill()
+                client.wait()
+    wal = store.with_name(store.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0

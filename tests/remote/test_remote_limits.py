@@ -210,8 +210,8 @@ def test_sigterm_cancels_and_reports_running_turns() -> None:
             ]
             assert states and states[-1]["state"] == "idle", seen
             assert states[-1]["stopReason"] == "cancelled"
-        # uvicorn re-raises the signal once it has shut down (older versions exit 0).
-        assert process.wait(timeout=20) in (0, -signal.SIGTERM)
+        # serve_uvicorn returns after the shutdown (uvicorn would raise the signal again).
+        assert process.wait(timeout=20) == 0
         del message
 
 

@@ -11,14 +11,16 @@ sees the version.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import msgspec
 
 from .. import schema
 from .._errors import AgentStateError, RequestError
-from .._features.commands import CommandInvocation
-from .session import Session
+
+if TYPE_CHECKING:
+    from .._features.commands import CommandInvocation
+    from .session import Session
 
 __all__ = ["Agent"]
 
@@ -33,8 +35,8 @@ class Agent:
     cancellation, and advertises exactly what it serves: the baseline session
     methods, ``session/delete`` and additional directories, the prompt
     capabilities you set, the MCP transports of ``mcp_transports``, and
-    ``auth_methods`` (override :meth:`login` and :meth:`logout` when you set
-    them).
+    ``auth_methods`` (built with :mod:`acpio.auth`; override :meth:`login`,
+    :meth:`terminal_login`, :meth:`logout` and :meth:`signed_in` for them).
 
     Set ``config_options`` and ``commands`` to give every session pickers
     (model, mode, ...) and slash commands; the client's changes arrive in
@@ -99,6 +101,18 @@ class Agent:
         """
         raise NotImplementedError("override Agent.prompt to answer prompts")
 
+    def model_provider(self, session: Session) -> str | None:
+        """The GenAI provider of the model that answers ``session``'s next turn, for traces.
+
+        With tracing on (see docs/tracing.md) each turn's span reports it as
+        ``gen_ai.provider.name`` (``gen_ai.system`` in the default v1.36.0 form of the
+        OpenTelemetry GenAI conventions), asked once as the turn starts: a value of
+        the conventions' list (``openai``, ``anthropic``, ``gcp.gemini``, ...) or a
+        name of your own. The default, ``None``, is reported as ``_OTHER``: a plain
+        agent's model is unknown to acpio. The adapters answer from the session's model.
+        """
+        return None
+
     async def command(self, session: Session, invocation: CommandInvocation) -> str | None:
         """Run a slash command: a prompt that starts with ``/name`` of an advertised command.
 
@@ -159,15 +173,45 @@ class Agent:
         """Called after a session was closed (its work is cancelled by then)."""
 
     async def login(self, method_id: str) -> None:
-        """Authenticate with one of ``auth_methods`` (``auth/login``); raise to refuse.
+        """Sign in with ``agent`` method ``method_id`` (``auth/login``, v1 ``authenticate``);
+        raise to refuse (:meth:`~acpio.RequestError.auth_required` says "not signed in").
 
-        Only called for a method the agent advertised.
+        Only called for an ``agent`` method the agent advertised. A ``terminal`` method
+        never comes here: clients run it in a terminal (:meth:`terminal_login`), and one
+        that still calls ``auth/login`` with its id gets success when :meth:`signed_in`
+        is true, ``auth_required`` otherwise.
         """
-        raise NotImplementedError("override Agent.login when auth_methods is set")
+        raise NotImplementedError("override Agent.login when auth_methods has an agent method")
 
     async def logout(self) -> None:
-        """End the authenticated session (``auth/logout``)."""
+        """Sign the user out (``auth/logout``, v1 ``logout``): forget stored credentials, so
+        :meth:`signed_in` is false until the next sign-in."""
         raise NotImplementedError("override Agent.logout when auth_methods is set")
+
+    async def signed_in(self) -> bool:
+        """Whether the user is signed in; the default ``True`` never asks for sign-in.
+
+        While it is false and ``auth_methods`` is set, ``session/new`` and
+        ``session/resume`` (v1 ``session/load`` too) are answered ``auth_required``
+        (``-32000``), which tells the editor to offer the sign-in methods. Asked
+        afresh for each of those requests (a key stored by terminal sign-in in
+        another process counts at once).
+        """
+        return True
+
+    async def terminal_login(self, method_id: str) -> None:
+        """Run the interactive sign-in of ``terminal`` method ``method_id``.
+
+        :func:`acpio.run` calls it instead of serving ACP when the process was
+        started with that method's ``args`` and ``env`` (the editor does so in a
+        terminal); stdin, stdout and stderr are the user's terminal.
+        Return when signed in (exit status 0); raise :class:`~acpio.auth.SignInError`
+        to fail with its message (exit status 1). :class:`acpio.auth.ApiKey`'s
+        ``ask`` is the usual body.
+        """
+        raise NotImplementedError(
+            "override Agent.terminal_login when auth_methods has a terminal method"
+        )
 
     async def ext_method(self, method: str, params: msgspec.Raw | None) -> object:
         """Handle a ``_``-prefixed extension request; the default answers ``-32601``."""

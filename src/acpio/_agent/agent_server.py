@@ -44,13 +44,15 @@ from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
 from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
+from .auth import offered_methods
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
-from .v1_server import V1Methods
 
 if TYPE_CHECKING:
     from .._limits import AgentLimits
     from .agent import Agent
+    from .tracing import AgentTracer
+    from .v1_server import V1Methods
 
 __all__ = ["AgentServer", "prompt_handler"]
 
@@ -136,6 +138,8 @@ class AgentServer:
         self.store = store
         self.limits = limits
         self.sessions: dict[str, Session] = {}
+        #: Traces each session's turns (``serve`` sets it when tracing is on).
+        self.tracer: AgentTracer | None = None
         #: The library's side of each session in :attr:`sessions`, by the same id.
         self.cores: dict[str, SessionCore] = {}
         self.records: dict[str, SessionRecord] = {}  # of the sessions in self.sessions
@@ -261,11 +265,14 @@ class AgentServer:
             protocol_version=self.protocol_version,
             info=agent.info,
             capabilities=self.capabilities(),
-            auth_methods=list(agent.auth_methods) if agent.auth_methods else UNSET,
+            auth_methods=offered_methods(agent.auth_methods, self.peer) or UNSET,
         )
 
     async def _initialize_v1(self, raw: msgspec.Raw) -> object:
         """A v1 client: the v1 method table, the peer from ``clientCapabilities``."""
+        # The v1 method table (and the vendored v1 schema) loads with the first v1 client.
+        from .v1_server import V1Methods  # noqa: PLC0415
+
         methods = V1Methods(self)
         response = methods.initialize(raw)
         self.protocol_version = 1
@@ -314,8 +321,34 @@ class AgentServer:
             raise RequestError.invalid_params(
                 f"unknown auth method {request.method_id!r}; offered: {offered}"
             )
+        method = next(
+            m
+            for m in self.agent.auth_methods or ()
+            if not isinstance(m, schema.UnknownVariant) and m.method_id == request.method_id
+        )
+        if isinstance(method, schema.AuthMethodTerminal):
+            # Clients run terminal methods in a terminal; one that asks here afterwards is
+            # told whether that run signed the user in.
+            if not await self.agent.signed_in():
+                raise RequestError.auth_required(_terminal_hint(method))
+            return schema.LoginAuthResponse()
         await self.agent.login(request.method_id)
         return schema.LoginAuthResponse()
+
+    async def check_signed_in(self) -> None:
+        """:raises RequestError: ``auth_required`` while the agent asks for sign-in; the
+        message names every way to sign in (a terminal method with its arguments, also
+        for a client it is not offered to: its user can still run it by hand)."""
+        agent = self.agent
+        if agent.auth_methods and not await agent.signed_in():
+            ways = [
+                _how_to_sign_in(m)
+                for m in agent.auth_methods
+                if not isinstance(m, schema.UnknownVariant)
+            ]
+            raise RequestError.auth_required(
+                "Authentication required: sign in first (" + "; ".join(ways) + ")"
+            )
 
     async def _logout(self, params: msgspec.Raw | None, _: RequestContext) -> object:
         self.check_auth_method("auth/logout")
@@ -346,6 +379,8 @@ class AgentServer:
             peer=self.peer,
         )
         session = core.session
+        if self.tracer is not None:
+            core.turns.observer = self.tracer.session(session)
         core.durable.bind(record, self.store, self.agent.agent_state_version)
         try:
             core.setup_features(self.agent.config_options, self.agent.commands)
@@ -361,6 +396,7 @@ class AgentServer:
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.NewSessionRequest)
+        await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -428,6 +464,7 @@ class AgentServer:
 
     async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
         request = _decode(params, schema.ResumeSessionRequest)
+        await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
         directories = _directories(request.additional_directories)
@@ -593,7 +630,9 @@ class AgentServer:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         turns = self.cores[session.id].turns
-        work = turns.accept_prompt(list(request.prompt))
+        work = turns.accept_prompt(
+            list(request.prompt), meta=request.meta if isinstance(request.meta, dict) else None
+        )
         record = self.records.get(session.id)
         if record is not None:
             record.touch()
@@ -701,6 +740,21 @@ def prompt_handler(agent: Agent) -> PromptHandler:
 
 def _list_or_empty(value: list[T] | UnsetType | None) -> list[T]:
     return list(value) if isinstance(value, list) else []
+
+
+def _how_to_sign_in(method: schema.AuthMethodAgent | schema.AuthMethodTerminal) -> str:
+    if isinstance(method, schema.AuthMethodAgent):
+        return f"{method.name!r}: auth/login with methodId {method.method_id!r}"
+    args = " ".join(method.args) if isinstance(method.args, list) else ""
+    env = (
+        " ".join(f"{v.name}={v.value}" for v in method.env) if isinstance(method.env, list) else ""
+    )
+    how = " ".join(part for part in (env, "<the agent's command>", args) if part)
+    return f"{method.name!r}: run `{how}` in a terminal"
+
+
+def _terminal_hint(method: schema.AuthMethodTerminal) -> str:
+    return f"Authentication required: sign in outside ACP first ({_how_to_sign_in(method)})"
 
 
 def _directories(value: list[str] | UnsetType | None) -> list[str]:

@@ -81,7 +81,7 @@ class DurableState:
     def __init__(self, config: ConfigState) -> None:
         self.config: Final = config
         self.value: object = None
-        self.version = 1
+        self.version: int = 1
         self.record: SessionRecord | None = None
         self.store: SessionStore | None = None
         #: True while a reopened session's hook runs: config changes are not saved yet.

@@ -19,21 +19,22 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
+import anyio.to_thread
 
 from .. import schema
-from .._handles.terminal import kill_all_processes
+from .._errors import SignInError
 from .._limits import AgentLimits
 from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, stdio_streams
-from .._store.default_store import default_session_store
-from .._store.history import InMemorySessionStore, SessionStore
-from .._store.postgres_store import PostgresSessionStore
-from .._store.sqlite_store import SqliteSessionStore
-from .agent import Agent
-from .agent_server import AgentServer, SessionConnection
+from .auth import requested_terminal_method
+
+if TYPE_CHECKING:
+    from .._store.history import SessionStore
+    from .agent import Agent
+    from .agent_server import SessionConnection
 
 __all__ = ["run", "serve"]
 
@@ -41,6 +42,8 @@ logger = logging.getLogger("acpio._agent.agent")  # the name it logged under bef
 
 #: After shutdown, how long work that ignores cancellation may keep run() from returning.
 EXIT_GRACE: Final = 3.0
+#: How long a traced connection's end waits for its spans to be exported.
+FLUSH_TIMEOUT: Final = 5.0
 
 
 async def serve(
@@ -77,12 +80,21 @@ async def _serve(
     ``session_connection`` puts a transport's own object between each session
     and the connection (see :data:`~acpio._agent.agent_server.SessionConnection`).
     """
+    # The session machinery loads when serving starts, not with `import acpio`.
+    from .._handles.terminal import kill_all_processes  # noqa: PLC0415
+    from .._store.history import InMemorySessionStore  # noqa: PLC0415
+    from .agent_server import AgentServer  # noqa: PLC0415
+
     limits = limits or AgentLimits()
     stop = stop if stop is not None else anyio.CancelScope()
+    from .tracing import agent_tracer  # noqa: PLC0415 - not on `import acpio`'s path
+
+    tracer = agent_tracer(agent)
     try:
         async with anyio.create_task_group() as work_group:
             store = store or InMemorySessionStore(limits.history)
             server = AgentServer(agent, work_group, store, limits, session_connection)
+            server.tracer = tracer
             try:
                 async with Connection(
                     streams,
@@ -106,6 +118,10 @@ async def _serve(
                 work_group.cancel_scope.cancel()
     finally:
         kill_all_processes()
+        if tracer is not None:
+            # The connection's spans leave now, not at the next batch (nor only at exit).
+            with anyio.CancelScope(shield=True), anyio.move_on_after(FLUSH_TIMEOUT):
+                await anyio.to_thread.run_sync(tracer.flush, abandon_on_cancel=True)
 
 
 def run(
@@ -130,7 +146,16 @@ def run(
     and ``ACPIO_STATE_DIR`` change it, ``store=InMemorySessionStore()`` keeps
     them in memory). A store file that cannot be used is reported on stderr
     and the agent serves from memory instead.
+
+    Started with the ``args`` (and ``env``) of one of ``agent.auth_methods``'
+    ``terminal`` methods (an editor's terminal sign-in), it serves nothing: it runs
+    :meth:`Agent.terminal_login` in the terminal and exits, status 0 when signed in,
+    1 with the message of a :class:`~acpio.auth.SignInError`, 130 when interrupted.
     """
+    method = requested_terminal_method(agent.auth_methods, sys.argv[1:], os.environ)
+    if method is not None:
+        _terminal_sign_in(agent, method.method_id, backend)
+        return
     if not logging.getLogger().handlers:
         logging.basicConfig(
             stream=sys.stderr,
@@ -140,14 +165,32 @@ def run(
     limits = limits or AgentLimits()
     owned = store is None
     if store is None:
+        # The store's module (SQLite, or PostgreSQL for a URL) loads here, not with acpio.
+        from .._store.default_store import default_session_store  # noqa: PLC0415
+
         store = default_session_store(agent.info.name, limits=limits.history)
     try:
         # A second Ctrl-C during shutdown interrupts it; that is what the user asked for.
         with contextlib.suppress(KeyboardInterrupt):
             anyio.run(_run_stdio, agent, store, limits, backend=backend)
     finally:
-        if owned and isinstance(store, SqliteSessionStore | PostgresSessionStore):
-            store.close()
+        if owned:
+            from .._store.writer_store import WriterStore  # noqa: PLC0415 - loaded with the store
+
+            if isinstance(store, WriterStore):
+                store.close()
+
+
+def _terminal_sign_in(agent: Agent, method_id: str, backend: str) -> None:
+    name = agent.info.name
+    try:
+        anyio.run(agent.terminal_login, method_id, backend=backend)
+    except SignInError as exc:
+        print(f"{name}: sign-in failed: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print(f"\n{name}: sign-in interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 async def _run_stdio(agent: Agent, store: SessionStore | None, limits: AgentLimits) -> None:

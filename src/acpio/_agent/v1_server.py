@@ -46,7 +46,7 @@ from msgspec import UNSET
 from .. import schema
 from .._errors import INTERNAL_ERROR, RequestError
 from .._features.mcp_transports import declared_transports
-from .._protocol.peer import Peer
+from .._protocol.peer import TERMINAL_AUTH_META, Peer
 from .._protocol.v1_schema import lenient_raw, message_definition
 from .._protocol.v1_values import V1_STOP_REASONS
 from .._rpc.connection import RequestContext
@@ -59,6 +59,7 @@ from .._session.v1_projection import (
     mode_option,
 )
 from .._session.work import Work
+from .auth import offered_methods
 
 if TYPE_CHECKING:
     from .._store.history import SessionRecord
@@ -144,6 +145,9 @@ def v1_peer(capabilities: object) -> Peer:
         elicitation_url=_present(capabilities, "elicitation", "url"),
         notices=_present(capabilities, "session", "notices"),
         terminal_output=_flag(capabilities, "_meta", "terminal_output"),
+        terminal_auth=_flag(capabilities, "auth", "terminal")
+        or _flag(capabilities, "_meta", TERMINAL_AUTH_META),
+        terminal_auth_meta=_flag(capabilities, "_meta", TERMINAL_AUTH_META),
     )
 
 
@@ -170,24 +174,24 @@ def _v2_capabilities(peer: Peer) -> schema.ClientCapabilities:
     )
 
 
-def _auth_method(method: object, client_capabilities: object) -> dict[str, object] | None:
+def _auth_method(method: object) -> dict[str, object] | None:
+    """The v1 shape of an offered method (``id`` for ``methodId``, ``env`` an object);
+    ``None`` for a type v1 does not know."""
     if isinstance(method, schema.AuthMethodAgent):
         out: dict[str, object] = {"id": method.method_id, "name": method.name}
-        if isinstance(method.description, str):
-            out["description"] = method.description
-        return out
-    if isinstance(method, schema.AuthMethodTerminal):
-        if not _flag(client_capabilities, "auth", "terminal"):
-            return None  # v1: only for clients that advertise auth.terminal
+    elif isinstance(method, schema.AuthMethodTerminal):
         out = {"type": "terminal", "id": method.method_id, "name": method.name}
-        if isinstance(method.description, str):
-            out["description"] = method.description
         if isinstance(method.args, list):
             out["args"] = list(method.args)
         if isinstance(method.env, list):
             out["env"] = {variable.name: variable.value for variable in method.env}
-        return out
-    return None
+    else:
+        return None
+    if isinstance(method.description, str):
+        out["description"] = method.description
+    if isinstance(method.meta, dict):
+        out["_meta"] = method.meta
+    return out
 
 
 def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
@@ -311,8 +315,8 @@ class V1Methods:
         }
         methods = [
             converted
-            for method in agent.auth_methods or ()
-            if (converted := _auth_method(method, capabilities)) is not None
+            for method in offered_methods(agent.auth_methods, server.peer)
+            if (converted := _auth_method(method)) is not None
         ]
         if agent.auth_methods:
             agent_capabilities["auth"] = {"logout": {}}
@@ -532,7 +536,11 @@ class V1Methods:
         if not request.prompt:
             raise RequestError.invalid_params("`prompt` must not be empty")
         turns = server.cores[session.id].turns
-        work = turns.accept_prompt(list(request.prompt), answer_ends_turn=True)
+        work = turns.accept_prompt(
+            list(request.prompt),
+            answer_ends_turn=True,
+            meta=request.meta if isinstance(request.meta, dict) else None,
+        )
         record = server.records.get(session.id)
         if record is not None:
             record.touch()

@@ -1,4 +1,5 @@
-"""The ``acpio`` command: ``demo``, ``inspect`` and ``check`` (needs the ``cli`` extra: rich).
+"""The ``acpio`` command: ``demo``, ``inspect``, ``check``, ``serve`` and ``registry`` (needs the
+``cli`` extra: rich, jsonschema; ``serve`` the ``remote`` extra).
 
 How this works: :func:`main` parses the arguments, imports the chosen
 command's module (so ``acpio --help`` stays fast and the core package never
@@ -34,6 +35,8 @@ examples:
   acpio check --protocol 1 -- python my_agent.py
   acpio inspect --protocol 1 -- python my_agent.py
   acpio check --json --prompt "list the files" -- node dist/agent.js
+  acpio registry init my-agent==1.0.0
+  acpio registry check my-agent --launch -- python my_agent.py
 """
 
 
@@ -167,7 +170,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("agent", nargs=argparse.REMAINDER, help="-- then the agent's command line")
     _serve_parser(commands)
+    _registry_parser(commands)
     return parser
+
+
+def _registry_parser(commands: Any) -> None:
+    from ._registry import add_registry_parser  # noqa: PLC0415 - argparse only, no extra
+
+    add_registry_parser(commands)
 
 
 def _serve_parser(commands: Any) -> None:
@@ -194,6 +204,31 @@ def _agent_command(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     return command
 
 
+def _run_registry(args: argparse.Namespace) -> int:
+    """``acpio registry``: plain text, no rich; its failures as one paragraph on stderr."""
+    try:
+        importlib.import_module("jsonschema")
+    except ImportError:
+        print(
+            "acpio: `acpio registry` needs the `cli` extra: pip install 'acpio[cli]'",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from ._failure import CliError  # noqa: PLC0415
+    from ._registry import registry_command  # noqa: PLC0415
+
+    try:
+        return registry_command(args)
+    except CliError as error:
+        print(f"acpio: {error.message}", file=sys.stderr)
+        if error.detail:
+            print("\n".join("    " + line for line in error.detail.splitlines()), file=sys.stderr)
+        return error.code
+    except KeyboardInterrupt:
+        print("acpio: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``acpio`` command with ``argv`` (default: ``sys.argv[1:]``); returns the exit
     code (the console script passes it to ``sys.exit``)."""
@@ -207,6 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING)
         return serve_command(args)
+    if args.command == "registry":
+        return _run_registry(args)
     try:
         importlib.import_module("rich")
     except ImportError:

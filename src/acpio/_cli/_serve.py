@@ -73,7 +73,44 @@ def add_serve_parser(commands: Any) -> None:
         metavar="BYTES",
         help="largest POST body or WebSocket message (default 32 MiB)",
     )
+    _add_hardening_arguments(serve)
     serve.add_argument("target", metavar="FILE.py:NAME", help="the agent to serve")
+
+
+def _add_hardening_arguments(serve: Any) -> None:
+    defaults = RemoteLimits()
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a Host header name accepted (repeatable; `*` for any). By default any, except "
+        "when listening on loopback: then loopback names only (DNS rebinding)",
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=defaults.header_timeout,
+        metavar="SECONDS",
+        help="a socket that sends no complete request headers for this long is closed "
+        f"(default {defaults.header_timeout:g})",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=defaults.body_timeout,
+        metavar="SECONDS",
+        help="a POST body must arrive whole within this "
+        f"(HTTP 408; default {defaults.body_timeout:g})",
+    )
+    serve.add_argument(
+        "--max-sockets",
+        type=int,
+        default=defaults.max_sockets,
+        metavar="N",
+        help="open client sockets at most, kept below the file limit "
+        f"(default {defaults.max_sockets})",
+    )
 
 
 def _split_listen(value: str) -> tuple[str, int]:
@@ -130,7 +167,14 @@ def serve_command(args: argparse.Namespace) -> int:
         token=token,
         allowed_origins=args.allow_origin,
         affinity_cookie=args.affinity_cookie,
-        limits=RemoteLimits(max_connections=args.max_connections, max_body_size=args.max_body_size),
+        allowed_hosts=args.allow_host,
+        limits=RemoteLimits(
+            max_connections=args.max_connections,
+            max_body_size=args.max_body_size,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+            max_sockets=args.max_sockets,
+        ),
     )
 
     def ready(bound_host: str, bound_port: int) -> None:

@@ -29,12 +29,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
+import anyio
 import msgspec
 from msgspec import UNSET
 
 from .. import schema
 from .._errors import AcpError, ConnectionClosed, LocalProtocolError, RemoteProtocolError
 from .._protocol.ids import new_id
+from .._session.work import current_work
 
 if TYPE_CHECKING:
     from .._session.parts import SessionParts
@@ -252,14 +254,30 @@ async def _request(
         # The request is not a session update: flush terminal bytes by hand.
         await updates.flush_terminals()
     await parts.turns.permission_started()
+    work = current_work.get()
+    wait = None
+    if work is not None and work.trace is not None:
+        tool_call_id = None
+        if isinstance(params, schema.ElicitationFormMode | schema.ElicitationUrlMode):
+            scope = params.tool_call_id
+            tool_call_id = scope if isinstance(scope, str) else None
+        wait = work.trace.wait("elicitation", None, tool_call_id)
     try:
         # A cancellation while waiting sends $/cancel_request (the connection
         # does) and propagates: cancelled work gets no answer.
         decode = updates.encoding.answer_decoder(_decode_response, "CreateElicitationResponse")
         response = await connection.request("elicitation/create", params, decode)
+    except BaseException as exc:
+        if wait is not None:
+            cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
+            wait.end("cancelled", None if cancelled else type(exc).__qualname__)
+        raise
     finally:
         await parts.turns.permission_finished()
-    return _result(response)
+    result = _result(response)
+    if wait is not None:
+        wait.end(result.action)
+    return result
 
 
 def _decode_response(raw: msgspec.Raw) -> schema.CreateElicitationResponse:

@@ -34,8 +34,6 @@ exactly that.
 from __future__ import annotations
 
 import bisect
-import difflib
-import mimetypes
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -250,6 +248,8 @@ def file_change(
     both_text = (old is None or old_text is not None) and (new is None or new_text is not None)
 
     if mime_type is None:
+        import mimetypes  # noqa: PLC0415 - only when no mime type is given
+
         mime_type = mimetypes.guess_type(new_path)[0]
 
     if both_text:
@@ -421,6 +421,8 @@ def _matching_runs(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int, i
                 a_lo, b_lo = i + 1, j + 1
             stack.append((a_lo, a_hi, b_lo, b_hi))
         else:
+            import difflib  # noqa: PLC0415 - only when texts differ
+
             matcher = difflib.SequenceMatcher(None, a[a_lo:a_hi], b[b_lo:b_hi])
             runs.extend(
                 (a_lo + i, b_lo + j, size) for i, j, size in matcher.get_matching_blocks() if size

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import threading
 from collections.abc import Sequence
@@ -440,6 +439,8 @@ def _verify(dir_fd: int, seen: Seen, content: bytes | None, max_bytes: int) -> N
 
 def _write_temp(dir_fd: int, target: Seen, data: bytes, source: Seen) -> str:
     """Write ``data`` to a new temporary file beside ``target``, with ``source``'s mode."""
+    import secrets  # noqa: PLC0415 - only when a file is edited
+
     mode = source.mode
     temp = f".{target.name[:200]}.{secrets.token_hex(6)}.acpio-edit"
     try:

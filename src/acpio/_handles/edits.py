@@ -61,7 +61,6 @@ from collections.abc import Callable, Sequence
 from typing import Final, Protocol, TypeAlias, TypeVar, final
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
 from msgspec import UNSET, UnsetType
 
@@ -395,6 +394,8 @@ async def _in_thread(
     exiting after its client went away. Here the caller sets ``stop`` and
     leaves; the thread finishes (or not) on its own and never reports back.
     """
+    from anyio.from_thread import run_sync  # noqa: PLC0415 - only when a file is edited
+
     stop = stop if stop is not None else threading.Event()
     token = anyio.lowlevel.current_token()
     finished = anyio.Event()
@@ -407,7 +408,7 @@ async def _in_thread(
             outcome.append((False, exc))
         if not stop.is_set():
             with contextlib.suppress(RuntimeError):  # the event loop is gone
-                anyio.from_thread.run_sync(finished.set, token=token)
+                run_sync(finished.set, token=token)
 
     threading.Thread(target=work, name="acpio file edit", daemon=True).start()
     try:

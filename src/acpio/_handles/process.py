@@ -30,7 +30,6 @@ import contextlib
 import logging
 import os
 import signal as signal_module
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -512,6 +511,8 @@ class LocalCommand(RunningCommand):
         self._connection = connection
 
     async def _start(self) -> None:
+        import subprocess  # noqa: PLC0415 - loaded by anyio.open_process anyway
+
         process = await anyio.open_process(
             self._argv,
             cwd=self._cwd,

@@ -25,7 +25,7 @@ import logging
 import os
 from collections.abc import Generator, Sequence
 from types import TracebackType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.lowlevel
@@ -53,6 +53,9 @@ from .permission import (
     validate_options,
 )
 from .terminal import DEFAULT_FLUSH_DELAY, DEFAULT_MAX_CHUNK, TerminalHandle
+
+if TYPE_CHECKING:
+    from .._session.observe import Restore, SpanTrace, TurnTrace
 
 __all__ = ["SessionHandles", "ToolCallHandle", "request_permission"]
 
@@ -221,6 +224,12 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self._waits: set[anyio.CancelScope] = set()
         self._subject: schema.ToolCallPermissionSubject | None = None
         self._prepared: PreparedPermission | None = None
+        #: The trace's name of the call: low cardinality (never the title).
+        self._trace_name: str = name or kind or "tool"
+        # While the turn is traced: the call's span, until its final status.
+        self._trace: SpanTrace | None = None
+        self._restore: Restore | None = None
+        self._error_type: str | None = None
 
     # ------------------------------------------------------------ announcing
 
@@ -236,6 +245,11 @@ class ToolCallHandle(metaclass=LibraryCreated):
             work = current_work.get()
             if work is not None:
                 work.tool_call_finishers.append(self._finish_quietly)
+                if work.trace is not None:
+                    self._trace = work.trace.tool_call(self.id, self._trace_name)
+                    if self.final:  # reported after the fact: a span of no length
+                        self._trace.end(self.status, "_OTHER" if self.status == "failed" else None)
+                        self._trace = None
             self._announced = True
             await self.session.send(self._first)
         return self
@@ -245,6 +259,9 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
     async def __aenter__(self) -> ToolCallHandle:
         await self.announce()
+        if self._trace is not None:
+            # Spans made inside the block (an MCP call, an HTTP request) nest under the call's.
+            self._restore = self._trace.enter()
         self._scope = anyio.CancelScope()
         self._scope.__enter__()
         return self
@@ -258,6 +275,9 @@ class ToolCallHandle(metaclass=LibraryCreated):
         scope = self._scope
         assert scope is not None
         self._scope = None
+        if self._restore is not None:
+            self._restore()
+            self._restore = None
         # trio's __exit__ returns True when there was no exception at all.
         swallowed = bool(scope.__exit__(exc_type, exc, tb)) and exc is not None
         cancelled_cls = anyio.get_cancelled_exc_class()
@@ -280,6 +300,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 # Aborted operations raise; a cancelled call is reported cancelled, not failed.
                 await self._finish_quietly("cancelled")
             else:
+                self._error_type = type(exc).__qualname__
                 await self._finish_quietly("failed", f"{type(exc).__name__}: {exc}")
         return False
 
@@ -349,6 +370,12 @@ class ToolCallHandle(metaclass=LibraryCreated):
             self.status = "pending"
         if isinstance(patch.title, str):
             self.title = patch.title
+        if self._trace is not None and self.status in FINAL_STATUSES:
+            self._trace.end(
+                self.status,
+                (self._error_type or "_OTHER") if self.status == "failed" else None,
+            )
+            self._trace = None
 
     async def append(
         self, item: schema.ToolCallContent, *, meta: dict[str, object] | None = None
@@ -583,7 +610,10 @@ class ToolCallHandle(metaclass=LibraryCreated):
         if updates.dirty_terminals:
             # The request is not a session update: flush terminal bytes by hand.
             await updates.flush_terminals()
-        if not self.cancellable:
+        work = current_work.get()
+        if work is not None and work.trace is not None:
+            outcome = await self._traced_permission(work.trace, offered, request)
+        elif not self.cancellable:
             outcome = await request_permission(self._parts, offered, request)
         else:
             outcome = await self._cancellable_permission(offered, request)
@@ -593,6 +623,26 @@ class ToolCallHandle(metaclass=LibraryCreated):
             and outcome.option_kind in REMEMBERED_KINDS
         ):
             session.remembered_permissions[remember] = outcome.option_kind
+        return outcome
+
+    async def _traced_permission(
+        self,
+        trace: TurnTrace,
+        offered: Sequence[schema.PermissionOption],
+        request: schema.RequestPermissionRequest | bytes,
+    ) -> Outcome:
+        """The request of :meth:`request_permission` within a wait span of the turn's trace."""
+        wait = trace.wait("permission", self._trace, self.id)
+        try:
+            if not self.cancellable:
+                outcome = await request_permission(self._parts, offered, request)
+            else:
+                outcome = await self._cancellable_permission(offered, request)
+        except BaseException as exc:
+            wait.end("cancelled", None if _is_cancelled(exc) else type(exc).__qualname__)
+            raise
+        # The kind of the option chosen (allow_once, ...), else how it ended (dismissed, ...).
+        wait.end(outcome.option_kind if outcome.option_kind is not None else outcome.kind)
         return outcome
 
     def _permission_params(
@@ -812,6 +862,10 @@ async def _client_gone(parts: SessionParts) -> Outcome:
         with anyio.move_on_after(parts.turns.limits.cancel_grace):
             await anyio.sleep_forever()
     return CANCELLED
+
+
+def _is_cancelled(exc: BaseException) -> bool:
+    return isinstance(exc, anyio.get_cancelled_exc_class()) or _is_cancellation(exc)
 
 
 def _is_cancellation(exc: BaseException) -> bool:

@@ -10,10 +10,15 @@ structs, so the protocol version stays at the connection boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .. import schema
 
-__all__ = ["Peer"]
+__all__ = ["TERMINAL_AUTH_META", "Peer"]
+
+#: The ``_meta`` key of terminal sign-in: ``true`` in a client's capabilities, a launch
+#: descriptor on an auth method (the convention that predates ``auth.terminal``).
+TERMINAL_AUTH_META: Final = "terminal-auth"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,14 @@ class Peer:
     #: v1 only: Zed's ``_meta.terminal_output`` convention (agent-side terminal output in
     #: ``_meta`` of tool call updates, shown as a live terminal).
     terminal_output: bool = False
+    #: Terminal sign-in (``terminal`` auth methods) may be offered: the client sent
+    #: ``capabilities.auth.terminal`` (v1 ``clientCapabilities.auth.terminal: true``) or the
+    #: ``_meta`` marker ``"terminal-auth": true`` that shipping clients and the ACP registry's
+    #: verifier send instead.
+    terminal_auth: bool = False
+    #: The client sent that ``_meta`` marker: it reads the legacy launch descriptor
+    #: ``_meta["terminal-auth"]`` (``command``, ``args``, ``label``) of a method.
+    terminal_auth_meta: bool = False
 
     @classmethod
     def from_v2(cls, protocol_version: int, capabilities: schema.ClientCapabilities) -> Peer:
@@ -49,4 +62,16 @@ class Peer:
         if isinstance(elicitation, schema.ElicitationCapabilities):
             form = isinstance(elicitation.form, schema.ElicitationFormCapabilities)
             url = isinstance(elicitation.url, schema.ElicitationUrlCapabilities)
-        return cls(protocol_version=protocol_version, elicitation_form=form, elicitation_url=url)
+        auth = capabilities.auth
+        typed = isinstance(auth, schema.ClientAuthCapabilities) and isinstance(
+            auth.terminal, schema.TerminalAuthCapabilities
+        )
+        meta = capabilities.meta
+        marked = isinstance(meta, dict) and meta.get(TERMINAL_AUTH_META) is True
+        return cls(
+            protocol_version=protocol_version,
+            elicitation_form=form,
+            elicitation_url=url,
+            terminal_auth=typed or marked,
+            terminal_auth_meta=marked,
+        )

@@ -30,8 +30,6 @@ always caught there, so it never reaches a decoder that would read it as ``None`
 from __future__ import annotations
 
 import functools
-import json
-from importlib import resources
 from typing import Final, cast
 
 import msgspec
@@ -63,6 +61,8 @@ Node = dict[str, object]
 
 @functools.cache
 def _defs() -> dict[str, Node]:
+    from importlib import resources  # noqa: PLC0415 - a v1 connection's first read only
+
     text = resources.files("acpio.schema").joinpath("v1", "schema.json").read_bytes()
     loaded = cast("dict[str, object]", msgspec.json.decode(text))
     return cast("dict[str, Node]", loaded["$defs"])
@@ -78,6 +78,8 @@ def loads(raw: bytes) -> object:
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError:
+        import json  # noqa: PLC0415 - numbers past msgspec's range only
+
         return json.loads(raw)
 
 
@@ -270,6 +272,8 @@ def lenient_raw(name: str | None, raw: msgspec.Raw | None) -> msgspec.Raw | None
     except msgspec.DecodeError:
         # Numbers past what msgspec reads, or not JSON (the decoder that follows says so).
         try:
+            import json  # noqa: PLC0415 - numbers past msgspec's range only
+
             value = json.loads(bytes(raw))
         except ValueError:
             return raw

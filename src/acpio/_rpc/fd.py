@@ -30,7 +30,6 @@ only runs while the reader waits with nothing buffered.
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import contextlib
 import functools
@@ -38,7 +37,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.lowlevel
@@ -47,6 +46,9 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from .lines import DEFAULT_READ_SIZE, LineReader
 from .outgoing import OutgoingBuffer
 from .wire import Answer
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["AsyncioChannel", "FdReceiveStream", "FdSendStream", "asyncio_channel"]
 
@@ -131,11 +133,9 @@ class FdReceiveStream(ByteReceiveStream):
         if self._closed or not self._pollable:
             return False
         try:
-            # Only an asyncio task has a current asyncio task (not trio, nor trio-asyncio's
-            # trio side); anyio no longer ships sniffio, so ask asyncio itself.
-            if asyncio.current_task() is None:
+            loop = _running_asyncio_loop()
+            if loop is None:
                 return False
-            loop = asyncio.get_running_loop()
             loop.add_reader(self._fd, self._on_readable)
         except (NotImplementedError, RuntimeError):
             # No running asyncio loop, or a Proactor loop on Windows without
@@ -324,8 +324,16 @@ def _restore_blocking(fd: int, was_changed: bool) -> None:
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop when the current task runs on asyncio, else None (trio)."""
+    # No asyncio loop runs before asyncio is imported: acpio leaves that import to the
+    # backend (anyio.run), so a trio agent never pays for it.
+    if "asyncio" not in sys.modules:
+        return None
+    import asyncio  # noqa: PLC0415
+
     try:
-        if asyncio.current_task() is None:  # anyio no longer ships sniffio: ask asyncio
+        # Only an asyncio task has a current asyncio task (not trio, nor trio-asyncio's
+        # trio side); anyio no longer ships sniffio, so ask asyncio itself.
+        if asyncio.current_task() is None:
             return None
         return asyncio.get_running_loop()
     except RuntimeError:
@@ -364,6 +372,8 @@ class AsyncioChannel:
         self._flush_handle: asyncio.Handle | None = None
         # True while the writer task holds a block it took from the buffer.
         self._writing = False
+        import asyncio  # noqa: PLC0415 - loaded already: the loop is running
+
         self._new_future: Callable[[], asyncio.Future[Answer]] = (
             # The default loop's create_future, without its Python frame.
             functools.partial(asyncio.Future, loop=loop)

@@ -18,7 +18,7 @@ from typing import Final, cast
 import msgspec
 
 from .._errors import INTERNAL_ERROR, RequestError
-from ..schema._generated import CANCEL_REQUEST_METHOD
+from ..schema import CANCEL_REQUEST_METHOD
 
 __all__ = [
     "CANCEL_REQUEST",

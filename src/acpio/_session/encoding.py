@@ -34,14 +34,13 @@ it returns in the same envelope (``docs/v1.md``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
 import msgspec
 
 from .. import schema
 from .._protocol.peer import Peer
-from .._protocol.v1_schema import lenient_raw
 from .framing import (
     MESSAGE_CHUNK_END,
     TEXT_CHUNK_END,
@@ -53,7 +52,9 @@ from .framing import (
     text_chunk_prefix,
     update_prefix,
 )
-from .v1_projection import V1Projection
+
+if TYPE_CHECKING:
+    pass
 
 __all__ = ["SessionEncoding", "V1Encoding", "V2Encoding", "session_encoding"]
 
@@ -182,6 +183,9 @@ class V1Encoding(SessionEncoding):
 
     def __init__(self, session_id: str, peer: Peer) -> None:
         super().__init__(session_id, peer)
+        # The v1 modules (and the vendored v1 schema) load with the first v1 session.
+        from .v1_projection import V1Projection  # noqa: PLC0415
+
         self.projection = V1Projection(session_id, peer)
 
     @property
@@ -228,6 +232,7 @@ class V1Encoding(SessionEncoding):
         self, decode: Callable[[msgspec.Raw], T], definition: str
     ) -> Callable[[msgspec.Raw], T]:
         """``decode`` of the answer first read as the v1 schema says (its lenient fields)."""
+        from .._protocol.v1_schema import lenient_raw  # noqa: PLC0415 - loaded for v1 only
 
         def decode_v1(raw: msgspec.Raw) -> T:
             cleaned = lenient_raw(definition, raw)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.abc
@@ -53,6 +53,9 @@ from .turn_machine import (
 )
 from .updates import UpdatePath
 from .work import Work, current_work
+
+if TYPE_CHECKING:
+    from .observe import Restore, SessionObserver
 
 __all__ = [
     "IDLE",
@@ -101,6 +104,8 @@ class Turns:
         self.wake: anyio.Event | None = None
         self.idle_event: anyio.Event | None = None
         self.pending_permissions: int = 0
+        #: Traces the session's turns; None (the default) when tracing is off.
+        self.observer: SessionObserver | None = None
         # The two state updates a turn reports mid-way, each with its encoded line:
         # they carry no fields, so they are built once per session.
         self.state_updates: Final[dict[SessionState, tuple[schema.SessionUpdate, bytes]]] = {
@@ -141,14 +146,19 @@ class Turns:
     # ---------------------------------------------------------------- prompts
 
     def accept_prompt(
-        self, prompt: list[schema.ContentBlock], *, answer_ends_turn: bool = False
+        self,
+        prompt: list[schema.ContentBlock],
+        *,
+        answer_ends_turn: bool = False,
+        meta: dict[str, object] | None = None,
     ) -> Work:
         """Insert a user prompt: it gets a ``messageId`` and runs after the work in front.
 
         The runner announces it only after :meth:`prompt_responded`, so the
         ``session/prompt`` response always precedes its ``user_message``.
         ``answer_ends_turn``: the prompt's answer is its turn's end on the wire
-        (:meth:`prompt_answered`), so the next turn waits for it.
+        (:meth:`prompt_answered`), so the next turn waits for it. ``meta`` is the
+        request's ``_meta`` (a traced turn continues the client's trace context).
 
         :raises RequestError: when the session is closed (``-32002``) or too
             many prompts are queued (``-32603``).
@@ -162,7 +172,7 @@ class Turns:
                 f"queued prompts (limit {self.limits.max_queued_prompts}); wait for idle or "
                 "cancel"
             )
-        work = Work(message_id=new_id("msg"), prompt=prompt)
+        work = Work(message_id=new_id("msg"), prompt=prompt, meta=meta)
         self.machine.accept(work, answer_ends_turn=answer_ends_turn)
         return work
 
@@ -295,6 +305,15 @@ class Turns:
         """Run the agent's handler for ``work`` and report its outcome to the machine."""
         current_work.set(work)
         outcome: Outcome = CANCELLED
+        observer = self.observer
+        restore: Restore | None = None
+        if observer is not None:
+            # The handler runs in the turn's trace context: spans it makes nest under the turn.
+            try:
+                trace = work.trace = observer.turn(work.meta)
+                restore = trace.enter()
+            except Exception:  # a broken exporter setup never stops the turn
+                logger.exception("could not trace a turn of session %s", self.session_id)
         try:
             with work.scope:
                 result = await self.run_prompt(work.prompt)
@@ -307,9 +326,13 @@ class Turns:
                 outcome = CANCELLED
             else:
                 logger.exception("prompt handler of session %s failed", self.session_id)
+                if work.trace is not None:
+                    work.trace.failed(exc)
                 message = _short(f"{type(exc).__name__}: {exc}")
                 outcome = ("error", schema.Error(code=INTERNAL_ERROR, message=message))
         finally:
+            if restore is not None:
+                restore()
             work.done.set()
             self.act(self.machine.handler_ended(work, outcome), work)
 
@@ -332,6 +355,8 @@ class Turns:
             except Exception:
                 logger.exception("could not report the end of work in session %s", self.session_id)
             finally:
+                if work.trace is not None:
+                    work.trace.end(stop_reason)
                 self.act(self.machine.idle_sent(work), work)
                 current_work.reset(token)
 
@@ -340,6 +365,8 @@ class Turns:
         for work in self.machine.drop_all():
             work.scope.cancel()
             work.ended.set()
+            if work.trace is not None:
+                work.trace.end("cancelled")
 
     # ------------------------------------------------------------ cancelling
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, TypeVar
 
 from .. import schema
 
@@ -69,7 +69,12 @@ class SessionState(enum.Enum):
 
     # Members are singletons compared by identity: the identity hash, in C, keeps the
     # state lookups of every permission round trip cheap (Enum's own hash runs Python code).
-    __hash__ = object.__hash__
+    if TYPE_CHECKING:
+
+        def __hash__(self) -> int: ...
+
+    else:
+        __hash__ = object.__hash__
 
 
 # The states as module constants: an Enum member read through its class costs a

@@ -20,11 +20,15 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .. import schema
 from .turn_machine import Turn
+
+if TYPE_CHECKING:
+    from .observe import TurnTrace
 
 __all__ = ["Work", "current_work"]
 
@@ -51,6 +55,10 @@ class Work(Turn):
     )
     #: The flush of each terminal of the work: its bytes go out before the idle.
     terminal_flushes: list[Callable[[], Awaitable[None]]] = field(default_factory=lambda: [])
+    #: The ``_meta`` of the prompt's request (the client's trace context, if any).
+    meta: dict[str, object] | None = None
+    #: The turn's trace while its session is traced (see :mod:`acpio._session.observe`).
+    trace: TurnTrace | None = None
 
 
 current_work: contextvars.ContextVar[Work | None] = contextvars.ContextVar(

@@ -14,7 +14,6 @@ from pathlib import Path
 from .._errors import SessionStoreError
 from .._limits import HistoryLimits
 from .history import InMemorySessionStore, SessionStore
-from .postgres_store import PostgresSessionStore
 from .sqlite_store import SqliteSessionStore
 from .store_paths import MEMORY_VALUES, SESSION_STORE_ENV, default_store_path
 
@@ -48,6 +47,9 @@ def open_session_store(url: str, *, limits: HistoryLimits | None = None) -> Sess
         return InMemorySessionStore(limits)
     if text.lower().startswith(_POSTGRES_SCHEMES):
         conninfo, options = _store_options(text)
+        # The PostgreSQL store (and its imports) loads only for a postgresql:// URL.
+        from .postgres_store import PostgresSessionStore  # noqa: PLC0415
+
         return PostgresSessionStore(
             conninfo,
             limits=limits,

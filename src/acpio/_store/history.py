@@ -188,10 +188,10 @@ class TextRun:
         self.parts: list[str] = []  # the joined text of sealed groups of chunks
         self.counts: list[int] = []  # how many chunks each part holds
         self.tail: list[str] = []  # the newest chunks, not yet joined
-        self.sizes = array("I")  # the length of every chunk held, in code points
-        self.dropped = 0  # chunks freed from the front (the first held is chunk `dropped`)
-        self.start = 0  # held chunks before the first one shown (dropped, not yet freed)
-        self.version = 0  # odd while chunks move (see the class docstring)
+        self.sizes: array[int] = array("I")  # the length of every chunk held, in code points
+        self.dropped: int = 0  # chunks freed from the front (the first held is chunk `dropped`)
+        self.start: int = 0  # held chunks before the first one shown (dropped, not yet freed)
+        self.version: int = 0  # odd while chunks move (see the class docstring)
 
     def __len__(self) -> int:
         """How many chunks the run shows."""

@@ -182,7 +182,7 @@ class SqliteSessionStore(WriterStore[sqlite3.Connection]):
         self._start_queues(str(self.path))
         #: True when the file can be read but not written: its sessions are listed and
         #: resumed, nothing is written (new sessions and new updates stay in memory).
-        self.read_only = False
+        self.read_only: bool = False
         self._immutable = False  # read-only, and SQLite may not even create its -shm
         self._conn = self._open()
         self._reader = self._connect(timeout=0.1)  # session/list, on the event loop

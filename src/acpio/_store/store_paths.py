@@ -27,6 +27,7 @@ __all__ = [
     "default_store_path",
     "owner_alive",
     "process_start",
+    "state_dir",
 ]
 
 STATE_DIR_ENV: Final = "ACPIO_STATE_DIR"
@@ -51,6 +52,14 @@ def _state_home() -> Path:
 def _safe_name(name: str) -> str:
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return cleaned[:100] or "acpio-agent"
+
+
+def state_dir(agent_name: str) -> Path:
+    """The per-user directory of what agent ``agent_name`` keeps (sessions, a stored key):
+    ``<ACPIO_STATE_DIR or the platform's state directory>/<agent name>``."""
+    base = os.environ.get(STATE_DIR_ENV)
+    root = Path(base).expanduser() if base else _state_home()
+    return root / _safe_name(agent_name)
 
 
 def default_store_path(agent_name: str) -> Path | None:

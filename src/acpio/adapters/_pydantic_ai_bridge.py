@@ -18,11 +18,12 @@ import logging
 import os
 from collections.abc import AsyncIterable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
+from msgspec import UnsetType
 from pydantic import ValidationError
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import messages as pai
@@ -40,11 +41,9 @@ from pydantic_ai.toolsets import AbstractToolset
 
 import acpio
 from acpio import schema
-from acpio._json import as_list
 
-from ._pydantic_ai_context import approval_needed, is_self_reporting
+from ._pydantic_ai_context import Reporting, approval_needed, is_self_reporting
 from ._tool_calls import infer_kind, jsonable, locations_of, title_of
-from .pydantic_ai import ACPAgent
 
 if TYPE_CHECKING:
     from fastmcp.client.transports import StdioTransport
@@ -53,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["load_history", "mcp_toolsets", "run_turn", "user_prompt_of"]
 
 logger: logging.Logger = logging.getLogger("acpio.adapters.pydantic_ai")
+
+_T = TypeVar("_T")
 
 
 # ----------------------------------------------------------------- durable state
@@ -114,7 +115,7 @@ class Conversation(Protocol):
 
 
 async def run_turn(
-    owner: ACPAgent[Any],
+    reporting: Reporting,
     agent: PydanticAgent[Any, Any],
     session: acpio.Session,
     state: Conversation,
@@ -125,7 +126,7 @@ async def run_turn(
     deps: object,
 ) -> None:
     """Run ``agent`` once on ``prompt``; keep and save the history it leaves, even cancelled."""
-    bridge = _SessionBridge(session, owner)
+    bridge = _SessionBridge(session, reporting)
     try:
         result = await agent.run(
             user_prompt_of(prompt),
@@ -181,9 +182,8 @@ def user_prompt_of(prompt: Sequence[acpio.ContentBlock]) -> list[pai.UserContent
     return content
 
 
-def _list(value: object) -> list[Any]:
-    items: list[Any] = as_list(value) or []
-    return items
+def _items(value: list[_T] | None | UnsetType) -> list[_T]:
+    return value if isinstance(value, list) else []
 
 
 def _b64(data: str) -> bytes:
@@ -215,11 +215,14 @@ async def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractTool
     toolsets: list[AbstractToolset[Any]] = []
     for server in servers:
         if isinstance(server, schema.McpServerStdio):
-            env = {**os.environ, **{v.name: v.value for v in _list(server.env)}}
-            transport = stdio_transport(server.command, _list(server.args), env=env)
+            env = {**os.environ, **{v.name: v.value for v in _items(server.env)}}
+            # keep_alive=False: the server process ends with the run that started it.
+            transport = stdio_transport(
+                server.command, _items(server.args), env=env, keep_alive=False
+            )
             toolsets.append(mcp_toolset(transport, id=server.name).prefixed(server.name))
         elif isinstance(server, schema.McpServerHttp):
-            headers = {h.name: h.value for h in _list(server.headers)}
+            headers = {h.name: h.value for h in _items(server.headers)}
             toolsets.append(
                 mcp_toolset(server.url, id=server.name, headers=headers or None).prefixed(
                     server.name
@@ -234,9 +237,9 @@ async def mcp_toolsets(servers: Sequence[schema.McpServer]) -> list[AbstractTool
 class _SessionBridge(AbstractCapability[Any]):
     """The per-turn capability that turns one pydantic-ai run into ACP updates."""
 
-    def __init__(self, session: acpio.Session, owner: ACPAgent[Any]) -> None:
+    def __init__(self, session: acpio.Session, reporting: Reporting) -> None:
         self.session = session
-        self.owner = owner
+        self.reporting = reporting
         self._stream: acpio.MessageStream | None = None
         self._calls: dict[str, acpio.ToolCallHandle] = {}
 
@@ -281,7 +284,7 @@ class _SessionBridge(AbstractCapability[Any]):
         self, ctx: RunContext[Any], *, request_context: Any, response: pai.ModelResponse
     ) -> pai.ModelResponse:
         profile = getattr(ctx.model, "profile", None)
-        size = self.owner.context_window or getattr(profile, "context_window", None)
+        size = self.reporting.context_window or getattr(profile, "context_window", None)
         if size:
             # What the context holds after this response: its input plus its output.
             used = min(response.usage.input_tokens + response.usage.output_tokens, size)
@@ -294,7 +297,7 @@ class _SessionBridge(AbstractCapability[Any]):
         handle = self._calls.get(call.tool_call_id)
         if handle is None:
             args = call.args_as_dict()
-            kind = self.owner.tool_kinds.get(call.tool_name) or infer_kind(call.tool_name)
+            kind = self.reporting.tool_kinds.get(call.tool_name) or infer_kind(call.tool_name)
             handle = self.session.tool_call(
                 title_of(call.tool_name, args),
                 kind=kind,

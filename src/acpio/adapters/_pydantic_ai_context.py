@@ -1,11 +1,16 @@
-"""The ACP session a pydantic-ai tool runs for, and the mark of self-reporting tools.
+"""What the adapter and its per-turn bridge share: the ACP session a pydantic-ai tool
+runs for, the mark of self-reporting tools, and how a turn reports (:class:`Reporting`).
 
-No pydantic-ai import at run time: the adapter's start stays light.
+No pydantic-ai import at run time: the adapter's start stays light. The bridge
+(``_pydantic_ai_bridge.py``) imports this module, never the adapter's own, so the
+two stay apart: the adapter imports the bridge, on its first turn.
 """
 
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import acpio
@@ -15,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SELF_REPORTING",
+    "Reporting",
     "approval_needed",
     "current_session",
     "is_self_reporting",
@@ -23,6 +29,20 @@ __all__ = [
 
 #: Tool metadata key: a tool whose metadata has it true reports its own ACP tool call.
 SELF_REPORTING: Final = "acpio_self_reporting"
+
+
+@dataclass(frozen=True, slots=True)
+class Reporting:
+    """How a turn reports what pydantic-ai does: one per ``ACPAgent``, given to each turn.
+
+    ``tool_kinds`` maps tool names to ACP kinds where the name's guess is wrong;
+    ``context_window`` is the size ``usage_update`` reports (``None``: the model
+    profile's, and no usage when neither is known).
+    """
+
+    tool_kinds: Mapping[str, str]
+    context_window: int | None
+
 
 _Scope = tuple[acpio.Session, bool]
 

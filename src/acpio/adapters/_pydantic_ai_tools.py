@@ -52,7 +52,11 @@ async def read_file(path: str) -> str:
     # What the model gets when the client cancels the call (its block then ends early).
     text = f"Reading {target} was cancelled."
     async with session.tool_call(
-        f"Read {target}", kind="read", raw_input={"path": path}, locations=[target]
+        f"Read {target}",
+        kind="read",
+        name="read_file",
+        raw_input={"path": path},
+        locations=[target],
     ) as call:
         try:
             # Inside the session's directories, a regular file, through the editor's
@@ -79,7 +83,9 @@ async def write_file(path: str, content: str) -> str:
     session = current_session()
     target = _absolute(path, session)
     written = f"Writing {target} was cancelled."  # unless the block runs to its end
-    async with session.tool_call("Write a file", kind="edit", raw_input={"path": path}) as call:
+    async with session.tool_call(
+        "Write a file", kind="edit", name="write_file", raw_input={"path": path}
+    ) as call:
         try:
             edit = await call.propose_edit(target, content)
             if approval_needed():
@@ -108,7 +114,7 @@ async def run_command(command: str) -> str:
     session = current_session()
     summary = f"`{command}` was cancelled."  # unless the block runs to its end
     async with session.tool_call(
-        f"Run `{command}`", kind="execute", raw_input={"command": command}
+        f"Run `{command}`", kind="execute", name="run_command", raw_input={"command": command}
     ) as call:
         if approval_needed():
             outcome = await call.request_permission(

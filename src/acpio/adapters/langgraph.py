@@ -269,6 +269,30 @@ class ACPAgent(acpio.Agent):
         if self.slash_commands and not session.commands:
             await session.set_commands(self.slash_commands)
 
+    def model_provider(self, session: acpio.Session) -> str | None:
+        """The provider of the model picker's choice, for traces (``None`` without a picker).
+
+        A LangChain chat model names it (``ls_provider``: ``openai``, ``anthropic``,
+        ...); a ``"provider:model"`` name by its prefix. Without a picker acpio cannot
+        see which model the graph calls: override this to name it.
+        """
+        if MODEL_OPTION not in session.config.ids:
+            return None
+        choice = next((c for c in self.models if c.id == session.config[MODEL_OPTION]), None)
+        model: object = choice.model if choice is not None else None
+        if isinstance(model, str):
+            return model.partition(":")[0] if ":" in model else None
+        params_of: object = getattr(model, "_get_ls_params", None)
+        if not callable(params_of):
+            return None
+        params: object = params_of()
+        provider = (
+            cast("Mapping[str, object]", params).get("ls_provider")
+            if isinstance(params, Mapping)
+            else None
+        )
+        return provider if isinstance(provider, str) else None
+
     async def on_new_session(self, session: acpio.Session) -> None:
         """Give the session the model and mode pickers and the slash commands."""
         await self._declare(session)

@@ -57,6 +57,7 @@ from acpio import schema
 
 from ._pydantic_ai_context import (
     SELF_REPORTING,
+    Reporting,
     current_session,
     end_session_scope,
     is_self_reporting,
@@ -254,6 +255,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         self.modes: Final = tuple(modes)
         self.tool_kinds: Final = dict(tool_kinds or {})
         self.context_window: Final = context_window
+        self._reporting = Reporting(self.tool_kinds, context_window)
         self._deps: object = deps
         self._deps_factory = deps_factory
         self._sessions: dict[str, _SessionState] = {}
@@ -341,6 +343,26 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
             mode = next(c for c in self.modes if c.id == config[MODE_OPTION])
         return model, mode
 
+    def model_provider(self, session: acpio.Session) -> str | None:
+        """The provider of the next turn's model (``gen_ai.provider.name`` of traces).
+
+        As pydantic-ai names it for its own spans (``Model.system``: ``openai``,
+        ``anthropic``, ...; the prefix of a ``"provider:model"`` name); ``None``
+        while the agent is still being built.
+        """
+        built = self._built
+        if built.agent is None:
+            return None
+        model: object = None
+        if MODEL_OPTION in session.config.ids:
+            model = built.models.get(str(session.config[MODEL_OPTION]))
+        if model is None:
+            model = built.agent.model
+        if isinstance(model, str):
+            return model.partition(":")[0] if ":" in model else None
+        system: object = getattr(model, "system", None)
+        return system if isinstance(system, str) else None
+
     async def _deps_of(self, session: acpio.Session, state: _SessionState) -> object:
         if self._deps_factory is None:
             return None if self._deps is _UNSET else self._deps
@@ -370,7 +392,7 @@ class ACPAgent(acpio.Agent, Generic[DepsT]):
         token = session_scope(session, auto_approve=mode is not None and mode.auto_approve)
         try:
             await run_turn(
-                self,
+                self._reporting,
                 agent,
                 session,
                 state,

@@ -10,12 +10,15 @@ first. Streamable HTTP:
 - any other ``POST`` is forwarded to the connection's agent and answered 202;
   the agent's messages reach the client on SSE streams;
 - ``GET`` with ``Accept: text/event-stream`` opens the connection's stream,
-  or with ``Acp-Session-Id`` a session's stream (409 when it already has a
-  reader);
+  or with ``Acp-Session-Id`` a session's stream (404 for a session neither
+  this connection nor the store knows, 409 when it already has a reader);
 - ``DELETE`` closes the connection (202).
 
 A WebSocket upgrade on the same path carries the same messages, one per text
-frame, both ways; the first must be ``initialize``. Connections run in a task
+frame, both ways; the first must be ``initialize``. Every message from a
+client is checked (nesting depth, id) before anything decodes it
+(:func:`~acpio.remote._connection.read_client_message`): a refused one is
+answered ``-32600`` (HTTP 400), and a WebSocket goes on with the next. Connections run in a task
 group that the ASGI lifespan owns (or, for a server without lifespan, in the
 task of the request that opened them).
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import inspect
+import ipaddress
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Collection, Mapping, MutableMapping
@@ -33,10 +37,9 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
-import msgspec
 
 from .._agent.agent import Agent
-from .._errors import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from .._errors import INTERNAL_ERROR, INVALID_REQUEST
 from .._limits import AgentLimits, RemoteLimits
 from .._store.history import InMemorySessionStore, SessionStore
 from ._connection import (
@@ -44,10 +47,11 @@ from ._connection import (
     SESSION_SCOPED,
     ClientMessage,
     ConnectionRegistry,
+    MessageRefused,
     Outbox,
     RemoteConnection,
-    decode_client_message,
     error_line,
+    read_client_message,
 )
 
 __all__ = ["AgentSource", "AuthRequest", "RemoteApp"]
@@ -115,8 +119,22 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _json_error(send: Send, status: int, code: int, message: str) -> None:
-    await _respond(send, status, error_line(None, code, message), content_type="application/json")
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(host: str) -> str:
+    """The name in a ``Host`` header, without its port (``[::1]:80`` gives ``::1``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
 class _Refused(Exception):
@@ -142,6 +160,12 @@ class RemoteApp:
     by the connections, so a client can reattach from a new connection);
     ``agent_limits`` bound each connection's agent and ``limits`` the server
     (:class:`~acpio.remote.RemoteLimits`).
+
+    ``allowed_hosts`` names the ``Host`` header values (without port)
+    accepted; by default, when the server listens on a loopback address
+    (the ASGI scope's ``server``), only loopback names (``localhost``,
+    ``127.0.0.1``, ``::1``) are, so a web page whose name resolves to
+    loopback (DNS rebinding) is refused (421). ``"*"`` accepts any.
     """
 
     def __init__(
@@ -156,18 +180,22 @@ class RemoteApp:
         limits: RemoteLimits | None = None,
         agent_limits: AgentLimits | None = None,
         path: str = "/acp",
+        allowed_hosts: Collection[str] | None = None,
     ) -> None:
         self._agent_source = agent
-        self.limits = limits or RemoteLimits()
-        self.agent_limits = agent_limits or AgentLimits()
+        self.limits: RemoteLimits = limits or RemoteLimits()
+        self.agent_limits: AgentLimits = agent_limits or AgentLimits()
         self.store: SessionStore = store or InMemorySessionStore(self.agent_limits.history)
         self._token = token.encode() if token is not None else None
         self._authenticate = authenticate
         self._origins = frozenset(o.rstrip("/").lower() for o in allowed_origins)
         self._affinity = affinity_cookie
+        self._hosts = (
+            None if allowed_hosts is None else frozenset(h.strip().lower() for h in allowed_hosts)
+        )
         self._affinity_value = secrets.token_urlsafe(12)
         self.path = path
-        self.registry = ConnectionRegistry(self.limits)
+        self.registry: ConnectionRegistry = ConnectionRegistry(self.limits)
         self._group: anyio.abc.TaskGroup | None = None
         self._shutting_down = False
 
@@ -206,7 +234,7 @@ class RemoteApp:
         self._shutting_down = True
         connections = list(self.registry.connections.values())
         for connection in connections:
-            await connection.close("server shutting down")
+            await connection.close("server shutting down", graceful=True)
         with anyio.move_on_after(
             grace if grace is not None else self.agent_limits.shutdown_grace + 1
         ):
@@ -215,7 +243,20 @@ class RemoteApp:
 
     # -- checks common to HTTP and WebSocket -------------------------------------
 
+    def _host_allowed(self, scope: Scope, headers: Mapping[str, str]) -> bool:
+        given = headers.get("host")
+        if self._hosts is None:
+            server = scope.get("server")
+            if given is None or not server or not _is_loopback(str(server[0])):
+                return True
+            return _is_loopback(_host_name(given))
+        if "*" in self._hosts:
+            return True
+        return given is not None and _host_name(given) in self._hosts
+
     async def _check_access(self, scope: Scope, headers: Mapping[str, str]) -> None:
+        if not self._host_allowed(scope, headers):
+            raise _Refused(421, f"Host {headers.get('host', '')!r} is not served here")
         origin = headers.get("origin")
         if origin is not None and origin.rstrip("/").lower() not in self._origins:
             raise _Refused(403, f"Origin {origin!r} is not allowed")
@@ -316,6 +357,15 @@ class RemoteApp:
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise _Refused(413, f"Body too large (limit {limit} bytes)")
+        timeout = self.limits.body_timeout
+        with anyio.move_on_after(timeout):
+            return await self._receive_body(receive, limit)
+        raise _Refused(
+            408, f"Request body not received within {timeout:g}s", [(b"connection", b"close")]
+        )
+
+    @staticmethod
+    async def _receive_body(receive: Receive, limit: int) -> bytes:
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -338,18 +388,15 @@ class RemoteApp:
             raise _Refused(415, "Content-Type must be application/json")
         body = await self._read_body(receive, headers)
         try:
-            message = decode_client_message(body)
-        except msgspec.DecodeError:
-            await _json_error(send, 400, PARSE_ERROR, "Parse error: the body is not valid JSON")
-            return
-        if message is None:
-            stripped = body.lstrip()
-            text = (
-                "JSON-RPC batches are not supported"
-                if stripped.startswith(b"[")
-                else "Invalid request: expected a JSON-RPC message object"
-            )
-            await _json_error(send, 400, INVALID_REQUEST, text)
+            message = read_client_message(body, self.agent_limits.max_nesting_depth)
+        except MessageRefused as refused:
+            if refused.agent_error is not None:
+                # An answer to the agent's request: that request fails now.
+                connection = self.registry.get(headers.get(CONNECTION_HEADER) or "")
+                if connection is not None and connection.transport == "http":
+                    with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        await connection.fail_client_answer(refused.agent_error)
+            await _respond(send, 400, refused.line, content_type="application/json")
             return
         if message.method == "initialize" and message.is_request:
             if headers.get(CONNECTION_HEADER):
@@ -454,6 +501,8 @@ class RemoteApp:
         if session_id is None:
             outbox = connection.connection_stream
         else:
+            if not await self._session_known(connection, session_id):
+                raise _Refused(404, "Unknown Acp-Session-Id")
             if session_id not in connection.session_streams and len(
                 connection.session_streams
             ) >= connection_stream_limit(self):
@@ -466,6 +515,18 @@ class RemoteApp:
         finally:
             outbox.release()
             connection.last_activity = anyio.current_time()
+
+    async def _session_known(self, connection: RemoteConnection, session_id: str) -> bool:
+        """Whether this connection attached the session or holds its stream, or the store has it."""
+        if session_id in connection.session_streams or session_id in connection.attached:
+            return True
+        # A client opens a session's stream before it loads or resumes the session.
+        try:
+            records = await self.store.list()
+        except Exception:
+            logger.exception("the session store could not list sessions")
+            raise _Refused(503, "The session store is unavailable") from None
+        return any(record.session_id == session_id for record in records)
 
     async def _stream(
         self, receive: Receive, send: Send, connection: RemoteConnection, outbox: Outbox
@@ -564,6 +625,7 @@ class RemoteApp:
     ) -> None:
         initialized = False
         limit = self.limits.max_body_size
+        depth = self.agent_limits.max_nesting_depth
         while True:
             message = await receive()
             if message["type"] == "websocket.disconnect":
@@ -576,18 +638,19 @@ class RemoteApp:
                 await socket.close(1009, "message too large")
                 return
             try:
-                envelope = decode_client_message(data)
-            except msgspec.DecodeError:
-                connection.deliver(
-                    None, error_line(None, PARSE_ERROR, "Parse error: not valid JSON")
-                )
+                envelope = read_client_message(data, depth)
+            except MessageRefused as refused:
+                if refused.answered:
+                    connection.deliver(None, refused.line)
+                if refused.agent_error is not None and initialized:
+                    try:
+                        await connection.fail_client_answer(refused.agent_error)
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
                 continue
-            if envelope is None:
-                connection.deliver(
-                    None,
-                    error_line(
-                        None, INVALID_REQUEST, "Invalid request: expected a JSON-RPC object"
-                    ),
+            if connection.closing and envelope.is_request:
+                connection.answer_locally(
+                    envelope, None, INTERNAL_ERROR, "The connection is closing"
                 )
                 continue
             if not initialized:

@@ -32,15 +32,17 @@ import collections
 import logging
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Final, Literal, TypeVar
+from typing import Final, Literal, TypeVar, cast
 
 import anyio
 import msgspec
 
 from .._agent.agent import Agent
 from .._agent.serve import _serve  # pyright: ignore[reportPrivateUsage]
+from .._errors import INVALID_REQUEST, PARSE_ERROR
 from .._limits import AgentLimits, RemoteLimits
 from .._rpc.connection import Connection
+from .._rpc.scan import decode_scalar, too_deep, top_level_members
 from .._rpc.transport import StreamPair, memory_stream_pair
 from .._session.updates import ClientConnection
 from .._store.history import SessionStore
@@ -48,10 +50,12 @@ from .._store.history import SessionStore
 __all__ = [
     "CONNECTION_ROUTE",
     "ClientMessage",
+    "MessageRefused",
     "Outbox",
     "RemoteConnection",
     "Route",
     "decode_client_message",
+    "read_client_message",
 ]
 
 logger = logging.getLogger("acpio.remote")
@@ -82,6 +86,12 @@ SESSION_SCOPED: Final = NEEDS_ATTACHED | {
 }
 
 Id = int | str | float | None
+
+_UNASKED: Final = object()
+#: How long the connection's stream waits, at the end, for the session streams to end first.
+_STREAMS_OUT_WAIT: Final = 2.0
+#: Then how long the client has to read what the session streams brought.
+_READ_MOMENT: Final = 0.25
 
 #: Writes of the agent (each at most its write buffer) the stream pair holds unread.
 _IN_FLIGHT_CHUNKS: Final = 4
@@ -127,13 +137,117 @@ def decode_client_message(body: bytes) -> ClientMessage | None:
     """The envelope of ``body``, or ``None`` when it is valid JSON of another shape.
 
     Raises :class:`msgspec.DecodeError` (not its ``ValidationError`` subclass)
-    for text that is not JSON at all.
+    for text that is not JSON at all. Checks neither nesting nor ids: what
+    comes from a client goes through :func:`read_client_message`.
     """
     try:
         return _ENVELOPE.decode(body)
     except msgspec.ValidationError:
         msgspec.json.decode(body)  # raises DecodeError when it is not JSON at all
         return None
+
+
+class MessageRefused(Exception):
+    """A client message refused before it reaches the agent, and how to answer it.
+
+    ``code`` and ``text`` make the JSON-RPC error; ``request_id`` is the id
+    it is answered with (the request's own when it could be read, else
+    ``None``); ``answered`` is ``False`` for a message JSON-RPC does not
+    answer (a notification, or a response). ``agent_error`` is, for a
+    response to one of the agent's requests, the error response the agent
+    is given in its place, so that request fails now instead of waiting.
+    """
+
+    def __init__(
+        self,
+        code: int,
+        text: str,
+        *,
+        request_id: int | str | None = None,
+        answered: bool = True,
+        agent_error: bytes | None = None,
+    ) -> None:
+        super().__init__(text)
+        self.code = code
+        self.text = text
+        self.request_id = request_id
+        self.answered = answered
+        self.agent_error = agent_error
+
+    @property
+    def line(self) -> bytes:
+        """The JSON-RPC error response."""
+        return error_line(self.request_id, self.code, self.text)
+
+
+_BAD_ID: Final = "Invalid request: the id must be an integer or a string"
+
+
+def read_client_message(body: bytes, max_depth: int) -> ClientMessage:
+    """The envelope of one message from a client, checked before the agent sees it.
+
+    Arrays and objects nested more than ``max_depth`` levels anywhere in it
+    (a prompt, an answer's ``result``) are found by a byte scan before any
+    decoding (the decoder recurses once per level); an ``id`` that is neither
+    an integer nor a string (``1.0``, an object; ``null`` outside an error
+    answer) is refused.
+
+    :raises MessageRefused: with the answer (``-32700`` for text that is not
+        JSON, ``-32600`` otherwise).
+    """
+    # Fewer bytes than twice the limit cannot open more levels than the limit.
+    if len(body) > 2 * max_depth and too_deep(body, max_depth):
+        raise _too_deep(body, max_depth)
+    try:
+        message = _ENVELOPE.decode(body)
+    except msgspec.ValidationError:
+        raise _wrong_shape(body) from None
+    except msgspec.DecodeError:
+        raise MessageRefused(PARSE_ERROR, "Parse error: the message is not valid JSON") from None
+    except RecursionError:  # only when max_depth is beyond what the decoder can take
+        raise _too_deep(body, max_depth) from None
+    request_id = message.id
+    if (
+        request_id is not msgspec.UNSET
+        and type(request_id) is not int
+        and type(request_id) is not str
+        and not (request_id is None and message.error is not None)
+    ):
+        raise MessageRefused(INVALID_REQUEST, _BAD_ID)
+    return message
+
+
+def _too_deep(body: bytes, max_depth: int) -> MessageRefused:
+    text = f"Invalid request: the message is nested deeper than the limit of {max_depth} levels"
+    scanned = top_level_members(body)
+    members = scanned[0] if scanned is not None else {}
+    request_id = decode_scalar(members.get("id"))
+    valid_id = request_id if type(request_id) is int or type(request_id) is str else None
+    if "method" in members:
+        return MessageRefused(INVALID_REQUEST, text, request_id=valid_id, answered="id" in members)
+    if valid_id is not None and ("result" in members or "error" in members):
+        answer = f"the client's answer was refused: nested deeper than {max_depth} levels"
+        return MessageRefused(
+            INVALID_REQUEST,
+            text,
+            answered=False,
+            agent_error=error_line(valid_id, INVALID_REQUEST, answer),
+        )
+    return MessageRefused(INVALID_REQUEST, text)
+
+
+def _wrong_shape(body: bytes) -> MessageRefused:
+    try:
+        value: object = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return MessageRefused(PARSE_ERROR, "Parse error: the message is not valid JSON")
+    if isinstance(value, list):
+        return MessageRefused(INVALID_REQUEST, "JSON-RPC batches are not supported")
+    if isinstance(value, dict):
+        request_id = cast("dict[str, object]", value).get("id", 0)
+        if type(request_id) is not int and type(request_id) is not str:
+            return MessageRefused(INVALID_REQUEST, _BAD_ID)
+    return MessageRefused(INVALID_REQUEST, "Invalid request: expected a JSON-RPC message object")
 
 
 def _key(value: Id) -> tuple[str, Id]:
@@ -158,13 +272,14 @@ class Outbox:
 
     def __init__(self, on_release: Callable[[Outbox], None] | None = None) -> None:
         self._queue: collections.deque[bytes] = collections.deque()
-        self.buffered = 0
-        self.has_receiver = False
-        self.closed = False
+        self.buffered: int = 0
+        self.has_receiver: bool = False
+        self.closed: bool = False
         self._ready = anyio.Event()
         self._room = anyio.Event()
         self._released = anyio.Event()
-        self.waiting = 0
+        self._let_go: anyio.Event | None = None
+        self.waiting: int = 0
         self.gate: SessionGate | None = None
         self._on_release = on_release
 
@@ -204,8 +319,17 @@ class Outbox:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
         self._released.set()
+        if self._let_go is not None:
+            self._let_go.set()
         if self._on_release is not None:
             self._on_release(self)
+
+    async def wait_let_go(self) -> None:
+        """Return once no receiver holds the stream (after :meth:`close`: it took the end)."""
+        while self.has_receiver:
+            if self._let_go is None or self._let_go.is_set():
+                self._let_go = anyio.Event()
+            await self._let_go.wait()
 
     async def take(self) -> list[bytes] | None:
         """Everything queued, waiting for at least one message; ``None`` once closed and empty."""
@@ -252,8 +376,8 @@ class SessionGate:
     """
 
     def __init__(self) -> None:
-        self.is_open = True
-        self.closed_at = 0.0
+        self.is_open: bool = True
+        self.closed_at: float = 0.0
         self._opened = anyio.Event()
 
     def close(self) -> None:
@@ -361,7 +485,7 @@ class RemoteConnection:
         limits: RemoteLimits,
         registry: ConnectionRegistry,
     ) -> None:
-        self.id = secrets.token_urlsafe(24)
+        self.id: str = secrets.token_urlsafe(24)
         self.transport: Transport = transport
         self._agent = agent
         self._store = store
@@ -370,7 +494,7 @@ class RemoteConnection:
         self._registry = registry
         agent_side, self._side = memory_stream_pair(_IN_FLIGHT_CHUNKS)
         self._agent_side: StreamPair = agent_side
-        self.connection_stream = Outbox()
+        self.connection_stream: Outbox = Outbox()
         self.session_streams: dict[str, Outbox] = {}
         self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
@@ -379,11 +503,12 @@ class RemoteConnection:
         self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
         self.initialize_answer: bytes | None = None
         self._send_lock = anyio.Lock()
-        self.closing = False
-        self.closed = False
-        self.finished = anyio.Event()
+        self.closing: bool = False
+        self.closed: bool = False
+        self.finished: anyio.Event = anyio.Event()
         self._stop = anyio.CancelScope()
-        self.last_activity = anyio.current_time()
+        self._agent_stop = anyio.CancelScope()
+        self.last_activity: float = anyio.current_time()
         self.active_requests = 0
         self.close_reason: str | None = None
 
@@ -402,9 +527,18 @@ class RemoteConnection:
             with anyio.CancelScope(shield=True):
                 await self._side.aclose()
             self._end_initialize()
-            self.connection_stream.close()
             for outbox in self.session_streams.values():
                 outbox.close()
+            # The SDK's HTTP client takes the end of the connection's stream for the end of
+            # everything, dropping what it has not yet read of the session streams: that
+            # stream ends once they went out, and their client had a moment to read them.
+            read = [o for o in self.session_streams.values() if o.has_receiver]
+            if read and not self.connection_stream.closed:
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_STREAMS_OUT_WAIT):
+                    for outbox in read:
+                        await outbox.wait_let_go()
+                    await anyio.sleep(_READ_MOMENT)
+            self.connection_stream.close()
             self._registry.forget(self)
             self.finished.set()
 
@@ -415,6 +549,7 @@ class RemoteConnection:
                 self._agent_side,
                 store=self._store,
                 limits=self._agent_limits,
+                stop=self._agent_stop,
                 session_connection=self._session_connection if self.transport == "http" else None,
             )
         except Exception:
@@ -615,6 +750,15 @@ class RemoteConnection:
             return False, CONNECTION_ROUTE
         return True, self._client_routes.pop(key)
 
+    async def fail_client_answer(self, line: bytes) -> None:
+        """Give the agent ``line``, an error response, in place of a client answer refused.
+
+        Only when the agent asked what it answers; the request then fails now.
+        """
+        message = _ENVELOPE.decode(line)
+        if self._client_routes.pop(_key(message.id), _UNASKED) is not _UNASKED:  # type: ignore[arg-type]
+            await self.send_line(line)
+
     def answer_locally(self, message: ClientMessage, route: Route, code: int, text: str) -> None:
         """Answer a client request with an error without the agent (a limit of the server)."""
         if message.is_request:
@@ -628,12 +772,16 @@ class RemoteConnection:
         async with self._send_lock:
             await self._side.send.send(body + b"\n")
 
-    async def close(self, reason: str, *, discard: bool = False) -> None:
+    async def close(self, reason: str, *, discard: bool = False, graceful: bool = False) -> None:
         """End the connection: the agent sees end of input, reports, and stops.
 
         No new input is taken from then on. Running turns are cancelled and
         reported on their streams, which end after that; with ``discard``
         (the client closed the connection itself) what remains is dropped.
+        With ``graceful`` (the server shuts down) the agent's input stays
+        open until it has reported, so requests in progress are answered as
+        their handlers end them (a v1 prompt ``cancelled``), not as requests
+        cut off by the end of input.
         """
         if discard and not self.closed:
             self.closed = True
@@ -646,8 +794,11 @@ class RemoteConnection:
         self.close_reason = reason
         for gate in self.gates.values():
             gate.open()
-        with anyio.CancelScope(shield=True):
-            await self._side.send.aclose()
+        if graceful and not self.closed:
+            self._agent_stop.cancel()
+        else:
+            with anyio.CancelScope(shield=True):
+                await self._side.send.aclose()
         self._end_initialize()
 
     def _end_initialize(self) -> None:
@@ -667,7 +818,7 @@ class ConnectionRegistry:
     def __init__(self, limits: RemoteLimits) -> None:
         self.limits = limits
         self.connections: dict[str, RemoteConnection] = {}
-        self.sessions = 0
+        self.sessions: int = 0
 
     def add(self, connection: RemoteConnection) -> None:
         """Register a new connection."""

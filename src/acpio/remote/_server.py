@@ -4,15 +4,30 @@ How this works: uvicorn parses HTTP/1.1 and WebSocket; acpio writes no HTTP
 parser. Its graceful shutdown waits for open responses, and SSE streams never
 end on their own, so the server here shuts the app down first (running turns
 cancelled and reported, streams ended, WebSockets closed with 1001), then lets
-uvicorn finish.
+uvicorn finish. SIGINT and SIGTERM end :func:`serve_uvicorn` normally (uvicorn
+would raise the signal again once it has shut down, killing the process
+before whoever called it could close its session store).
+
+Before authentication, a client gets little: uvicorn's HTTP protocol is
+subclassed so that each socket has ``header_timeout`` seconds to send a
+request's headers (from the accept, and again after each response; no
+request in progress means the socket is closed), and so that no more than
+``max_sockets`` sockets are open (the soft file limit is raised to the hard
+one first, and the cap kept below it): a socket accepted past the cap
+closes the oldest one not in a request, or itself when every socket is busy.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import importlib
 import logging
+import signal
 import socket
-from collections.abc import Callable
+import threading
+import time
+from collections.abc import Callable, Generator
 from typing import Any
 
 from ._app import RemoteApp
@@ -20,6 +35,14 @@ from ._app import RemoteApp
 __all__ = ["run_server", "serve_uvicorn"]
 
 logger = logging.getLogger("acpio.remote")
+
+#: Of the soft file limit, what is kept for everything but client sockets (a quarter, >= 64).
+_RESERVED_SHARE = 4
+_RESERVED_MIN = 64
+#: uvicorn's default backlog: the most connections waiting to be accepted.
+_BACKLOG = 2048
+#: Seconds between two warnings that sockets were closed for want of room.
+_WARN_EVERY = 10.0
 
 
 def _uvicorn() -> Any:
@@ -29,6 +52,125 @@ def _uvicorn() -> Any:
         raise RuntimeError(
             "serving needs the `remote` extra: pip install 'acpio[remote]'"
         ) from None
+
+
+def raise_file_limit() -> int:
+    """Raise this process's soft ``RLIMIT_NOFILE`` to its hard limit; the soft limit after.
+
+    ``0`` where there is no such limit (Windows).
+    """
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+    except ImportError:
+        return 0
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return 0 if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def socket_budget(max_sockets: int, file_limit: int) -> tuple[int, int]:
+    """The socket cap and the accept backlog that keep client sockets below ``file_limit``.
+
+    asyncio accepts up to a backlog of sockets at each wakeup before any of
+    them is seen by a protocol, and an evicted socket's descriptor closes an
+    iteration later: so the cap leaves room for three backlogs, and the
+    backlog is an eighth of what the reserve leaves (16 to 2048).
+    """
+    if file_limit <= 0:
+        return max_sockets, _BACKLOG
+    room = file_limit - max(_RESERVED_MIN, file_limit // _RESERVED_SHARE)
+    backlog = max(16, min(_BACKLOG, room // 8))
+    return max(1, min(max_sockets, room - 3 * backlog)), backlog
+
+
+def _http_protocol_base() -> Any:
+    """The HTTP protocol class uvicorn's ``auto`` picks (httptools when installed)."""
+    try:
+        return importlib.import_module("uvicorn.protocols.http.httptools_impl").HttpToolsProtocol
+    except ImportError:
+        return importlib.import_module("uvicorn.protocols.http.h11_impl").H11Protocol
+
+
+class _Sockets:
+    """What the guarded protocols of one server share: the cap and the warning clock."""
+
+    def __init__(self, cap: int, header_timeout: float) -> None:
+        self.cap = cap
+        self.header_timeout = header_timeout
+        self.warned_at = -_WARN_EVERY
+
+    def warn(self, text: str, *args: object) -> None:
+        now = time.monotonic()
+        if now - self.warned_at >= _WARN_EVERY:
+            self.warned_at = now
+            logger.warning(text, *args)
+
+
+def _guarded_protocol(base: Any, sockets: _Sockets) -> Any:
+    """``base`` (a uvicorn HTTP protocol) with a header deadline and the socket cap."""
+
+    class Guarded(base):  # type: ignore[misc]
+        _deadline: asyncio.TimerHandle | None = None
+        _accepted = 0.0
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)  # pyright: ignore[reportUnknownMemberType]
+            self._accepted = time.monotonic()
+            self._arm()
+            open_sockets: Any = self.connections
+            if len(open_sockets) > sockets.cap:
+                self._make_room(open_sockets)
+
+        def _make_room(self, open_sockets: Any) -> None:
+            idle = [
+                c
+                for c in open_sockets
+                if isinstance(c, Guarded) and c is not self and c.waiting_for_headers
+            ]
+            victim = min(idle, key=lambda c: c._accepted) if idle else self
+            sockets.warn(
+                "%d sockets open (the cap is %d): closing %s",
+                len(open_sockets),
+                sockets.cap,
+                "the oldest one not in a request" if idle else "new ones",
+            )
+            victim.transport.abort()
+
+        @property
+        def waiting_for_headers(self) -> bool:
+            """Open, not upgraded, and no request in progress."""
+            transport = self.transport
+            if transport is None or transport.is_closing() or transport.get_protocol() is not self:
+                return False
+            cycle = self.cycle
+            return cycle is None or bool(cycle.response_complete)
+
+        def _arm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = asyncio.get_running_loop().call_later(
+                sockets.header_timeout, self._headers_late
+            )
+
+        def _headers_late(self) -> None:
+            self._deadline = None
+            if self.waiting_for_headers:
+                self.transport.close()
+
+        def on_response_complete(self) -> None:
+            self._arm()
+            super().on_response_complete()  # pyright: ignore[reportUnknownMemberType]
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            super().connection_lost(exc)  # pyright: ignore[reportUnknownMemberType]
+
+    return Guarded
 
 
 async def serve_uvicorn(
@@ -43,15 +185,34 @@ async def serve_uvicorn(
 
     Messages of ``app.limits.max_body_size`` bytes or more close a WebSocket
     (1009). On shutdown every connection's running turns are cancelled and
-    reported before the streams close. ``on_ready(host, port)`` is called
-    once the socket listens (``port=0`` picks a free port).
+    reported before the streams close; then this returns (a signal is not
+    raised again). ``on_ready(host, port)`` is called once the socket listens
+    (``port=0`` picks a free port). The soft file limit is raised to the hard
+    one, and ``app.limits`` ``header_timeout`` and ``max_sockets`` are kept
+    (see the module doc).
     """
     uvicorn = _uvicorn()
+    limits = app.limits
+    cap, backlog = socket_budget(limits.max_sockets, raise_file_limit())
+    sockets = _Sockets(cap, limits.header_timeout)
 
     class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
         async def shutdown(self, sockets: Any = None) -> None:
             await app.aclose()
             await super().shutdown(sockets=sockets)  # pyright: ignore[reportUnknownMemberType]
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Generator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
 
     config = uvicorn.Config(
         app,
@@ -59,7 +220,9 @@ async def serve_uvicorn(
         port=port,
         log_level=log_level,
         lifespan="on",
-        ws_max_size=app.limits.max_body_size,
+        backlog=backlog,
+        http=_guarded_protocol(_http_protocol_base(), sockets),
+        ws_max_size=limits.max_body_size,
         # ACP messages are small JSON: compressing each frame cost a quarter of the
         # server's time when streaming reply chunks (benchmarks/remote.py).
         ws_per_message_deflate=False,

@@ -434,15 +434,25 @@ class ClientSession:
 
     # ---------------------------------------------------------------- prompts
 
-    async def start_prompt(self, content: PromptInput, *, timeout: float | None = None) -> Turn:
+    async def start_prompt(
+        self,
+        content: PromptInput,
+        *,
+        timeout: float | None = None,
+        meta: Mapping[str, object] | None = None,
+    ) -> Turn:
         """Send ``session/prompt`` and return as soon as the agent accepted it.
+
+        ``meta`` is sent as the request's ``_meta`` (a W3C ``traceparent``, say).
 
         Use it to act while the turn runs (cancel it, answer something);
         :meth:`Turn.wait` then gives the result. On v1, where the agent answers the
         prompt at the end of its turn, it returns once the prompt is on the wire, and the
         turn's ``message_id`` is the one the client gave the prompt's user message.
         """
-        params = {"sessionId": self.id, "prompt": _blocks(content)}
+        params: dict[str, object] = {"sessionId": self.id, "prompt": _blocks(content)}
+        if meta is not None:
+            params["_meta"] = dict(meta)
         if self._sessions.v1 is not None:
             return await self._start_v1_prompt(params, timeout)
         probe = self._sessions.probe(self)
@@ -487,13 +497,20 @@ class ClientSession:
         del turns.prompts[probe.request_id]
         return Turn(self, turns, v1.message_id(probe.request_id), prompt)
 
-    async def prompt(self, content: PromptInput, *, timeout: float | None = None) -> TurnResult:
+    async def prompt(
+        self,
+        content: PromptInput,
+        *,
+        timeout: float | None = None,
+        meta: Mapping[str, object] | None = None,
+    ) -> TurnResult:
         """Send a prompt and wait until its turn reached idle; returns how it ended.
 
-        ``timeout`` bounds the whole turn (default: the client's timeout).
+        ``timeout`` bounds the whole turn (default: the client's timeout); ``meta`` is
+        the request's ``_meta``.
         """
         deadline = self._link.deadline(timeout)
-        turn = await self.start_prompt(content, timeout=timeout)
+        turn = await self.start_prompt(content, timeout=timeout, meta=meta)
         return await turn.wait(timeout=max(deadline - time.monotonic(), 0.0))
 
     async def cancel(self) -> None:
