@@ -16,7 +16,7 @@ Where each profile comes from (facts observed; the code and the wording are ours
   blocks with ``kind:``/``input:``/``files:``/``output:``, ``[plan]`` entries,
   ``[client] METHOD (running)`` for each client operation, ``[done] STOP_REASON``, and on
   a terminal the prompt ``[permission] Allow TITLE [KIND]? (y/N)``).
-  ``tests/testing/test_profiles_real.py`` renders acpx's own recorded wire with this
+  ``tests/interop/test_profiles_real.py`` renders acpx's own recorded wire with this
   profile and compares it with acpx's output, so the profile cannot drift unnoticed.
 - ``python-sdk``: the official Python SDK (``agent-client-protocol`` 0.12.1). It has no
   user interface; what a Python client displays is the state of the SDK's client-side
@@ -359,9 +359,15 @@ def _fold(messages: list[JsonObject]) -> _State:
                 content = _obj(update.get("content"))
                 state.text += _str(content.get("text")) or ""
             elif kind in ("tool_call", "tool_call_update"):
+                # As the SDK's accumulator: a tool_call starts the call afresh, an update
+                # changes only the fields it carries with a value.
                 call_id = _str(update.get("toolCallId")) or ""
+                if kind == "tool_call":
+                    state.tool_calls.pop(call_id, None)
                 call = state.tool_calls.setdefault(call_id, {"toolCallId": call_id})
-                call.update({k: v for k, v in update.items() if k != "sessionUpdate"})
+                call.update(
+                    {k: v for k, v in update.items() if k != "sessionUpdate" and v is not None}
+                )
             elif kind == "plan":
                 state.plan = [_obj(e) for e in _list(update.get("entries"))]
         elif method == "session/request_permission":
