@@ -27,6 +27,8 @@ from ._elicitation_policy import ElicitationRequest as ElicitationRequest
 from ._policy import PermissionPolicy as PermissionPolicy
 from ._policy import PermissionPolicyError as PermissionPolicyError
 from ._policy import PermissionRequest as PermissionRequest
+from ._profiles import PROFILES as PROFILES
+from ._profiles import ClientProfile as ClientProfile
 from ._rules import RULES as RULES
 from ._rules import ConformanceError as ConformanceError
 from ._rules import ConformanceReport as ConformanceReport
@@ -46,11 +48,13 @@ from ._waits import AgentTimeoutError as AgentTimeoutError
 from ._waits import MockClientError as MockClientError
 
 __all__ = (
+    "PROFILES",
     "RULES",
     "V1_RULES",
     "AgentExitedError",
     "AgentTimeoutError",
     "ClientSession",
+    "ClientProfile",
     "ClientView",
     "ConformanceChecker",
     "ConformanceError",

@@ -52,6 +52,7 @@ from ._policy import (
     PolicyDecision,
     as_policy,
 )
+from ._profiles import ClientProfile, profile_named
 from ._rules import ConformanceError
 from ._transcript import Transcript
 from ._v1_client import V1Client
@@ -116,6 +117,10 @@ class MockClient:
     and ``client_fs=True`` advertises ``fs.readTextFile``/``fs.writeTextFile``
     served from the real file system, reads seeing ``buffers`` (unsaved
     editor buffers by absolute path) first.
+
+    ``profile`` (a :class:`ClientProfile` or a name in :data:`PROFILES`: ``acpx``,
+    ``python-sdk``, ``zed``, ``jetbrains``) plays that editor: v1, its ``clientInfo``
+    and capabilities; :meth:`shown` then lists what that editor would display.
     """
 
     def __init__(
@@ -140,7 +145,15 @@ class MockClient:
         client_terminal: bool = False,
         client_fs: bool = False,
         buffers: Mapping[str, str] | None = None,
+        profile: ClientProfile | str | None = None,
     ) -> None:
+        self.profile: ClientProfile | None = profile_named(profile) if profile is not None else None
+        """The editor this client plays (:class:`ClientProfile`), or ``None``."""
+        if self.profile is not None:
+            protocol_version = 1
+            client_info = client_info or self.profile.client_info
+            client_terminal = self.profile.terminal
+            client_fs = self.profile.fs
         if isinstance(agent, type):
             agent = agent()
         self._agent: Agent | None = None
@@ -203,6 +216,8 @@ class MockClient:
         )
         """The v1 side of the client (``None`` on v2): its terminals, files written, buffers."""
         self._sessions.v1 = self.v1
+        if self.v1 is not None and self.profile is not None:
+            self.v1.extra_capabilities = dict(self.profile.extra_capabilities)
         self.permission_requests: list[PermissionRequest] = []
         self.elicitation_requests: list[ElicitationRequest] = []
         self.sessions: dict[str, ClientSession] = self._sessions.by_id
@@ -217,6 +232,14 @@ class MockClient:
 
     def __repr__(self) -> str:
         return f"<MockClient {self.name}>"
+
+    def shown(self, profile: ClientProfile | str | None = None) -> list[str]:
+        """The lines ``profile`` (default: the client's own) shows for everything on the
+        wire so far; see :class:`ClientProfile`. Without any profile it raises ``ValueError``."""
+        chosen = profile if profile is not None else self.profile
+        if chosen is None:
+            raise ValueError("no client profile: pass profile= here or to MockClient")
+        return profile_named(chosen).render(self.transcript)
 
     @property
     def timeout(self) -> float:

@@ -363,6 +363,8 @@ class V1Client:
         self.terminals: ClientTerminals = ClientTerminals(sessions)
         self.initialize_result: object = None
         """The raw v1 ``initialize`` result."""
+        self.extra_capabilities: dict[str, object] = {}
+        """Further ``clientCapabilities`` fields sent as they are (a client profile's)."""
         self._updates = V1Updates()
         self._prompt_ids: dict[int, str] = {}  # request id -> the client's user messageId
         self._sent: dict[int, tuple[SessionTurns, SentPrompt]] = {}
@@ -383,6 +385,7 @@ class V1Client:
                     "writeTextFile": self.write_text_file,
                 },
                 "terminal": self.terminal,
+                **self.extra_capabilities,
             },
             "clientInfo": client_info,
         }
