@@ -136,7 +136,7 @@ class ElicitationPolicy(AnswerPolicy[ElicitationRequest]):
 
     __slots__ = ()
 
-    error: ClassVar[type[AcpError]] = ElicitationPolicyError
+    _error: ClassVar[type[AcpError]] = ElicitationPolicyError
 
     _expected: ClassVar[str] = "an elicitation policy must return a response object or a policy"
 

@@ -194,7 +194,7 @@ class PermissionPolicy(AnswerPolicy[PermissionRequest]):
 
     __slots__ = ()
 
-    error: ClassVar[type[AcpError]] = PermissionPolicyError
+    _error: ClassVar[type[AcpError]] = PermissionPolicyError
 
     _expected: ClassVar[str] = (
         "a permission policy must return an outcome object (a mapping such as "

@@ -42,14 +42,14 @@ class AnswerPolicy(Generic[RequestT]):
 
     A policy answers each request with a fresh JSON object (changing one never
     changes the next), or never (:meth:`_never`); a policy that cannot answer as
-    the test asked raises the subclass's :attr:`error`.
+    the test asked raises the subclass's :attr:`_error`.
     """
 
     __slots__ = ("_decide", "name")
 
     #: What a policy of this kind raises when it cannot answer as the test asked.
-    error: ClassVar[type[AcpError]] = AcpError
-    #: What a user's function must return, as :attr:`error` says when it returned something else.
+    _error: ClassVar[type[AcpError]] = AcpError
+    #: What a user's function must return, as :attr:`_error` says when it returned something else.
     _expected: ClassVar[str] = "a policy must return an answer object or a policy"
 
     def __init__(self, decide: Callable[[RequestT], Awaitable[JsonObject]], name: str) -> None:
@@ -62,8 +62,9 @@ class AnswerPolicy(Generic[RequestT]):
     async def decide(self, request: RequestT) -> JsonObject:
         """The object to answer ``request`` with (may wait forever: ``never``).
 
-        :raises AcpError: the policy's :attr:`error` (for example
-            :class:`~acpio.testing.PermissionPolicyError`) when it cannot answer as asked.
+        :raises AcpError: :class:`~acpio.testing.PermissionPolicyError` or
+            :class:`~acpio.testing.ElicitationPolicyError` (the policy's kind) when it
+            cannot answer as asked.
         """
         return await self._decide(request)
 
@@ -71,12 +72,12 @@ class AnswerPolicy(Generic[RequestT]):
     def _answer_of(cls, decision: object) -> JsonObject:
         """The answer a user's function returned (not a policy), as a JSON object.
 
-        :raises AcpError: :attr:`error`, saying :attr:`_expected`, for a value that is no answer.
+        :raises AcpError: :attr:`_error`, saying :attr:`_expected`, for a value that is no answer.
         """
         if isinstance(decision, Mapping):
             mapping = cast("Mapping[object, object]", decision)
             return {str(key): value for key, value in mapping.items()}
-        raise cls.error(f"{cls._expected}, got {decision!r}")
+        raise cls._error(f"{cls._expected}, got {decision!r}")
 
     # ----------------------------------------------------------- combinators
 
@@ -104,13 +105,13 @@ class AnswerPolicy(Generic[RequestT]):
 
     @classmethod
     def _scripted(cls, answers: Sequence[AnswerPolicy[RequestT]]) -> Self:
-        """Answer the n-th request as ``answers[n]`` does; one more raises :attr:`error`."""
+        """Answer the n-th request as ``answers[n]`` does; one more raises :attr:`_error`."""
         queue = deque(answers)
         total = len(queue)
 
         async def decide(request: RequestT) -> JsonObject:
             if not queue:
-                raise cls.error(
+                raise cls._error(
                     f"scripted(): all {total} scripted answers were used; "
                     f"unexpected {request.describe()}"
                 )
