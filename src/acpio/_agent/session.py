@@ -610,7 +610,7 @@ class Session(metaclass=LibraryCreated):
                     release()
                 except Exception:
                     logger.exception("a close callback of session %s failed", self.id)
-            for scope in core.background:
+            for scope in list(core.background):
                 scope.cancel()
             done.set()
 
