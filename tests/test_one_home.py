@@ -15,6 +15,8 @@ import pytest
 import acpio
 from acpio import schema
 from acpio._protocol.values import FINAL_TOOL_CALL_STATUSES
+from acpio.testing import ElicitationPolicy, PermissionPolicy
+from acpio.testing._policy_base import AnswerPolicy
 
 SRC = Path(acpio.__file__).parent
 GENERATED = SRC / "schema" / "_generated.py"
@@ -126,3 +128,24 @@ def test_updates_are_checked_only_through_check_update() -> None:
         if "check_update(" in path.read_text(encoding="utf-8")
     ]
     assert sorted(users) == ["_agent/session.py", "_features/config.py", "_protocol/values.py"]
+
+
+def test_the_policy_combinators_are_written_once() -> None:
+    # never (sleep_forever), scripted (popleft) and call (isawaitable) of the testing kit's
+    # permission and elicitation policies live in testing/_policy_base.py; each policy
+    # class only names them (with its own parameter names and docs).
+    marks = {"sleep_forever", "popleft", "isawaitable"}
+    homes: dict[str, set[str]] = {}
+    for path in modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.AsyncFunctionDef) and node.name == "decide":
+                used = {sub.attr for sub in ast.walk(node) if isinstance(sub, ast.Attribute)}
+                for mark in used & marks:
+                    homes.setdefault(mark, set()).add(str(path.relative_to(SRC)))
+    assert homes == {mark: {"testing/_policy_base.py"} for mark in marks}
+    assert where(lambda v: isinstance(v, str) and "scripted answers were used" in v) == [
+        "testing/_policy_base.py"
+    ]
+    assert issubclass(PermissionPolicy, AnswerPolicy)
+    assert issubclass(ElicitationPolicy, AnswerPolicy)

@@ -12,9 +12,11 @@ Python SDK) and declare the transports the agent accepts::
             result = await servers.call_tool(tools[0], {"path": "README.md"})
             await session.message(result.text)      # what goes back to the model
 
-How this works: :func:`connect` starts one task per ``mcpServers`` entry in the
-session's long-lived task group (not in the turn: a cancelled turn does not
-close them); each task holds one MCP client (a stdio subprocess with the
+How this works: :func:`connect` starts one task per ``mcpServers`` entry with
+:meth:`acpio.Session.start_soon` (the session's, not the turn's: a cancelled turn
+does not close them) and closes them in a callback given to
+:meth:`acpio.Session.add_close_callback`, so this module uses only the public
+session; each task holds one MCP client (a stdio subprocess with the
 entry's ``args`` and ``env``, run in the session's ``cwd``; or streamable HTTP
 or SSE with the entry's headers) until the session closes, the connection
 shuts down, or the server fails. A server that does not connect within
@@ -44,7 +46,7 @@ from mcp.client.streamable_http import streamable_http_client
 from msgspec import UNSET
 
 from . import schema
-from ._agent.session import Session, core_of
+from ._agent.session import Session
 from ._errors import AcpError, LocalProtocolError
 from ._features.mcp_transports import transport_of
 from ._json import as_list, as_object
@@ -221,14 +223,13 @@ class McpServers:
             await existing.aclose()
         servers = cls(session, connect_timeout=connect_timeout, call_timeout=call_timeout)
         _by_session[session] = servers
-        core_of(session).on_close.append(servers._close_now)
+        session.add_close_callback(servers._close_now)
         await servers._start()
         return servers
 
     async def _start(self) -> None:
-        group = core_of(self._session).task_group
         for server in self._servers.values():
-            group.start_soon(self._run, server)
+            self._session.start_soon(self._run, server)
         with anyio.move_on_after(self.connect_timeout):
             for server in self._servers.values():
                 await server.ready.wait()

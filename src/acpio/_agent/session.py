@@ -21,16 +21,15 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Final
+from typing import Final, TypeVarTuple
 
 import anyio
 import anyio.abc
 from msgspec import UNSET
 
 from .. import schema
-from .._errors import LibraryCreated
+from .._errors import LibraryCreated, LocalProtocolError
 from .._features.commands import CommandInvocation, parse_command, validate_commands
 from .._features.config import ConfigState, SessionConfig
 from .._features.elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
@@ -55,7 +54,6 @@ __all__ = [
     "Session",
     "SessionCore",
     "StopReason",
-    "core_of",
     "create_session",
 ]
 
@@ -63,12 +61,12 @@ logger = logging.getLogger(__name__)
 
 StopReason = str
 
+_PosArgsT = TypeVarTuple("_PosArgsT")
+
 PromptHandler = Callable[["Session", list[schema.ContentBlock]], Awaitable[object]]
 
-# Each session's core, for core_of(); weak, so a forgotten session goes away.
 #: Where the text of a one-text-block message chunk is (see check_frame below).
 _TEXT: Final = ("content", "text")
-_cores: weakref.WeakKeyDictionary[Session, SessionCore] = weakref.WeakKeyDictionary()
 
 
 class SessionCore:
@@ -97,8 +95,10 @@ class SessionCore:
         self.durable: Final = DurableState(self.config)
         self.commands: list[schema.AvailableCommand] = []
         self.close_done: anyio.Event | None = None
-        #: Run once the session closed (resources that live as long as it: acpio.mcp).
-        self.on_close: list[Callable[[], None]] = []
+        #: Run once the session closed (Session.add_close_callback).
+        self.on_close: list[Callable[[], object]] = []
+        #: The scopes of Session.start_soon's tasks, cancelled when the session closed.
+        self.background: set[anyio.CancelScope] = set()
 
     def setup_features(
         self,
@@ -156,19 +156,10 @@ def create_session(
     core = SessionCore(parts, task_group=task_group, history=history)
     session = core.session = object.__new__(Session)
     Session.__init__(session, core)
-    _cores[session] = core
     session.additional_directories = list(additional_directories)
     session.mcp_servers = list(mcp_servers)
     turns.run_prompt = functools.partial(prompt_handler, session)
     return core
-
-
-def core_of(session: Session) -> SessionCore:
-    """The library's side of ``session``, for acpio's own modules (such as :mod:`acpio.mcp`).
-
-    :raises KeyError: for an object acpio did not create.
-    """
-    return _cores[session]
 
 
 async def _not_yet_running(prompt: list[schema.ContentBlock]) -> object:
@@ -219,7 +210,6 @@ class Session(metaclass=LibraryCreated):
         self._updates: Final = core.updates
         self.id: Final = parts.session_id
         self.cwd: Final = parts.cwd
-        self.protocol_version: Final = parts.peer.protocol_version
         self.additional_directories = []
         self.mcp_servers = []
         self.remembered_permissions: dict[str, str] = {}
@@ -645,8 +635,61 @@ class Session(metaclass=LibraryCreated):
             for terminal in core.handles.terminals.values():
                 terminal.request_cancel()
             for release in core.on_close:
-                release()
+                try:
+                    release()
+                except Exception:
+                    logger.exception("a close callback of session %s failed", self.id)
+            for scope in list(core.background):
+                scope.cancel()
             done.set()
+
+    def start_soon(
+        self, func: Callable[[*_PosArgsT], Awaitable[object]], *args: *_PosArgsT
+    ) -> None:
+        """Run ``await func(*args)`` in the background for as long as the session lives.
+
+        The task belongs to the session, not to the turn: a cancelled or
+        finished turn leaves it running. It is cancelled when the session
+        closes (after the close callbacks ran) or the connection shuts down.
+        An exception it raises is logged and ends only that task.
+
+        :raises LocalProtocolError: when the session is closed.
+        """
+        self._refuse_if_closed("start a background task")
+        scope = anyio.CancelScope()
+        self._core.background.add(scope)
+        self._core.task_group.start_soon(self._run_background, scope, func, args)
+
+    async def _run_background(
+        self,
+        scope: anyio.CancelScope,
+        func: Callable[[*_PosArgsT], Awaitable[object]],
+        args: tuple[*_PosArgsT],
+    ) -> None:
+        try:
+            with scope:
+                await func(*args)
+        except Exception:
+            logger.exception("a background task of session %s failed", self.id)
+        finally:
+            self._core.background.discard(scope)
+
+    def add_close_callback(self, callback: Callable[[], object]) -> None:
+        """Call ``callback()`` once when the session closes, to release what lives as long as it.
+
+        Callbacks run in the order they were added, synchronously, once the
+        session's work ended and before its background tasks
+        (:meth:`start_soon`) are cancelled; one that raises is logged and the
+        others still run.
+
+        :raises LocalProtocolError: when the session is closed.
+        """
+        self._refuse_if_closed("add a close callback")
+        self._core.on_close.append(callback)
+
+    def _refuse_if_closed(self, what: str) -> None:
+        if self._turns.closed:
+            raise LocalProtocolError(f"session {self.id} is closed; cannot {what}")
 
 
 # The updates MessageStream.write(str) sends as pre-encoded lines, the text spliced in:

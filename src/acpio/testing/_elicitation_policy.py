@@ -15,21 +15,18 @@ its answer, in ``MockClient.elicitation_requests``; every
 
 from __future__ import annotations
 
-import inspect
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias, cast
+from typing import ClassVar, TypeAlias
 
 import anyio
 import msgspec
 
 from .._errors import AcpError
-from .._json import as_object, decode_json
+from .._json import as_object
+from ._policy_base import AnswerPolicy, JsonObject
 
 __all__ = ["ElicitationPolicy", "ElicitationPolicyError", "ElicitationRequest"]
-
-JsonObject: TypeAlias = dict[str, object]
 
 
 class ElicitationPolicyError(AcpError):
@@ -117,12 +114,11 @@ class ElicitationRequest:
         await self._done.wait()
 
 
-_Decide = Callable[[ElicitationRequest], Awaitable[JsonObject]]
 #: What a policy callable may return: a response object, or a policy to delegate to.
 _Decision: TypeAlias = "Mapping[str, object] | ElicitationPolicy"
 
 
-class ElicitationPolicy:
+class ElicitationPolicy(AnswerPolicy[ElicitationRequest]):
     """Decides the answer to each elicitation request; build one with the class methods.
 
     * :meth:`accept`: accept, with ``content`` for a form (the form's
@@ -133,20 +129,16 @@ class ElicitationPolicy:
     * :meth:`scripted`: one policy per request, in order;
     * :meth:`call`: a function (sync or async) of the :class:`ElicitationRequest`
       returning a response object or a policy.
+
+    :meth:`decide` gives the response object for a request and raises
+    :class:`ElicitationPolicyError` when the policy cannot answer as asked.
     """
 
-    __slots__ = ("_decide", "name")
+    __slots__ = ()
 
-    def __init__(self, decide: _Decide, name: str) -> None:
-        self._decide = decide
-        self.name: str = name
+    _error: ClassVar[type[AcpError]] = ElicitationPolicyError
 
-    def __repr__(self) -> str:
-        return f"ElicitationPolicy.{self.name}"
-
-    async def decide(self, request: ElicitationRequest) -> JsonObject:
-        """The response object to answer ``request`` with (may wait forever: ``never``)."""
-        return await self._decide(request)
+    _expected: ClassVar[str] = "an elicitation policy must return a response object or a policy"
 
     @classmethod
     def accept(cls, content: Mapping[str, object] | None = None) -> ElicitationPolicy:
@@ -180,40 +172,17 @@ class ElicitationPolicy:
     @classmethod
     def raw(cls, response: Mapping[str, object]) -> ElicitationPolicy:
         """Answer exactly ``response``; for custom, future or malformed answers."""
-        frozen = msgspec.json.encode(dict(response))
-
-        async def decide(request: ElicitationRequest) -> JsonObject:
-            value = as_object(decode_json(frozen))
-            assert value is not None
-            return value
-
-        return cls(decide, f"raw({dict(response)!r})")
+        return cls._fixed(response, f"raw({dict(response)!r})")
 
     @classmethod
     def never(cls) -> ElicitationPolicy:
         """Never answer; the agent must withdraw the request with ``$/cancel_request``."""
-
-        async def decide(request: ElicitationRequest) -> JsonObject:
-            await anyio.sleep_forever()
-            raise AssertionError("unreachable")  # pragma: no cover
-
-        return cls(decide, "never()")
+        return cls._never()
 
     @classmethod
     def scripted(cls, answers: Sequence[ElicitationPolicy]) -> ElicitationPolicy:
         """Answer the n-th request with ``answers[n]``; one more fails the test."""
-        queue = deque(answers)
-        total = len(queue)
-
-        async def decide(request: ElicitationRequest) -> JsonObject:
-            if not queue:
-                raise ElicitationPolicyError(
-                    f"scripted(): all {total} scripted answers were used; "
-                    f"unexpected {request.describe()}"
-                )
-            return await queue.popleft().decide(request)
-
-        return cls(decide, f"scripted({list(answers)!r})")
+        return cls._scripted(answers)
 
     @classmethod
     def call(
@@ -221,19 +190,4 @@ class ElicitationPolicy:
         function: Callable[[ElicitationRequest], _Decision | Awaitable[_Decision]],
     ) -> ElicitationPolicy:
         """Ask ``function`` (sync or async): it returns a response object or a policy."""
-
-        async def decide(request: ElicitationRequest) -> JsonObject:
-            # Checked at run time: a user's function may return anything.
-            decision = cast(object, function(request))
-            if inspect.isawaitable(decision):
-                decision = await decision
-            if isinstance(decision, ElicitationPolicy):
-                return await decision.decide(request)
-            if isinstance(decision, Mapping):
-                mapping = cast("Mapping[object, object]", decision)
-                return {str(k): v for k, v in mapping.items()}
-            raise ElicitationPolicyError(
-                f"an elicitation policy must return a response object or a policy, got {decision!r}"
-            )
-
-        return cls(decide, f"call({getattr(function, '__qualname__', repr(function))})")
+        return cls._call(function)

@@ -17,18 +17,16 @@ client answers ``cancelled`` so the agent is not left waiting, and raises the
 
 from __future__ import annotations
 
-import inspect
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias, cast
+from typing import ClassVar, Final, TypeAlias
 
 import anyio
-import msgspec
 
 from .. import schema
 from .._errors import AcpError
-from .._json import as_list, as_object, decode_json, get_field
+from .._json import as_list, as_object, get_field
+from ._policy_base import AnswerPolicy, JsonObject
 
 __all__ = [
     "ALLOW_KINDS",
@@ -42,8 +40,6 @@ __all__ = [
 ALLOW_KINDS: Final = ("allow_once", "allow_always")
 REJECT_KINDS: Final = ("reject_once", "reject_always")
 CANCELLED_OUTCOME: Final = {"outcome": "cancelled"}
-
-JsonObject: TypeAlias = dict[str, object]
 
 
 class PermissionPolicyError(AcpError):
@@ -178,24 +174,7 @@ class PermissionRequest:
         await self._done.wait()
 
 
-_Decide = Callable[[PermissionRequest], Awaitable[JsonObject]]
-
-
-def _outcome_object(decision: object) -> JsonObject:
-    if isinstance(decision, Mapping):
-        mapping = cast("Mapping[object, object]", decision)
-        return {str(key): value for key, value in mapping.items()}
-    if isinstance(decision, schema.AcpStruct | schema.UnknownVariant):
-        built = as_object(schema.to_builtins(decision))
-        if built is not None:
-            return built
-    raise PermissionPolicyError(
-        "a permission policy must return an outcome object (a mapping such as "
-        f'{{"outcome": "cancelled"}}, a schema outcome, or a PermissionPolicy), got {decision!r}'
-    )
-
-
-class PermissionPolicy:
+class PermissionPolicy(AnswerPolicy[PermissionRequest]):
     """Decides the answer to each permission request; build one with the class methods.
 
     * :meth:`allow` / :meth:`reject`: select the first offered option of an
@@ -208,23 +187,27 @@ class PermissionPolicy:
       sends ``$/cancel_request`` (then it is answered ``cancelled``);
     * :meth:`scripted`: one policy per request, in order;
     * :meth:`call`: a function (sync or async) of the :class:`PermissionRequest`.
+
+    :meth:`decide` gives the ``outcome`` object for a request and raises
+    :class:`PermissionPolicyError` when the policy cannot answer as asked.
     """
 
-    __slots__ = ("_decide", "name")
+    __slots__ = ()
 
-    def __init__(self, decide: _Decide, name: str) -> None:
-        self._decide = decide
-        self.name: str = name
+    _error: ClassVar[type[AcpError]] = PermissionPolicyError
 
-    def __repr__(self) -> str:
-        return f"PermissionPolicy.{self.name}"
+    _expected: ClassVar[str] = (
+        "a permission policy must return an outcome object (a mapping such as "
+        '{"outcome": "cancelled"}, a schema outcome, or a PermissionPolicy)'
+    )
 
-    async def decide(self, request: PermissionRequest) -> JsonObject:
-        """The ``outcome`` object to answer ``request`` with (may wait forever: ``never``).
-
-        :raises PermissionPolicyError: when the policy cannot answer as asked.
-        """
-        return await self._decide(request)
+    @classmethod
+    def _answer_of(cls, decision: object) -> JsonObject:
+        if isinstance(decision, schema.AcpStruct | schema.UnknownVariant):
+            built = as_object(schema.to_builtins(decision))
+            if built is not None:
+                return built
+        return super()._answer_of(decision)
 
     # ----------------------------------------------------------- constructors
 
@@ -261,32 +244,17 @@ class PermissionPolicy:
     @classmethod
     def select(cls, option_id: str) -> PermissionPolicy:
         """Select ``option_id`` whether or not it was offered."""
-
-        async def decide(request: PermissionRequest) -> JsonObject:
-            return {"outcome": "selected", "optionId": option_id}
-
-        return cls(decide, f"select({option_id!r})")
+        return cls._fixed({"outcome": "selected", "optionId": option_id}, f"select({option_id!r})")
 
     @classmethod
     def cancelled(cls) -> PermissionPolicy:
         """Answer ``{"outcome": "cancelled"}`` (the user dismissed the prompt)."""
-
-        async def decide(request: PermissionRequest) -> JsonObject:
-            return dict(CANCELLED_OUTCOME)
-
-        return cls(decide, "cancelled()")
+        return cls._fixed(CANCELLED_OUTCOME, "cancelled()")
 
     @classmethod
     def raw(cls, outcome: Mapping[str, object]) -> PermissionPolicy:
         """Answer exactly ``{"outcome": outcome}``; for custom, future or malformed outcomes."""
-        frozen = msgspec.json.encode(dict(outcome))
-
-        async def decide(request: PermissionRequest) -> JsonObject:
-            value = as_object(decode_json(frozen))
-            assert value is not None
-            return value
-
-        return cls(decide, f"raw({dict(outcome)!r})")
+        return cls._fixed(outcome, f"raw({dict(outcome)!r})")
 
     @classmethod
     def never(cls) -> PermissionPolicy:
@@ -295,12 +263,7 @@ class PermissionPolicy:
         When it does, the client answers ``{"outcome": "cancelled"}`` (the
         protocol requires the client to answer cancelled requests that way).
         """
-
-        async def decide(request: PermissionRequest) -> JsonObject:
-            await anyio.sleep_forever()
-            raise AssertionError("unreachable")  # pragma: no cover
-
-        return cls(decide, "never()")
+        return cls._never()
 
     @classmethod
     def scripted(cls, answers: Sequence[PermissionPolicy]) -> PermissionPolicy:
@@ -308,18 +271,7 @@ class PermissionPolicy:
 
         A request beyond the last answer fails the test.
         """
-        queue = deque(answers)
-        total = len(queue)
-
-        async def decide(request: PermissionRequest) -> JsonObject:
-            if not queue:
-                raise PermissionPolicyError(
-                    f"scripted(): all {total} scripted answers were used; "
-                    f"unexpected {request.describe()}"
-                )
-            return await queue.popleft().decide(request)
-
-        return cls(decide, f"scripted({list(answers)!r})")
+        return cls._scripted(answers)
 
     @classmethod
     def call(
@@ -327,17 +279,7 @@ class PermissionPolicy:
         function: Callable[[PermissionRequest], PolicyDecision | Awaitable[PolicyDecision]],
     ) -> PermissionPolicy:
         """Ask ``function`` (sync or async): it returns an outcome object or a policy."""
-
-        async def decide(request: PermissionRequest) -> JsonObject:
-            decision: object = function(request)
-            if inspect.isawaitable(decision):
-                decision = await decision
-            if isinstance(decision, PermissionPolicy):
-                return await decision.decide(request)
-            return _outcome_object(decision)
-
-        name = getattr(function, "__qualname__", repr(function))
-        return cls(decide, f"call({name})")
+        return cls._call(function)
 
 
 #: What a policy callable may return: an ``outcome`` object (a mapping or a
