@@ -16,10 +16,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 from support import EXAMPLES
 
@@ -46,6 +48,23 @@ def env_for(tmp_path: Path) -> dict[str, str]:
         "ACPIO_STATE_DIR": os.fspath(tmp_path / "state"),
         "XDG_STATE_HOME": os.fspath(tmp_path / "xdg"),
     }
+
+
+def _saved_mode(state_dir: Path) -> object:
+    """The ``mode`` value committed to the example's SQLite store (None before any)."""
+    for path in state_dir.rglob("*.sqlite3"):
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT config_values FROM agent_states").fetchall()
+        except sqlite3.OperationalError:  # the schema is not written yet
+            return None
+        finally:
+            db.close()
+        for (values,) in rows:
+            mode = json.loads(values).get("mode")
+            if mode is not None:
+                return mode
+    return None
 
 
 def _reply(session: object) -> str:
@@ -125,6 +144,10 @@ async def test_example_restart_then_v2_resume_continues_the_conversation(
         session = await client.new_session()
         await session.prompt("remember the apples")
         await session.set_config_option("mode", "code")
+        # The store commits from its writer thread after the answer: kill once it has.
+        with anyio.fail_after(SLOW):
+            while _saved_mode(tmp_path / "state") != "code":  # noqa: ASYNC110 - another process
+                await anyio.sleep(0.05)
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
     assert client.returncode == -signal.SIGKILL
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import msgspec
 import psycopg
 import pytest
 import websockets.sync.client
@@ -141,7 +142,7 @@ def test_the_replicas_share_sessions_in_postgresql(postgres_url: str, tmp_path: 
             assert answer["stopReason"] == "end_turn"
             assert _said(notes, "agent_message_chunk") == "said on the first replica"
             deadline = time.monotonic() + 20
-            while not _committed(postgres_url, session_id, b"first replica"):
+            while _committed_reply(postgres_url, session_id) != "said on the first replica":
                 assert time.monotonic() < deadline, "the turn was not committed"
                 time.sleep(0.05)
             replica_a.send_signal(signal.SIGKILL)
@@ -169,12 +170,19 @@ def test_the_replicas_share_sessions_in_postgresql(postgres_url: str, tmp_path: 
             time.sleep(0.05)
 
 
-def _committed(url: str, session_id: str, part: bytes) -> bool:
+def _committed_reply(url: str, session_id: str) -> str:
+    """The agent's reply text as committed so far: the text of the store's rows' message runs
+    (``[id, "agent_message_chunk", text, sizes]`` items), not any row that quotes the prompt."""
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            b"SELECT data FROM acpio_events WHERE session_id = %s", (session_id,)
+            b"SELECT data FROM acpio_events WHERE session_id = %s ORDER BY seq", (session_id,)
         ).fetchall()
-    return any(part in bytes(row[0]) for row in rows)
+    text = []
+    for (data,) in rows:
+        for item in msgspec.msgpack.decode(bytes(data)):
+            if isinstance(item, list) and len(item) == 4 and item[1] == "agent_message_chunk":
+                text.append(item[2])
+    return "".join(text)
 
 
 def _owner(url: str, session_id: str) -> object:

@@ -175,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _registry_parser(commands: Any) -> None:
-    from ._registry import add_registry_parser  # noqa: PLC0415 - argparse only, no extra
+    from ._registry_args import add_registry_parser  # noqa: PLC0415 - argparse only
 
     add_registry_parser(commands)
 

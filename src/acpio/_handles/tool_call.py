@@ -370,6 +370,10 @@ class ToolCallHandle(metaclass=LibraryCreated):
             self.status = "pending"
         if isinstance(patch.title, str):
             self.title = patch.title
+        self._end_trace_if_final()
+
+    def _end_trace_if_final(self) -> None:
+        # The call's span ends with the status it last reported, once that is final.
         if self._trace is not None and self.status in FINAL_STATUSES:
             self._trace.end(
                 self.status,
@@ -463,6 +467,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         )
         await self._updates.send_ending(chunk, patch)
         self.status = status
+        self._end_trace_if_final()
 
     async def mark_cancelled(self) -> None:
         """Report the call ``cancelled`` (a status report; it does not stop any work).
