@@ -23,11 +23,12 @@ fi
 venv=".venv-pydantic-ai-$version"
 rm -rf "$venv"
 python3 -m venv "$venv"
-# The testing extra (pytest, jsonschema), trio for the one trio test, and the official
+# The testing extra (pytest, jsonschema), the otel extra (the adapter's tracing tests), trio
+# for the one trio test, and the official
 # Python SDK client that drives the restart journey over protocol v1. The MCP SDK comes
 # in whichever version that pydantic-ai's fastmcp accepts (the test server runs on both).
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  -e ".[testing,pydantic-ai]" "pydantic-ai-slim[mcp]==$version" "trio>=0.25" \
+  -e ".[testing,pydantic-ai,otel]" "pydantic-ai-slim[mcp]==$version" "trio>=0.25" \
   "agent-client-protocol==0.12.1"
 installed=$("$venv/bin/python" -c 'from importlib.metadata import version; print(version("pydantic-ai-slim"))')
 if [ "$installed" != "$version" ]; then
