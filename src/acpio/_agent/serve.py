@@ -29,7 +29,6 @@ from .._errors import SignInError
 from .._limits import AgentLimits
 from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, stdio_streams
-from .auth import requested_terminal_method
 
 if TYPE_CHECKING:
     from .._store.history import SessionStore
@@ -152,6 +151,9 @@ def run(
     :meth:`Agent.terminal_login` in the terminal and exits, status 0 when signed in,
     1 with the message of a :class:`~acpio.auth.SignInError`, 130 when interrupted.
     """
+    # Sign-in (pathlib, the state directory) loads here, not with acpio.
+    from .auth import requested_terminal_method  # noqa: PLC0415
+
     method = requested_terminal_method(agent.auth_methods, sys.argv[1:], os.environ)
     if method is not None:
         _terminal_sign_in(agent, method.method_id, backend)
