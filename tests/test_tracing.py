@@ -16,10 +16,11 @@ from collections.abc import Iterator
 import anyio
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import ConsoleSpanExporter, SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
+from tracing_support import traced_in_memory
 
 import acpio
 from acpio._agent import otel, tracing
@@ -39,14 +40,8 @@ ELICITING = acpio.schema.ClientCapabilities(
 
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setenv("ACPIO_OTEL", "1")
-    monkeypatch.delenv("OTEL_SEMCONV_STABILITY_OPT_IN", raising=False)
-    monkeypatch.setattr(otel, "_tracer", provider.get_tracer("acpio"))
-    yield exporter
-    provider.shutdown()
+    with traced_in_memory(monkeypatch) as (_, exporter):
+        yield exporter
 
 
 def by_name(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:

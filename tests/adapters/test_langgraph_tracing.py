@@ -8,12 +8,10 @@ from collections.abc import Iterator
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.graph import START, MessagesState, StateGraph
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from support import EXAMPLES
+from tracing_support import traced_in_memory
 
-from acpio._agent import otel
 from acpio.adapters.langgraph import ACPAgent, ModelChoice, chosen_model
 from acpio.testing import MockClient
 
@@ -30,14 +28,8 @@ def anyio_backend() -> str:
 
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setenv("ACPIO_OTEL", "1")
-    monkeypatch.delenv("OTEL_SEMCONV_STABILITY_OPT_IN", raising=False)
-    monkeypatch.setattr(otel, "_tracer", provider.get_tracer("acpio"))
-    yield exporter
-    provider.shutdown()
+    with traced_in_memory(monkeypatch) as (_, exporter):
+        yield exporter
 
 
 async def test_the_turn_reports_the_chosen_models_provider(spans: InMemorySpanExporter) -> None:

@@ -11,14 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.test import TestModel
+from tracing_support import traced_in_memory
 
-from acpio._agent import otel
 from acpio.adapters.pydantic_ai import ACPAgent
 from acpio.testing import MockClient
 
@@ -34,13 +33,8 @@ def anyio_backend() -> str:
 def provider(
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setenv("ACPIO_OTEL", "1")
-    monkeypatch.setattr(otel, "_tracer", provider.get_tracer("acpio"))
-    yield provider, exporter
-    provider.shutdown()
+    with traced_in_memory(monkeypatch) as pair:
+        yield pair
 
 
 def _ancestors(span: ReadableSpan, spans: list[ReadableSpan]) -> list[str]:
