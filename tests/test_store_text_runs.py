@@ -350,6 +350,7 @@ async def test_a_writer_that_falls_behind_bounds_the_queue_and_loses_nothing(
     await store.flush()
     blocker = sqlite3.connect(path, isolation_level=None)
     blocker.execute("BEGIN IMMEDIATE")  # the writer cannot write: it falls behind
+    fell_behind = False
     try:
         for i in range(2000):
             history.record(schema.ToolCallUpdate(tool_call_id=f"c{i % 30}", title=f"t{i}"))
@@ -358,7 +359,10 @@ async def test_a_writer_that_falls_behind_bounds_the_queue_and_loses_nothing(
             history.record_message_text(f"m{i % 3}", f"<{i}>", False)
             # Bounded: the cap, plus what a failed flush put back in front.
             assert len(history.pending) <= 2 * 50 + 2
-        assert history.behind
+            fell_behind = fell_behind or history.behind
+        # Whether it is behind at the last record depends on when the writer thread
+        # last held a batch (a history catches up while the queue is half empty).
+        assert fell_behind
     finally:
         blocker.execute("ROLLBACK")
         blocker.close()
