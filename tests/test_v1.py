@@ -23,11 +23,11 @@ from v1_client import V1Client, View, allow, reject, v1_client
 import acpio
 from acpio import schema
 from acpio._agent import agent_server as _agent_server
-from acpio._agent.v1_server import v1_peer
 from acpio._protocol.peer import Peer
-from acpio._protocol.v1_schema import definition, matches
 from acpio._session.turn import UNFINISHED_NOTE
-from acpio._session.v1_projection import (
+from acpio._wire.v1.lenient import definition, matches
+from acpio._wire.v1.methods import v1_peer
+from acpio._wire.v1.projection import (
     TERMINAL_REFRESH_INTERVAL,
     TERMINAL_TEXT_BYTES,
     V1Projection,

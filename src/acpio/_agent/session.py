@@ -10,7 +10,7 @@ together by :func:`create_session` and held in its :class:`SessionCore`:
   cancellation and the ``running``/``requires_action``/``idle`` state.
 
 Tool calls and terminals keep a registry (:class:`~acpio._handles.tool_call.SessionHandles`);
-handles and services get a :class:`~acpio._session.parts.SessionParts`, never
+handles and services get a :class:`~acpio._handles.host.HandleParts`, never
 the session's private attributes. The agent server drives a session through
 its :class:`SessionCore` (prompts, cancel, setup holding, resume); agent code
 sees only :class:`Session`.
@@ -33,8 +33,8 @@ from .._errors import LibraryCreated, LocalProtocolError
 from .._features.commands import CommandInvocation, parse_command, validate_commands
 from .._features.config import ConfigState, SessionConfig
 from .._features.elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
-from .._handles import client_services as _client_services
 from .._handles import file_read as _file_read
+from .._handles.host import HandleParts
 from .._handles.terminal import TerminalHandle
 from .._handles.tool_call import SessionHandles, ToolCallHandle
 from .._limits import SessionLimits
@@ -42,11 +42,11 @@ from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.peer import Peer
 from .._protocol.values import check_frame, check_update, require_value
-from .._session.encoding import session_encoding
-from .._session.parts import SessionParts
 from .._session.turn import Turns
 from .._session.updates import ClientConnection, UpdatePath
 from .._store.history import History
+from .._wire.v2 import V2_WIRE
+from .._wire.wire import Wire
 from .durable import DurableState
 
 __all__ = [
@@ -80,7 +80,7 @@ class SessionCore:
 
     def __init__(
         self,
-        parts: SessionParts,
+        parts: HandleParts,
         *,
         task_group: anyio.abc.TaskGroup,
         history: History,
@@ -131,8 +131,12 @@ def create_session(
     mcp_servers: Sequence[schema.McpServer] = (),
     limits: SessionLimits | None = None,
     peer: Peer | None = None,
+    wire: Wire = V2_WIRE,
 ) -> SessionCore:
     """A new session and its parts; ``prompt_handler(session, prompt)`` runs each turn.
+
+    ``wire`` is the connection's negotiated version: it gives the session's
+    encoding and who runs its commands.
 
     :raises LocalProtocolError: for a relative ``cwd``.
     """
@@ -140,7 +144,7 @@ def create_session(
     peer = peer if peer is not None else Peer()
     updates = UpdatePath(
         session_id,
-        encoding=session_encoding(peer, session_id),
+        encoding=wire.encoding(session_id, peer),
         connection=connection,
         history=history,
         task_group=task_group,
@@ -152,7 +156,14 @@ def create_session(
         limits=limits or SessionLimits(),
         run_prompt=_not_yet_running,
     )
-    parts = SessionParts(session_id=session_id, cwd=cwd, peer=peer, updates=updates, turns=turns)
+    parts = HandleParts(
+        session_id=session_id,
+        cwd=cwd,
+        peer=peer,
+        updates=updates,
+        turns=turns,
+        host=wire.host(peer),
+    )
     core = SessionCore(parts, task_group=task_group, history=history)
     session = core.session = object.__new__(Session)
     Session.__init__(session, core)
@@ -470,7 +481,8 @@ class Session(metaclass=LibraryCreated):
             ``fs.readTextFile``, and on v2 connections; nothing is sent.
         :raises RequestError: when the client answers with an error.
         """
-        return await _client_services.read_text_file(self._core.parts, path, line, limit)
+        parts = self._core.parts
+        return await parts.host.read_text_file(parts, path, line, limit)
 
     async def write_text_file(self, path: str, content: str) -> None:
         """Write a text file through the editor (v1 ``fs/write_text_file``).
@@ -479,7 +491,8 @@ class Session(metaclass=LibraryCreated):
             ``fs.writeTextFile``, and on v2 connections; nothing is sent.
         :raises RequestError: when the client answers with an error.
         """
-        await _client_services.write_text_file(self._core.parts, path, content)
+        parts = self._core.parts
+        await parts.host.write_text_file(parts, path, content)
 
     # ----------------------------------------------------- registry of handles
 

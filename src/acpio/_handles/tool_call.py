@@ -40,6 +40,7 @@ from .._session.parts import OwningSession, SessionParts
 from .._session.turn import REQUIRES_ACTION, RUNNING
 from .._session.work import current_work
 from .edits import DEFAULT_MAX_EDIT_BYTES, FileEdit, propose_edit
+from .host import HandleParts
 from .permission import (
     ALLOW_OR_REJECT,
     CANCELLED,
@@ -173,7 +174,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
     def __init__(
         self,
-        parts: SessionParts,
+        parts: HandleParts,
         handles: SessionHandles,
         session: OwningSession,
         tool_call_id: str,
@@ -603,12 +604,15 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 terminal_id=terminal_id,
             )
             offered, request = params.options, params
-            if command is None and self._updates.encoding.stable_permission_params:
-                # The params depend on nothing but these: the next equal request is sent as is.
-                copies = copy_options(params.options)
-                if copies is not None:
-                    request = self._updates.connection.prepare_request(PERMISSION_METHOD, params)
-                    self._prepared = PreparedPermission(params.title, description, copies, request)
+            if command is None and (copies := copy_options(params.options)) is not None:
+                # Where the params depend on nothing but these (the encoding says), the
+                # next equal request is sent as is.
+                tail = self._updates.encoding.reusable_request(
+                    self._updates.connection.prepare_request, PERMISSION_METHOD, params
+                )
+                if tail is not None:
+                    request = tail
+                    self._prepared = PreparedPermission(params.title, description, copies, tail)
         if not self._announced:
             await self.announce()
         updates = self._updates
@@ -793,12 +797,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
             flush_delay=flush_delay,
         )
         await handle.announce()
-        if self._parts.client_runs_terminals:
-            # A command will show the client's own terminal, under the
-            # client's id; bytes the agent writes itself show this one.
-            handle.show_in(self)
-        else:
-            await self.append(schema.Terminal(terminal_id=handle.id))
+        await self._parts.host.show_terminal(self, handle)
         return handle
 
 

@@ -69,8 +69,3 @@ class SessionParts:
     def connection(self) -> ClientConnection:
         """The session's connection (requests that are no session updates go here)."""
         return self.updates.connection
-
-    @property
-    def client_runs_terminals(self) -> bool:
-        """Whether commands of this session run in the client's terminals (its encoding says)."""
-        return self.updates.encoding.client_runs_terminals

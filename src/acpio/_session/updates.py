@@ -146,10 +146,10 @@ class UpdatePath:
         self.history: Final = history
         self.task_group: Final = task_group
         self.update_lines: Final = encoding.update_lines
-        self.shows_states: Final = encoding.shows_states
+        self.state_lines: Final = encoding.state_lines
         self.text_chunk_end: Final = encoding.text_chunk_end
         self.message_chunk_end: Final = encoding.message_chunk_end
-        self.timed_flushes: Final = encoding.timed_flushes
+        self.due: Final = encoding.due
         self.send_line: Callable[[bytes], Awaitable[None]] = connection.line_sender
         self.try_send_line: Callable[[bytes], bool] = connection.line_try_sender
         self.record: Callable[[schema.SessionUpdate], None] = history.record
@@ -177,7 +177,7 @@ class UpdatePath:
             self.record(update)
             for line in self.update_lines(update):
                 await self.send_line(line)
-            if self.timed_flushes and not self.flush_timer:
+            if not self.flush_timer and self.due() is not None:
                 self.arm_flush()
 
     async def send_ending(
@@ -204,21 +204,23 @@ class UpdatePath:
         """
         for line in lines:
             await self.send_line(line)
-        if self.timed_flushes and not self.flush_timer:
+        if not self.flush_timer and self.due() is not None:
             self.arm_flush()
 
     async def send_state(self, line: bytes) -> None:
         """Send a mid-turn state update (``running``, ``requires_action``), encoded as ``line``.
 
         Admitted as :meth:`send` admits, but not recorded: live state is never
-        history (a resume reports the current state itself). Nothing is sent
-        when the encoding does not show states.
+        history (a resume reports the current state itself). The encoding's
+        :meth:`~acpio._session.encoding.SessionEncoding.state_lines` go out (none
+        where its version shows no states).
         """
         admitted = self.admit_now()
         if admitted is None:
             admitted = await self.admit()
-        if admitted and self.shows_states:
-            await self.send_line(line)
+        if admitted:
+            for shown in self.state_lines(line):
+                await self.send_line(shown)
 
     def try_send_state(self, line: bytes) -> bool:
         """:meth:`send_state` for the caller's own foreground work, when it needs no waiting.
@@ -230,7 +232,7 @@ class UpdatePath:
         """
         if self.dirty_terminals or self.held:
             return False
-        return not self.shows_states or self.try_send_line(line)
+        return all(map(self.try_send_line, self.state_lines(line)))  # one line, or none
 
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
@@ -334,7 +336,7 @@ class UpdatePath:
             return
         for line in self.encoding.terminal_lines(terminal_id, line_prefix, data):
             await self.send_line(line)
-        if self.timed_flushes and not self.flush_timer:
+        if not self.flush_timer and self.due() is not None:
             self.arm_flush()
 
     async def emit(self, update: schema.SessionUpdate) -> None:

@@ -1,7 +1,8 @@
 """The v1 method table: ACP v1 requests served by the same agent and sessions as v2.
 
 How this works: when ``initialize`` asks for protocol version 1, the agent
-server looks a v1 request's handler up with :meth:`V1Methods.get`. Each v1 method is
+server looks a v1 request's handler up with :meth:`V1Methods.get` (the table of
+:data:`~acpio._wire.v1.V1_WIRE`). Each v1 method is
 the v2 one with v1 shapes at the edges: params are rewritten into the v2
 shape and handed to the v2 handler (one implementation of every rule), and
 its v2 result is projected back. What is v1's own lives here:
@@ -18,7 +19,7 @@ its v2 result is projected back. What is v1's own lives here:
   history goes out in v1 form before the answer.
 * ``authenticate``/``logout`` are ``auth/login``/``auth/logout``.
 * Every request's params are first read as the v1 schema says
-  (:func:`acpio._protocol.v1_schema.lenient`: a ``null`` or a mismatched value of a
+  (:func:`acpio._wire.v1.lenient.lenient`: a ``null`` or a mismatched value of a
   field the schema marks so is absent). ``session/set_config_option`` without
   ``type`` (or with a ``type`` v1 does not know and a string value) sets a value id.
 * Modes: the session's config option of category ``mode`` (a select) is v1's
@@ -27,7 +28,7 @@ its v2 result is projected back. What is v1's own lives here:
   (the agent's ``set_config_option``, the same checks). A client change of the mode
   is followed by the update the client lacks: ``config_option_update`` after
   ``session/set_mode``, ``current_mode_update`` after ``session/set_config_option``;
-  the agent's own changes carry both (:mod:`acpio._session.v1_projection`).
+  the agent's own changes carry both (:mod:`acpio._wire.v1.projection`).
 
 The v2-only methods (``tool_call/cancel``, ``terminal/cancel``) are not in
 the v1 table.
@@ -37,43 +38,36 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
+from collections.abc import Callable, Collection
+from typing import Final, TypeVar, cast
 
 import anyio
 import msgspec
 from msgspec import UNSET
 
-from .. import schema
-from .._errors import INTERNAL_ERROR, RequestError
-from .._features.mcp_transports import declared_transports
-from .._protocol.peer import TERMINAL_AUTH_META, Peer
-from .._protocol.v1_schema import lenient_raw, message_definition
-from .._protocol.v1_values import V1_STOP_REASONS
-from .._rpc.connection import RequestContext
-from .._session.encoding import V1Encoding
-from .._session.v1_projection import (
+from ... import schema
+from ..._errors import INTERNAL_ERROR, RequestError
+from ..._features.mcp_transports import declared_transports
+from ..._protocol.peer import TERMINAL_AUTH_META, Peer
+from ..._rpc.connection import RequestContext
+from ..._session.work import Work
+from ..wire import Handler, ServerView
+from .encoding import V1Encoding
+from .lenient import lenient_raw, message_definition
+from .projection import (
     META_KEY,
     V1Projection,
     V1Update,
     config_options,
     mode_option,
 )
-from .._session.work import Work
-from .auth import offered_methods
-
-if TYPE_CHECKING:
-    from .._store.history import SessionRecord
-    from .agent import Agent
-    from .session import Session, SessionCore
+from .values import V1_STOP_REASONS
 
 T = TypeVar("T")
 
-__all__ = ["V1Methods", "V2Server", "v1_peer"]
+__all__ = ["V1Methods", "v1_peer"]
 
 logger = logging.getLogger(__name__)
-
-Handler = Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
 
 _to_builtins = msgspec.json.Decoder().decode
 _raw: Final = msgspec.json.encode
@@ -209,41 +203,6 @@ def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
     return {"http": "http" in declared, "sse": "sse" in declared}
 
 
-class V2Server(Protocol):
-    """What the v1 methods use of the agent server: its v2 handlers and its sessions."""
-
-    agent: Agent
-    peer: Peer
-    sessions: dict[str, Session]
-    cores: dict[str, SessionCore]
-    records: dict[str, SessionRecord]
-
-    @property
-    def v2_requests(self) -> Mapping[str, Handler]:
-        """The v2 handlers, by method."""
-        ...
-
-    async def initialize(self, params: msgspec.Raw | None, context: RequestContext, /) -> object:
-        """The v2 ``initialize`` handler (which negotiates v1 through :class:`V1Methods`)."""
-        ...
-
-    def capabilities(self) -> schema.AgentCapabilities:
-        """The agent's v2 capabilities."""
-        ...
-
-    def check_auth_method(self, method: str) -> None:
-        """:raises RequestError: when the agent does not offer ``method``."""
-        ...
-
-    def decode(self, raw: msgspec.Raw | None, type_: type[T]) -> T:
-        """Decode params (:raises RequestError: ``-32602`` naming the field)."""
-        ...
-
-    def active(self, session_id: str) -> Session:
-        """The active session (:raises RequestError: ``-32002`` when there is none)."""
-        ...
-
-
 #: The v1 method table, built once for every connection: each v1 method's handler
 #: (a method of :class:`V1Methods`), found by name when a request comes.
 _TABLE: Final = {
@@ -271,7 +230,7 @@ class V1Methods:
 
     __slots__ = ("server",)
 
-    def __init__(self, server: V2Server) -> None:
+    def __init__(self, server: ServerView) -> None:
         self.server: Final = server
 
     def get(self, method: str) -> Handler | None:
@@ -337,7 +296,7 @@ class V1Methods:
         }
         methods = [
             converted
-            for method in offered_methods(agent.auth_methods, server.peer)
+            for method in server.offered_auth_methods()
             if (converted := _auth_method(method)) is not None
         ]
         if agent.auth_methods:
