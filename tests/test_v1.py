@@ -772,16 +772,16 @@ def test_ended_calls_release_their_content() -> None:
 async def test_commands_of_a_new_session_follow_its_v1_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = _agent_server.AgentServer._new_session
+    original = _agent_server.AgentServer.new_session
     command = schema.Command(name="plan", description="Make a plan")
 
-    async def with_commands(self: Any, params: Any, context: Any) -> object:
-        response = await original(self, params, context)
+    async def with_commands(self: Any, request: Any, context: Any) -> object:
+        response = await original(self, request, context)
         assert isinstance(response, schema.NewSessionResponse)
         response.available_commands = [command]
         return response
 
-    monkeypatch.setattr(_agent_server.AgentServer, "_new_session", with_commands)
+    monkeypatch.setattr(_agent_server.AgentServer, "new_session", with_commands)
     # The v2 answer carries commands once an agent declares some; stand in for that here.
     async with v1_client(echo_agent.EchoAgent()) as client:
         session_id = await client.new_session(os.fspath(tmp_path))

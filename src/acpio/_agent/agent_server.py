@@ -386,7 +386,12 @@ class AgentServer:
         return core
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _decode(params, schema.NewSessionRequest)
+        return await self.new_session(_decode(params, schema.NewSessionRequest), context)
+
+    async def new_session(
+        self, request: schema.NewSessionRequest, context: RequestContext
+    ) -> schema.NewSessionResponse:
+        """``session/new`` of decoded params (each wire version decodes its own)."""
         await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
@@ -454,7 +459,12 @@ class AgentServer:
         )
 
     async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _decode(params, schema.ResumeSessionRequest)
+        return await self.resume_session(_decode(params, schema.ResumeSessionRequest), context)
+
+    async def resume_session(
+        self, request: schema.ResumeSessionRequest, context: RequestContext
+    ) -> schema.ResumeSessionResponse:
+        """``session/resume`` of decoded params (each wire version decodes its own)."""
         await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
@@ -573,7 +583,12 @@ class AgentServer:
             ) from None
 
     async def _set_config_option(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode_config_request(params)
+        return await self.set_config_option(_decode_config_request(params))
+
+    async def set_config_option(
+        self, request: schema.SetSessionConfigOptionRequest
+    ) -> schema.SetSessionConfigOptionResponse:
+        """``session/set_config_option`` of decoded params (each wire version decodes its own)."""
         session_id: object = (
             request.raw.get("sessionId")
             if isinstance(request, schema.UnknownVariant)

@@ -171,6 +171,24 @@ class ServerView(Protocol):
         """The agent's capabilities."""
         ...
 
+    async def new_session(
+        self, request: schema.NewSessionRequest, context: RequestContext, /
+    ) -> schema.NewSessionResponse:
+        """``session/new`` of params already decoded."""
+        ...
+
+    async def resume_session(
+        self, request: schema.ResumeSessionRequest, context: RequestContext, /
+    ) -> schema.ResumeSessionResponse:
+        """``session/resume`` of params already decoded (``replayFrom`` start: a replay)."""
+        ...
+
+    async def set_config_option(
+        self, request: schema.SetSessionConfigOptionRequest, /
+    ) -> schema.SetSessionConfigOptionResponse:
+        """``session/set_config_option`` of params already decoded."""
+        ...
+
     def offered_auth_methods(self) -> list[schema.AuthMethod]:
         """The sign-in methods offered to this connection's client."""
         ...

@@ -2,10 +2,14 @@
 
 How this works: when ``initialize`` asks for protocol version 1, the agent
 server looks a v1 request's handler up with :meth:`V1Methods.get` (the table of
-:data:`~acpio._wire.v1.V1_WIRE`). Each v1 method is
-the v2 one with v1 shapes at the edges: params are rewritten into the v2
-shape and handed to the v2 handler (one implementation of every rule), and
-its v2 result is projected back. What is v1's own lives here:
+:data:`~acpio._wire.v1.V1_WIRE`). Each v1 method is the server's own with v1
+shapes at the edges: the v1 params are decoded with msgspec straight into the
+session's types (``session/new``, ``session/load``/``resume``,
+``session/set_config_option``, ``session/set_mode``; a v1 stdio MCP server,
+which has no ``type``, is tagged in the decoder's hook) and handed to the
+server's typed entry (one implementation of every rule); methods whose v1
+params have their v2 shape go to the server's handler as they came. The result
+is projected back. What is v1's own lives here:
 
 * ``initialize``: ``clientInfo``/``clientCapabilities`` in, ``agentInfo``,
   ``agentCapabilities`` (``loadSession``, ``promptCapabilities``,
@@ -43,7 +47,7 @@ from typing import Final, TypeVar, cast
 
 import anyio
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from ... import schema
 from ..._errors import INTERNAL_ERROR, RequestError
@@ -51,6 +55,7 @@ from ..._features.mcp_transports import declared_transports
 from ..._protocol.peer import TERMINAL_AUTH_META, Peer
 from ..._rpc.connection import RequestContext
 from ..._session.work import Work
+from ...schema._base import dec_hook, join_error_path
 from ..wire import Handler, ServerView
 from .encoding import V1Encoding
 from .lenient import lenient_raw, message_definition
@@ -78,11 +83,6 @@ def _object(value: object) -> dict[str, object] | None:
     return cast("dict[str, object]", value) if isinstance(value, dict) else None
 
 
-def _array(value: object) -> list[object] | None:
-    """``value`` as a JSON array, else None."""
-    return cast("list[object]", value) if isinstance(value, list) else None
-
-
 def _params(raw: msgspec.Raw | None) -> dict[str, object]:
     if raw is None:
         return {}
@@ -96,19 +96,50 @@ def _params(raw: msgspec.Raw | None) -> dict[str, object]:
     return params
 
 
-def _as_raw(value: object) -> msgspec.Raw:
-    return msgspec.Raw(_raw(value))
+def _dec_hook(tp: type, obj: object) -> object:
+    """The schema's union decoding, a v1 stdio MCP server (it has no ``type``) tagged first."""
+    fields = _object(obj)
+    # The union's marker class is the one base of its variants msgspec hands this hook.
+    union = tp is not object and issubclass(schema.McpServerStdio, tp)
+    if union and fields is not None and "type" not in fields:
+        return dec_hook(tp, {**fields, "type": "stdio"})
+    return dec_hook(tp, obj)
 
 
-def _mcp_servers_to_v2(params: dict[str, object]) -> None:
-    """v1 stdio servers have no ``type``, and their ``env`` is required; v2 tags them."""
-    servers = _array(params.get("mcpServers"))
-    if servers is None:
-        return
-    for item in servers:
-        server = _object(item)
-        if server is not None and "type" not in server:
-            server["type"] = "stdio"
+_decode_new: Final = msgspec.json.Decoder(schema.NewSessionRequest, dec_hook=_dec_hook).decode
+_decode_resume: Final = msgspec.json.Decoder(schema.ResumeSessionRequest, dec_hook=_dec_hook).decode
+
+
+class _ConfigParams(msgspec.Struct, kw_only=True, rename="camel"):
+    """v1 ``session/set_config_option`` (``id`` for ``configId`` too; ``type`` optional)."""
+
+    session_id: str
+    config_id: str | UnsetType = UNSET
+    id: str | UnsetType = UNSET
+    type: object = UNSET
+    value: object = UNSET
+    meta: dict[str, object] | None | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
+
+class _ModeParams(msgspec.Struct, kw_only=True, rename="camel"):
+    """v1 ``session/set_mode`` (each field checked with its own message)."""
+
+    session_id: object = UNSET
+    mode_id: object = UNSET
+
+
+_decode_config: Final = msgspec.json.Decoder(_ConfigParams).decode
+_decode_mode: Final = msgspec.json.Decoder(_ModeParams).decode
+
+
+def _decoded(decode: Callable[[msgspec.Raw | bytes], T], raw: msgspec.Raw | None) -> T:
+    """``raw`` params decoded (:raises RequestError: ``-32602`` naming the field)."""
+    try:
+        return decode(raw if raw is not None else b"{}")
+    except msgspec.ValidationError as exc:
+        raise RequestError.invalid_params(join_error_path(str(exc))) from None
+    except msgspec.DecodeError as exc:  # pragma: no cover - the envelope already parsed
+        raise RequestError.invalid_params(str(exc)) from None
 
 
 def _flag(value: object, *keys: str) -> bool:
@@ -326,10 +357,7 @@ class V1Methods:
     # ------------------------------------------------------------- sessions
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _params(params)
-        _mcp_servers_to_v2(request)
-        response = await self.server.v2_requests["session/new"](_as_raw(request), context)
-        assert isinstance(response, schema.NewSessionResponse)
+        response = await self.server.new_session(_decoded(_decode_new, params), context)
         out: dict[str, object] = {"sessionId": response.session_id}
         self._config_fields(out, response.session_id, response.config_options)
         self._commands_after(response.session_id, response.available_commands, context)
@@ -397,23 +425,21 @@ class V1Methods:
     async def _resume(
         self, params: msgspec.Raw | None, context: RequestContext, *, replay: bool
     ) -> object:
-        request = _params(params)
-        _mcp_servers_to_v2(request)
-        request.pop("replayFrom", None)
-        if replay:
-            request["replayFrom"] = {"type": "start"}
-        response = await self.server.v2_requests["session/resume"](_as_raw(request), context)
+        request = _decoded(_decode_resume, params)
+        # v1 has no replayFrom: session/load replays from the start, session/resume not.
+        request = msgspec.structs.replace(
+            request, replay_from=schema.ReplayFromStart() if replay else UNSET
+        )
+        response = await self.server.resume_session(request, context)
         out: dict[str, object] = {}
-        if isinstance(response, schema.ResumeSessionResponse):
-            session_id = request.get("sessionId")
-            if isinstance(session_id, str):
-                self._config_fields(out, session_id, response.config_options)
-                if replay:
-                    # session/load: everything of the session before its answer (clients
-                    # that stop reading the replay at the answer keep the commands too).
-                    await self._send_setup_now(session_id, response.available_commands)
-                else:
-                    self._commands_after(session_id, response.available_commands, context)
+        session_id = request.session_id
+        self._config_fields(out, session_id, response.config_options)
+        if replay:
+            # session/load: everything of the session before its answer (clients
+            # that stop reading the replay at the answer keep the commands too).
+            await self._send_setup_now(session_id, response.available_commands)
+        else:
+            self._commands_after(session_id, response.available_commands, context)
         return out
 
     async def _send_setup_now(self, session_id: str, commands: object) -> None:
@@ -439,38 +465,43 @@ class V1Methods:
     async def _set_config_option(
         self, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
-        handler = self.server.v2_requests.get("session/set_config_option")
-        if handler is None:
-            raise RequestError.method_not_found("session/set_config_option")
-        request = _params(params)
-        if "id" in request and "configId" not in request:
-            request["configId"] = request.pop("id")
-        kind, value = request.get("type"), request.get("value")
-        if kind != "boolean":
+        request = _decoded(_decode_config, params)
+        config_id = request.config_id if isinstance(request.config_id, str) else request.id
+        if not isinstance(config_id, str):
+            raise RequestError.invalid_params("Object missing required field `configId`")
+        value = request.value
+        if request.type == "boolean":
+            if not isinstance(value, bool):
+                raise RequestError.invalid_params(
+                    f"Expected `bool`, got `{_json_type(value)}` - at `$.value`"
+                )
+            typed: schema.SetSessionConfigOptionRequest = (
+                schema.SetSessionConfigOptionBooleanRequest(
+                    session_id=request.session_id,
+                    config_id=config_id,
+                    value=value,
+                    meta=request.meta,
+                )
+            )
+        else:
             # v1: a value id has no `type` (one v1 does not know, with a string, is one too).
             if not isinstance(value, str):
                 raise RequestError.invalid_params(
                     "`value` must be a value id (a string), or a boolean with "
                     f'`"type": "boolean"`; got {_raw(value).decode()}'
                 )
-            request["type"] = "id"
-        response = await handler(_as_raw(request), context)
-        options: object = getattr(response, "config_options", UNSET)
-        listed = (
-            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
-        )
-        session_id = request.get("sessionId")
-        if isinstance(session_id, str):
-            # The answer carries the options; the client's mode selector needs its update.
-            self._send_after(session_id, context, lambda p: p.mode_moved(listed))
+            typed = schema.SetSessionConfigOptionIdRequest(
+                session_id=request.session_id, config_id=config_id, value=value, meta=request.meta
+            )
+        response = await self.server.set_config_option(typed)
+        listed = list(response.config_options)
+        # The answer carries the options; the client's mode selector needs its update.
+        self._send_after(request.session_id, context, lambda p: p.mode_moved(listed))
         return {"configOptions": config_options(listed)}
 
     async def _set_mode(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        handler = self.server.v2_requests.get("session/set_config_option")
-        if handler is None:
-            raise RequestError.method_not_found("session/set_mode")
-        request = _params(params)
-        session_id, mode_id = request.get("sessionId"), request.get("modeId")
+        request = _decoded(_decode_mode, params)
+        session_id, mode_id = request.session_id, request.mode_id
         if not isinstance(session_id, str):
             raise RequestError.invalid_params("`sessionId` must be a string")
         if not isinstance(mode_id, str):
@@ -481,21 +512,12 @@ class V1Methods:
             raise RequestError.invalid_params(
                 f"session {session_id} has no modes (no config option of category mode)"
             )
-        response = await handler(
-            _as_raw(
-                {
-                    "sessionId": session_id,
-                    "configId": option.config_id,
-                    "type": "id",
-                    "value": mode_id,
-                }
-            ),
-            context,
+        response = await self.server.set_config_option(
+            schema.SetSessionConfigOptionIdRequest(
+                session_id=session_id, config_id=option.config_id, value=mode_id
+            )
         )
-        options: object = getattr(response, "config_options", UNSET)
-        listed = (
-            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
-        )
+        listed = list(response.config_options)
 
         def updates(projection: V1Projection) -> list[V1Update]:
             projection.mode_id = mode_id  # the client set it: it knows
@@ -544,6 +566,15 @@ class V1Methods:
             turns.prompt_answered(work)
             raise
         return _answer(work)
+
+
+def _json_type(value: object) -> str:
+    """The JSON type of decoded ``value``, named as msgspec's messages name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool | int | float | str):
+        return type(value).__name__
+    return "array" if isinstance(value, list) else "object"
 
 
 async def _read_leniently(
