@@ -182,7 +182,16 @@ try {
   result.steps.push("mid-reply");
   await nextStdinLine();
 
-  // The replica is gone: drop the connection and connect again through the balancer.
+  // The replica is gone. What the old connection gets now (the test checks it):
+  result.oldConnection = await within(
+    STEP_TIMEOUT_MS,
+    "a prompt on the old connection",
+    first.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text: "still there?" }] }),
+  ).then(
+    (answer) => ({ answer }),
+    (error) => ({ error: String(error?.message ?? error), code: error?.code ?? null }),
+  );
+  // Drop the connection and connect again through the balancer.
   first.connection.close();
   await second.open();
   result.cookieOnSecond = cookies.cookieHeader() ?? null;

@@ -161,30 +161,30 @@ async def _run(
         ]
         client: Process
         async with await anyio.open_process(command, stderr=None) as client:
-            assert client.stdin is not None and client.stdout is not None
-            ready = (await _line(BufferedByteReceiveStream(client.stdout), result)).split()
-            assert ready[0] == "MID-REPLY", ready
-            session_id, pid = ready[1], int(ready[2])
-            assert pid in replicas, f"the reply came from pid {pid}, not a replica"
-            dying, other = replicas.pop(pid), next(iter(replicas.values()))
-            if commit_all:
-                last = part(seen - 1, pid).encode()
-                await _wait_committed(postgres_url, session_id, [last, b"long reply"])
-            else:
-                # Mid-stream: at least one chunk committed, the stream still going on.
-                await _wait_committed(postgres_url, session_id, [part(0, pid).encode()])
-            committed_before_kill = _PART.findall(
-                (await anyio.to_thread.run_sync(_committed_text, postgres_url, session_id)).decode(
-                    errors="replace"
-                )
-            )
-            dying.send_signal(signal.SIGKILL)
-            with anyio.fail_after(30):
-                code = await anyio.to_thread.run_sync(dying.wait)
-            assert code == -signal.SIGKILL
-            await client.stdin.send(b"GO\n")
-            with anyio.fail_after(120):
-                status = await client.wait()
+            try:
+                assert client.stdin is not None and client.stdout is not None
+                ready = (await _line(BufferedByteReceiveStream(client.stdout), result)).split()
+                assert ready[0] == "MID-REPLY", ready
+                session_id, pid = ready[1], int(ready[2])
+                assert pid in replicas, f"the reply came from pid {pid}, not a replica"
+                dying, other = replicas.pop(pid), next(iter(replicas.values()))
+                if commit_all:
+                    last = part(seen - 1, pid).encode()
+                    await _wait_committed(postgres_url, session_id, [last, b"long reply"])
+                else:
+                    # Mid-stream: at least one chunk committed, the stream still going on.
+                    await _wait_committed(postgres_url, session_id, [part(0, pid).encode()])
+                rows = await anyio.to_thread.run_sync(_committed_text, postgres_url, session_id)
+                committed = len(_PART.findall(rows.decode(errors="replace")))
+                dying.send_signal(signal.SIGKILL)
+                code = await anyio.to_thread.run_sync(lambda: dying.wait(timeout=30))
+                assert code == -signal.SIGKILL
+                await client.stdin.send(b"GO\n")
+                with anyio.fail_after(120):
+                    status = await client.wait()
+            finally:
+                if client.returncode is None:  # a failed step: the client goes too
+                    client.kill()
         assert other.poll() is None, "the surviving replica died"
         assert balancer.process.poll() is None, balancer.output()
     outcome: dict[str, Any] = json.loads(result.read_text())
@@ -196,7 +196,7 @@ async def _run(
         seen=seen,
         pid=pid,
         other_pid=other.pid,
-        committed=len(committed_before_kill),
+        committed=committed,
         commit_all=commit_all,
     )
 
@@ -224,6 +224,9 @@ def _check(
         assert second_cookie.startswith("acp_affinity=") and first_cookie != second_cookie
     else:
         assert first_cookie is None and second_cookie is None
+    # The old connection is dead for the client: the SDK fails its next request
+    # ("terminated", the SSE stream having been cut; "ACP connection closed" on WebSocket).
+    assert set(outcome["oldConnection"]) == {"error", "code"}, outcome["oldConnection"]
     first_turn = f"heard first words; before: []; pid {pid}"
     assert outcome["firstStopReason"] == "end_turn"
     live = _texts(outcome["first"], TEXT_KINDS)
