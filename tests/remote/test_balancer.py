@@ -107,13 +107,13 @@ async def _wait_committed(url: str, session_id: str, parts: Sequence[bytes]) -> 
             await anyio.sleep(0.05)
 
 
-async def _line(stream: BufferedByteReceiveStream, result: Path) -> str:
+async def _line(stream: BufferedByteReceiveStream, result: Path, balancer: Balancer) -> str:
     try:
         with anyio.fail_after(60):
             return (await stream.receive_until(b"\n", 1 << 16)).decode()
     except (anyio.EndOfStream, anyio.IncompleteRead):
         shown = result.read_text() if result.is_file() else "(no result)"
-        pytest.fail(f"the client ended before saying MID-REPLY: {shown}")
+        pytest.fail(f"the client ended before MID-REPLY: {shown}\nHAProxy: {balancer.output()}")
 
 
 def _texts(seen: list[list[str]], kinds: set[str]) -> str:
@@ -163,7 +163,9 @@ async def _run(
         async with await anyio.open_process(command, stderr=None) as client:
             try:
                 assert client.stdin is not None and client.stdout is not None
-                ready = (await _line(BufferedByteReceiveStream(client.stdout), result)).split()
+                ready = (
+                    await _line(BufferedByteReceiveStream(client.stdout), result, balancer)
+                ).split()
                 assert ready[0] == "MID-REPLY", ready
                 session_id, pid = ready[1], int(ready[2])
                 assert pid in replicas, f"the reply came from pid {pid}, not a replica"
@@ -188,7 +190,9 @@ async def _run(
         assert other.poll() is None, "the surviving replica died"
         assert balancer.process.poll() is None, balancer.output()
     outcome: dict[str, Any] = json.loads(result.read_text())
-    assert status == 0 and "error" not in outcome, json.dumps(outcome, indent=1)[:4000]
+    assert status == 0 and "error" not in outcome, (
+        f"{json.dumps(outcome, indent=1)[:4000]}\nHAProxy: {balancer.output()}"
+    )
     _check(
         outcome,
         transport=transport,
