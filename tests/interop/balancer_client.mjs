@@ -153,6 +153,15 @@ class Connection {
   }
 }
 
+// Reopens the session on a new connection: the way every client can today. (A client
+// that resumes its stream from a cursor would try that first here, and fall back to this
+// when the replica it lands on refuses the cursor.)
+function reattach(connection, sessionId) {
+  return options.protocol === 1
+    ? connection.agent.request("session/load", { sessionId, cwd: options.workdir, mcpServers: [] })
+    : connection.agent.request("session/resume", { sessionId, cwd: options.workdir, replayFrom: { type: "start" } });
+}
+
 let stdinLines;
 function nextStdinLine() {
   stdinLines ??= readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -195,11 +204,7 @@ try {
   first.connection.close();
   await second.open();
   result.cookieOnSecond = cookies.cookieHeader() ?? null;
-  const reopen =
-    options.protocol === 1
-      ? second.agent.request("session/load", { sessionId, cwd: options.workdir, mcpServers: [] })
-      : second.agent.request("session/resume", { sessionId, cwd: options.workdir, replayFrom: { type: "start" } });
-  await within(STEP_TIMEOUT_MS, "reopening the session", reopen);
+  await within(STEP_TIMEOUT_MS, "reopening the session", reattach(second, sessionId));
   result.steps.push("reopened");
   result.nextStopReason = await second.prompt(sessionId, "after the failover");
   result.steps.push("prompted again");

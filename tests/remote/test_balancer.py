@@ -30,8 +30,9 @@ replica sends:
 - the conversation goes on: a new prompt is answered by the other replica, with the
   durable agent state the dead one saved, and brings no replayed chunk again.
 
-A resumable stream (``Last-Event-ID``, ``stream/resume``) would let a client skip the
-part of the replay it already has; this test reattaches the way every client can today.
+The client reattaches the way every client can today (``reattach`` in the client): a
+stream that resumes from a cursor (``Last-Event-ID``, ``stream/resume``) is a step to
+try there first, and these assertions hold for whichever way the client gets back.
 """
 
 from __future__ import annotations
