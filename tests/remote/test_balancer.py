@@ -22,8 +22,10 @@ replica sends:
   first turn, and the cut reply as far as it was committed (each chunk once, numbered
   from 0 without a gap);
 - nothing the client saw live is contradicted: the cut reply it saw and the replayed
-  one are prefixes of the same stream (the client may have seen chunks committed after
-  it saw them, or not at all);
+  one are prefixes of the same stream (the client may have seen chunks the dying
+  replica never committed, and the replay may hold chunks that never reached the
+  client live);
+- the old connection is dead for the client: its next request fails;
 - when the kill comes after the store committed everything the client saw (the test
   waits for the row in the database, then kills), the replay holds exactly what the
   client saw: nothing lost;
@@ -32,7 +34,7 @@ replica sends:
 
 The client reattaches the way every client can today (``reattach`` in the client): a
 stream that resumes from a cursor (``Last-Event-ID``, ``stream/resume``) is a step to
-try there first, and these assertions hold for whichever way the client gets back.
+try there first; what the client holds in the end must meet the same assertions.
 """
 
 from __future__ import annotations
@@ -86,10 +88,16 @@ def _address(url: str) -> str:
 
 
 def _committed_text(url: str, session_id: str) -> bytes:
-    """Every committed event row of the session and its saved agent state, together."""
+    """What the store committed of the session, together: its snapshot (rows folded
+    into one), its rows in order, and its saved agent state, read in one snapshot of
+    the database (a flush that folds rows lands wholly before or after it)."""
     with psycopg.connect(url) as conn:
+        conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
         rows = conn.execute(
-            b"SELECT data FROM acpio_events WHERE session_id = %s", (session_id,)
+            b"SELECT data FROM acpio_snapshots WHERE session_id = %s", (session_id,)
+        ).fetchall()
+        rows += conn.execute(
+            b"SELECT data FROM acpio_events WHERE session_id = %s ORDER BY seq", (session_id,)
         ).fetchall()
         rows += conn.execute(
             b"SELECT state FROM acpio_agent_states WHERE session_id = %s", (session_id,)
