@@ -55,7 +55,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from .haproxy_support import Balancer, haproxy  # noqa: F401 - the fixture
+from .haproxy_support import Balancer, doc_config, haproxy, placed  # noqa: F401 - the fixture
 from .long_reply_agent import part
 from .server import REPO, serving
 
@@ -321,3 +321,20 @@ async def test_a_replica_killed_in_the_middle_of_a_streaming_reply_contradicts_n
         start_balancer=haproxy,
         tmp_path=tmp_path,
     )
+
+
+def test_the_balancer_runs_the_documented_configuration_with_only_its_addresses_changed() -> None:
+    """What the tests give HAProxy is the block of docs/remote.md, line for line, but for
+    the ``bind`` address and the ``server`` addresses; a configuration that does not have
+    one ``bind`` and one ``server`` line per replica is refused."""
+    shown = doc_config()
+    run = placed(shown, "fd@3", ["127.0.0.1:1001", "127.0.0.1:1002"])
+    changed = [(a, b) for a, b in zip(shown.splitlines(), run.splitlines(), strict=True) if a != b]
+    assert [b.split() for _, b in changed] == [
+        ["bind", "fd@3"],
+        ["server", "replica1", "127.0.0.1:1001", "check"],
+        ["server", "replica2", "127.0.0.1:1002", "check"],
+    ]
+    assert "stick on req.cook(acp_affinity)" in run and "option redispatch" in run
+    with pytest.raises(AssertionError, match="2 server lines for 1 servers"):
+        placed(shown, "fd@3", ["127.0.0.1:1001"])
