@@ -94,6 +94,8 @@ class Connection {
     this.cookieStore = cookieStore;
     this.updates = [];
     this.parts = 0; // chunks of the long reply received, counted as they come
+    this.replies = []; // [index, text] of every agent text starting "heard "
+    this.idles = []; // [index, stopReason] of every idle state
     this.waiters = [];
   }
 
@@ -101,8 +103,13 @@ class Connection {
     const app = acp.client({ name: "acpio-balancer-test" }).onNotification("session/update", (ctx) => {
       const update = ctx.params.update;
       this.updates.push(update);
+      const index = this.updates.length - 1;
       if (update.sessionUpdate === "agent_message_chunk" || update.sessionUpdate === "agent_message") {
-        this.parts += (textOf(update.content).match(/part \d+ of pid \d+; /g) ?? []).length;
+        const text = textOf(update.content);
+        this.parts += (text.match(/part \d+ of pid \d+; /g) ?? []).length;
+        if (text.startsWith("heard ")) this.replies.push([index, text]);
+      } else if (update.sessionUpdate === "state_update" && update.state === "idle") {
+        this.idles.push([index, update.stopReason]);
       }
       for (const waiter of this.waiters.splice(0)) waiter();
     });
@@ -138,14 +145,18 @@ class Connection {
       .join("");
   }
 
-  // Sends a prompt and waits for its turn's end (v1: the answer; v2: the idle state).
+  // Sends a prompt and waits for its turn's end: its reply ("heard <text>"), then (v1) the
+  // answer or (v2) the idle state after that reply. Over HTTP the answer, a replay still
+  // arriving and the turn's updates can travel on different streams: an idle state of a
+  // replayed turn, or the answer, may come before this turn's reply.
   async prompt(sessionId, text) {
-    const from = this.updates.length;
     const answer = await within(STEP_TIMEOUT_MS, `prompt ${text}`, this.agent.request("session/prompt", { sessionId, prompt: [{ type: "text", text }] }));
+    const reply = () => this.replies.find(([, said]) => said.startsWith(`heard ${text};`));
+    await this.until(`the reply to ${text}`, () => reply() !== undefined);
     if (options.protocol === 1) return answer.stopReason;
-    const idle = () => this.updates.slice(from).find((u) => u.sessionUpdate === "state_update" && u.state === "idle");
+    const idle = () => this.idles.find(([index]) => index > reply()[0]);
     await this.until(`the end of the turn of ${text}`, () => idle() !== undefined);
-    return idle().stopReason;
+    return idle()[1];
   }
 
   seen() {
