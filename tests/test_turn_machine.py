@@ -21,13 +21,13 @@ from acpio import schema
 from acpio._session.turn_machine import (
     CANCELLED,
     Action,
-    Outcome,
     Phase,
     SessionState,
     Step,
     Transition,
-    Turn,
+    TurnEnding,
     TurnMachine,
+    TurnRecord,
     transition,
 )
 
@@ -40,15 +40,15 @@ REQUIRES_ACTION = SessionState.REQUIRES_ACTION
 class Driver:
     """Turns without I/O: every send is an entry of :attr:`wire`, every task a flag."""
 
-    machine: TurnMachine[Turn] = field(default_factory=TurnMachine[Turn])
+    machine: TurnMachine[TurnRecord] = field(default_factory=TurnMachine[TurnRecord])
     wire: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
-    turns: list[Turn] = field(default_factory=list[Turn])
+    turns: list[TurnRecord] = field(default_factory=list[TurnRecord])
     handlers: set[str] = field(default_factory=set[str])  # turns whose handler runs
     watchdogs: set[str] = field(default_factory=set[str])
     ended: set[str] = field(default_factory=set[str])
     asked: dict[str, int] = field(default_factory=dict[str, int])  # pending permissions
     #: A step the runner is in the middle of (its send awaited): ("start"|"finish", turn).
-    pending: tuple[str, Turn, Outcome | None] | None = None
+    pending: tuple[str, TurnRecord, TurnEnding | None] | None = None
     running_queued: bool = False
     responded_before: dict[str, int] = field(default_factory=dict[str, int])
     #: Turns whose answer ends them, and where on the wire their answer went out.
@@ -64,8 +64,8 @@ class Driver:
 
     # -- events --------------------------------------------------------------------------------
 
-    def accept(self, *, answer_ends_turn: bool = False) -> Turn:
-        turn = Turn(message_id=f"m{len(self.turns)}")
+    def accept(self, *, answer_ends_turn: bool = False) -> TurnRecord:
+        turn = TurnRecord(message_id=f"m{len(self.turns)}")
         self.accepted_at[turn.message_id] = self.clock
         self.turns.append(turn)
         self.machine.accept(turn, answer_ends_turn=answer_ends_turn)
@@ -73,11 +73,11 @@ class Driver:
             self.answer_ends.add(turn.message_id)
         return turn
 
-    def respond(self, turn: Turn) -> None:
+    def respond(self, turn: TurnRecord) -> None:
         self.responded_before[turn.message_id] = len(self.wire)
         self.act([(self.machine.responded(turn), turn)])
 
-    def answer(self, turn: Turn) -> None:
+    def answer(self, turn: TurnRecord) -> None:
         self.answered_at.setdefault(turn.message_id, len(self.wire))
         self.act([(self.machine.answered(turn), turn)])
 
@@ -85,27 +85,27 @@ class Driver:
         self.cancels.append(self.clock)
         self.act(self.machine.cancel())
 
-    def end_handler(self, turn: Turn, outcome: Outcome) -> None:
+    def end_handler(self, turn: TurnRecord, outcome: TurnEnding) -> None:
         for _ in range(self.asked.get(turn.message_id, 0)):
             self.answer_permission(turn)
         self.handlers.discard(turn.message_id)
         self.act([(self.machine.handler_ended(turn, outcome), turn)])
 
-    def expire_watchdog(self, turn: Turn) -> None:
+    def expire_watchdog(self, turn: TurnRecord) -> None:
         self.watchdogs.discard(turn.message_id)
         self.act(self.machine.watchdog_expired(turn))
 
-    def ask(self, turn: Turn) -> None:
+    def ask(self, turn: TurnRecord) -> None:
         self.asked[turn.message_id] = self.asked.get(turn.message_id, 0) + 1
         if self.machine.permission_asked(turn):
             self.wire.append(("state", "requires_action", turn.message_id))
 
-    def answer_permission(self, turn: Turn) -> None:
+    def answer_permission(self, turn: TurnRecord) -> None:
         self.asked[turn.message_id] -= 1
         if self.machine.permission_answered(turn):
             self.wire.append(("state", "running", turn.message_id))
 
-    def act(self, actions: list[tuple[Action, Turn | None]]) -> None:
+    def act(self, actions: list[tuple[Action, TurnRecord | None]]) -> None:
         for action, turn in actions:
             name = turn.message_id if turn is not None else ""
             if action is Action.RUN_HANDLER:
@@ -159,11 +159,11 @@ class Driver:
         while self.step() not in (Step.WAIT, Step.STOP):
             pass
 
-    def of(self, turn: Turn) -> list[tuple[str, str]]:
+    def of(self, turn: TurnRecord) -> list[tuple[str, str]]:
         return [(kind, value) for kind, value, name in self.wire if name == turn.message_id]
 
 
-def ended_with(turn: Turn, stop_reason: str) -> Outcome:
+def ended_with(turn: TurnRecord, stop_reason: str) -> TurnEnding:
     del turn
     return (stop_reason, None)
 
@@ -461,7 +461,7 @@ def apply(driver: Driver, event: str, pick: int) -> None:
     machine = driver.machine
     turns = driver.turns
 
-    def choose(candidates: list[Turn]) -> Turn | None:
+    def choose(candidates: list[TurnRecord]) -> TurnRecord | None:
         return candidates[pick % len(candidates)] if candidates else None
 
     if event in ("accept", "accept_answered"):
@@ -606,8 +606,8 @@ def test_any_interleaving_keeps_the_turn_invariants(events: list[tuple[str, int]
 
 
 def test_an_observer_learns_which_idle_ends_a_turn_and_the_stop_reason_it_allows() -> None:
-    machine = TurnMachine[Turn]()
-    first = Turn(message_id="span-1")
+    machine = TurnMachine[TurnRecord]()
+    first = TurnRecord(message_id="span-1")
     machine.observe_start(first, RUNNING)
     assert machine.state is RUNNING and machine.current is first
     machine.state_reported(REQUIRES_ACTION)
@@ -616,7 +616,7 @@ def test_an_observer_learns_which_idle_ends_a_turn_and_the_stop_reason_it_allows
     assert ended is first and ended.outcome == CANCELLED  # what the agent's idle had to say
     assert machine.state is IDLE and first.finished
     assert machine.observe_end("end_turn") is None  # a second idle ends nothing
-    second = Turn(message_id="span-2")
+    second = TurnRecord(message_id="span-2")
     machine.observe_start(second, RUNNING)
     ended = machine.observe_end("max_tokens")
     assert ended is second and ended.outcome == ("max_tokens", None)

@@ -11,7 +11,7 @@ compares the agent's state updates with what the machine allows
 :meth:`TurnMachine.observe_end`).
 
 A session reports one of three :class:`SessionState`\\ s. A turn (one
-accepted prompt, :class:`Turn`) goes through the :class:`Phase`\\ s in
+accepted prompt, :class:`TurnRecord`) goes through the :class:`Phase`\\ s in
 order: accepted, responded (its ``session/prompt`` response was queued),
 announced (its ``user_message`` went out), started (``running`` was
 reported and its handler runs), ended (it has an outcome: the handler
@@ -27,11 +27,11 @@ went out). The invariants the machine keeps:
   request to the user is pending, ``running`` again once it is answered;
 * every started turn ends with exactly one ``idle`` carrying its stop reason,
   ``cancelled`` when ``session/cancel`` reached it before its idle;
-* nothing of a turn goes out after its idle (:attr:`Turn.finished`);
+* nothing of a turn goes out after its idle (:attr:`TurnRecord.finished`);
 * ``session/cancel`` cancels the current turn and discards the queued ones
   (they were announced or will be, but never run);
 * where a prompt's answer ends its turn on the wire
-  (:attr:`Turn.awaiting_answer`), the next turn starts only after it.
+  (:attr:`TurnRecord.awaiting_answer`), the next turn starts only after it.
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ __all__ = [
     "REQUIRES_ACTION",
     "RUNNING",
     "Action",
-    "Outcome",
+    "TurnEnding",
     "Phase",
     "SessionState",
     "Step",
     "Transition",
-    "Turn",
+    "TurnRecord",
     "TurnMachine",
     "transition",
 ]
@@ -125,13 +125,13 @@ class Phase(enum.Enum):
 
 
 #: How a turn ended: its stop reason and, for ``error``, the error it reports.
-Outcome = tuple[str, "schema.Error | None"]
+TurnEnding = tuple[str, "schema.Error | None"]
 
-CANCELLED: Final[Outcome] = ("cancelled", None)
+CANCELLED: Final[TurnEnding] = ("cancelled", None)
 
 
 @dataclass(eq=False)
-class Turn:
+class TurnRecord:
     """One accepted prompt as the machine tracks it; its fields change only in the machine."""
 
     message_id: str
@@ -141,7 +141,7 @@ class Turn:
     #: Discarded by ``session/cancel`` (or withdrawn) while queued: it never runs.
     discarded: bool = False
     cancel_requested: bool = False
-    outcome: Outcome | None = None
+    outcome: TurnEnding | None = None
     #: Its idle went out (or it was dropped): nothing of it may reach the client any more.
     finished: bool = False
     #: Requests to the user it has pending (they back ``requires_action``).
@@ -201,7 +201,7 @@ class Action(enum.Enum):
     """The turn is over for its prompt (discarded, withdrawn, finished or dropped)."""
 
 
-TurnT = TypeVar("TurnT", bound=Turn)
+TurnT = TypeVar("TurnT", bound=TurnRecord)
 Actions = list[tuple[Action, "TurnT | None"]]
 
 
@@ -306,7 +306,7 @@ class TurnMachine(Generic[TurnT]):
             return Action.SKIP_HANDLER
         return Action.RUN_HANDLER
 
-    def handler_ended(self, turn: TurnT, outcome: Outcome) -> Action:
+    def handler_ended(self, turn: TurnT, outcome: TurnEnding) -> Action:
         """``turn``'s handler ended with ``outcome`` (``cancelled`` if cancel reached it first).
 
         The first outcome counts: a handler that ends after being reported
@@ -478,7 +478,7 @@ class TurnMachine(Generic[TurnT]):
     def observe_end(self, stop_reason: str) -> TurnT | None:
         """An observer saw the idle that ends the current turn, with ``stop_reason``.
 
-        Returns the turn it ended, its :attr:`Turn.outcome` the one the
+        Returns the turn it ended, its :attr:`TurnRecord.outcome` the one the
         machine allowed (``cancelled`` if a cancel reached the turn), or
         ``None`` when no started turn was current (an idle that ends nothing).
         """

@@ -37,21 +37,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias, cast
+from typing import Final, cast
 
-from .._json import as_list
+from .._json import JsonObject, as_list
 from .._protocol.values import FINAL_TOOL_CALL_STATUSES
 from .._session import turn_machine
-from .._session.turn_machine import Transition, Turn, TurnMachine, transition
+from .._session.turn_machine import Transition, TurnMachine, TurnRecord, transition
 from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
 from ._rules import HINTS, ConformanceError, Violation
 from ._rules import short as _short
 from ._schema_check import is_base64
 
-__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get", "shown_id")
-
-JsonObject: TypeAlias = dict[str, object]
+__all__ = ("Cancel", "CheckedSession", "JsonObject", "Request", "SessionRules", "get", "shown_id")
 
 
 @dataclass(slots=True)
@@ -78,11 +76,11 @@ class Cancel:
 
 
 @dataclass(slots=True)
-class SessionState:
+class CheckedSession:
     """What the checker knows about one session."""
 
     #: The turns as the agent's own machine has them, fed with what the wire shows.
-    turns: TurnMachine[Turn] = field(default_factory=TurnMachine[Turn])
+    turns: TurnMachine[TurnRecord] = field(default_factory=TurnMachine[TurnRecord])
     tool_status: dict[str, str] = field(default_factory=dict[str, str])
     # Where each tool call reported as work (not a permission subject) was first seen.
     tool_first: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
@@ -143,7 +141,7 @@ _FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 _OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "paused"})
 
 
-def _live_span(state: SessionState) -> bool:
+def _live_span(state: CheckedSession) -> bool:
     """Whether an update now belongs to the foreground work (not to a resume's replay)."""
     return state.span and not state.resumes
 
@@ -180,7 +178,7 @@ class SessionRules:
         """Every violation found so far, in order."""
         self._index: int = 0
         self._exercised: Counter[str] = Counter()
-        self._sessions: dict[str, SessionState] = {}
+        self._sessions: dict[str, CheckedSession] = {}
         self._client_requests: dict[object, Request] = {}
         self._agent_requests: dict[object, Request] = {}
         self._hints: Mapping[str, str] = HINTS
@@ -205,13 +203,13 @@ class SessionRules:
 
     # -- session state -------------------------------------------------------------------------
 
-    def _session(self, session: str) -> SessionState:
+    def _session(self, session: str) -> CheckedSession:
         state = self._sessions.get(session)
         if state is None:
-            state = self._sessions[session] = SessionState()
+            state = self._sessions[session] = CheckedSession()
         return state
 
-    def _check_closed(self, state: SessionState, session: str, raw: str) -> None:
+    def _check_closed(self, state: CheckedSession, session: str, raw: str) -> None:
         # While a resume is pending the message may belong to it (replay, snapshot, work after
         # the re-activation): the wire cannot tell, so only messages outside resumes count.
         if state.closed and not state.resumes:
@@ -229,7 +227,7 @@ class SessionRules:
             if request.session == session and not request.withdrawn
         ]
 
-    def _blocked_on(self, state: SessionState, entity: str) -> bool:
+    def _blocked_on(self, state: CheckedSession, entity: str) -> bool:
         return any(
             entity in request.subjects and not request.withdrawn
             for request in self._agent_requests.values()
@@ -238,7 +236,7 @@ class SessionRules:
 
     # -- prompts and client messages -----------------------------------------------------------
 
-    def _client_request(self, state: SessionState, request: Request) -> None:
+    def _client_request(self, state: CheckedSession, request: Request) -> None:
         if request.method == "session/prompt":
             state.silenced = None
             if not state.span:
@@ -250,12 +248,12 @@ class SessionRules:
         elif request.method == "session/resume":
             state.resumes += 1
 
-    def _resume_answered(self, state: SessionState, succeeded: bool) -> None:
+    def _resume_answered(self, state: CheckedSession, succeeded: bool) -> None:
         state.resumes = max(state.resumes - 1, 0)
         if succeeded:
             state.closed = False  # a resume re-activates a session closed earlier
 
-    def _client_cancel(self, state: SessionState, session: str) -> None:
+    def _client_cancel(self, state: CheckedSession, session: str) -> None:
         # A prompt sent (or accepted) whose work has not reported running yet is cancelled too:
         # the agent read the prompt before the cancel, so the cancel applies to its work.
         unanswered = sum(
@@ -279,7 +277,7 @@ class SessionRules:
 
     def _prompt_answered(
         self,
-        state: SessionState,
+        state: CheckedSession,
         request: Request,
         message: JsonObject,
         raw: str,
@@ -346,7 +344,7 @@ class SessionRules:
         elif kind == "available_commands_update":
             self._config_and_commands(command_problems(update.get("availableCommands")), raw)
 
-    def _new_work(self, state: SessionState, what: str, raw: str) -> None:
+    def _new_work(self, state: CheckedSession, what: str, raw: str) -> None:
         self._exercise("turn-lifecycle")
         # Replayed history is not output of the prompt waiting for its running.
         if state.prompt_window is not None and not state.resumes:
@@ -358,7 +356,7 @@ class SessionRules:
             state.prompt_window = None  # one report per turn
 
     def _check_silence(
-        self, state: SessionState, update: JsonObject, kind: object, raw: str
+        self, state: CheckedSession, update: JsonObject, kind: object, raw: str
     ) -> None:
         assert state.silenced is not None
         self._exercise("cancel-silence")
@@ -381,7 +379,7 @@ class SessionRules:
         )
 
     def _tool_call_update(
-        self, state: SessionState, update: JsonObject, raw: str, subject: bool = False
+        self, state: CheckedSession, update: JsonObject, raw: str, subject: bool = False
     ) -> None:
         tool_call_id = update.get("toolCallId")
         if not isinstance(tool_call_id, str):
@@ -418,7 +416,7 @@ class SessionRules:
                 state, f"tool:{tool_call_id}", f"tool call {tool_call_id!r} {status}", raw
             )
 
-    def _tool_call_chunk(self, state: SessionState, update: JsonObject, raw: str) -> None:
+    def _tool_call_chunk(self, state: CheckedSession, update: JsonObject, raw: str) -> None:
         tool_call_id = update.get("toolCallId")
         if not isinstance(tool_call_id, str):
             return
@@ -436,7 +434,9 @@ class SessionRules:
             state.span_work.add(f"tool:{tool_call_id}")
         self._tool_content(state, tool_call_id, update.get("content"), raw)
 
-    def _tool_content(self, state: SessionState, tool_call_id: str, item: object, raw: str) -> None:
+    def _tool_content(
+        self, state: CheckedSession, tool_call_id: str, item: object, raw: str
+    ) -> None:
         item_type = get(item, "type")
         if item_type == "terminal":
             terminal_id = get(item, "terminalId")
@@ -453,7 +453,7 @@ class SessionRules:
                     self._violate(rule, problem, raw)
 
     def _terminal(
-        self, state: SessionState, update: JsonObject, kind: object, raw: str, validated: bool
+        self, state: CheckedSession, update: JsonObject, kind: object, raw: str, validated: bool
     ) -> None:
         terminal_id = update.get("terminalId")
         if not isinstance(terminal_id, str):
@@ -493,7 +493,7 @@ class SessionRules:
         if "exitStatus" in update:
             state.terminals[terminal_id] = isinstance(update["exitStatus"], dict)
 
-    def _check_resumed(self, state: SessionState, entity: str, what: str, raw: str) -> None:
+    def _check_resumed(self, state: CheckedSession, entity: str, what: str, raw: str) -> None:
         if (
             state.turns.state is not turn_machine.SessionState.REQUIRES_ACTION
             or state.cancel is not None
@@ -511,7 +511,7 @@ class SessionRules:
     # -- turn state ----------------------------------------------------------------------------
 
     def _state_update(
-        self, state: SessionState, session: str, update: JsonObject, raw: str
+        self, state: CheckedSession, session: str, update: JsonObject, raw: str
     ) -> None:
         new = update.get("state")
         if not isinstance(new, str):
@@ -546,7 +546,7 @@ class SessionRules:
                     state.cancel.proven = True
                     state.cancel.requests.update(pending)
             if change is Transition.START:
-                state.turns.observe_start(Turn(message_id=str(self._index)), reported)
+                state.turns.observe_start(TurnRecord(message_id=str(self._index)), reported)
                 if state.cancel is not None:
                     state.turns.cancel()  # it applies to the work of prompts sent before it
                 state.span_start = (raw, self._index)
@@ -561,7 +561,7 @@ class SessionRules:
         state.answered_since_state = False
         state.answered_subjects.clear()
 
-    def _snapshot(self, state: SessionState, update: JsonObject, raw: str) -> None:
+    def _snapshot(self, state: CheckedSession, update: JsonObject, raw: str) -> None:
         """A state update repeating the current state while a resume is pending: the resume's
         current-state snapshot (or a repeat). It starts and ends nothing."""
         stop = update.get("stopReason")
@@ -574,7 +574,7 @@ class SessionRules:
                 raw,
             )
 
-    def _idle(self, state: SessionState, session: str, update: JsonObject, raw: str) -> None:
+    def _idle(self, state: CheckedSession, session: str, update: JsonObject, raw: str) -> None:
         stop = update.get("stopReason")
         stop_reason = stop if isinstance(stop, str) else None
         ended = state.turns.observe_end(stop_reason or "")
@@ -610,7 +610,7 @@ class SessionRules:
         state.accepted_unstarted.clear()
         state.cancel = None
 
-    def _open_calls(self, state: SessionState) -> None:
+    def _open_calls(self, state: CheckedSession) -> None:
         """The session closed or the stream ended: a tool call that never reached a final
         status is shown running forever (on v2 a call may end after its turn's idle, so only
         the end can tell). Each is reported once."""
@@ -629,7 +629,7 @@ class SessionRules:
             )
 
     def _cancelled_idle(
-        self, state: SessionState, session: str, stop_reason: str | None, due: str, raw: str
+        self, state: CheckedSession, session: str, stop_reason: str | None, due: str, raw: str
     ) -> None:
         """The idle of work a cancel reached: the machine's ``due`` stop reason (cancelled)
         once the wire proves the agent read the cancel, and no request of it still pending."""
@@ -659,7 +659,7 @@ class SessionRules:
         }
         state.silenced = state.span_work - background
 
-    def _missing_user_messages(self, state: SessionState, before: int | None = None) -> None:
+    def _missing_user_messages(self, state: CheckedSession, before: int | None = None) -> None:
         """Report the prompts (answered before index `before`, if given) never echoed."""
         for message_id, (response_raw, index) in list(state.awaiting_user_message.items()):
             if before is not None and index > before:
@@ -673,7 +673,7 @@ class SessionRules:
                 index,
             )
 
-    def _check_background(self, state: SessionState, update: JsonObject, raw: str) -> None:
+    def _check_background(self, state: CheckedSession, update: JsonObject, raw: str) -> None:
         background = as_list(update.get("background"))
         if background is None:
             if state.background is not None:
