@@ -148,6 +148,8 @@ class TurnRecord:
     pending_permissions: int = 0
     #: Its prompt's answer ends it on the wire: the next turn starts after that answer.
     awaiting_answer: bool = False
+    #: For an observer: the number of the first cancel sent after its prompt (0: none yet).
+    cancel_mark: int = 0
 
     @property
     def phase(self) -> Phase:
@@ -228,6 +230,7 @@ class TurnMachine(Generic[TurnT]):
         #: The session is closed: nothing is accepted, and no turn waits for an answer.
         self.closed: bool = False
         self._before: tuple[SessionState, SessionState] = (IDLE, IDLE)
+        self._cancels: int = 0
 
     @property
     def busy(self) -> bool:
@@ -464,16 +467,81 @@ class TurnMachine(Generic[TurnT]):
         self.state, self.reported_state = self._before
 
     # ------------------------------------------------------ seen from outside
+    #
+    # An observer (the conformance checkers, the mock client) sees the wire, not the
+    # agent's tasks: it feeds the facts its protocol version shows (prompts sent and
+    # answered, cancels sent, the state updates where a version has them, the answers
+    # that end turns where it has not) and reads the turns back. It never calls
+    # next_step: :attr:`current` is the oldest prompt sent whose turn has not ended,
+    # :attr:`queue` the prompts behind it.
 
-    def observe_start(self, turn: TurnT, state: SessionState) -> None:
-        """An observer saw ``state`` start a turn (:attr:`Transition.START`): ``turn``.
+    @property
+    def unstarted(self) -> list[TurnT]:
+        """For an observer: the prompts sent (not refused) whose turn did not start, oldest
+        first."""
+        current = self.current
+        if current is not None and not current.started and not current.finished:
+            return [current, *self.queue]
+        return list(self.queue)
 
-        For a driver that sees the wire rather than runs the turns (the
-        conformance checker): the turn is current and started from here on.
+    @property
+    def running(self) -> TurnT | None:
+        """For an observer: the turn that started and has not ended, if any."""
+        current = self.current
+        if current is not None and current.started and not current.finished:
+            return current
+        return None
+
+    def prompt_sent(self, turn: TurnT) -> None:
+        """An observer saw ``turn``'s prompt go out: it runs after the turns sent before it."""
+        if self.current is None:
+            self.current = turn
+        else:
+            self.queue.append(turn)
+
+    def prompt_refused(self, turn: TurnT) -> None:
+        """``turn``'s prompt was answered with an error before it started: it never runs."""
+        if turn.started:
+            return
+        turn.discarded = turn.finished = True
+        if turn is self.current:
+            self._advance()
+        elif turn in self.queue:
+            self.queue.remove(turn)
+
+    def cancel_sent(self) -> int:
+        """An observer saw ``session/cancel`` (or a close) go out; returns its number.
+
+        It reaches every turn whose prompt was sent and that has not ended (its
+        :attr:`TurnRecord.cancel_mark` is the first cancel that reached it).
+        Unlike :meth:`cancel`, which the agent calls when it reads the cancel,
+        nothing is discarded yet: the agent may end the running turn before it
+        reads the cancel. :meth:`observe_idle` discards the queued turns once
+        the wire shows the cancel ended a turn.
         """
+        self._cancels += 1
+        current = self.current
+        for turn in (current, *self.queue) if current is not None else self.queue:
+            if not turn.finished and not turn.cancel_mark:
+                turn.cancel_mark = self._cancels
+                turn.cancel_requested = True
+        return self._cancels
+
+    def observe_start(self, turn: TurnT, state: SessionState) -> TurnT:
+        """An observer saw ``state`` start a turn (:attr:`Transition.START`); returns it.
+
+        Turns run in the order their prompts were sent: the oldest unstarted
+        one starts, or ``turn`` when no prompt waits (work the agent started
+        on its own, or prompts the observer was not told of).
+        """
+        current = self.current
+        if current is not None and not current.started and not current.finished:
+            turn = current
+        else:
+            self.current = turn
         turn.responded = turn.announced = turn.started = True
-        self.current = turn
         self.state_reported(state)
+        return turn
 
     def observe_end(self, stop_reason: str) -> TurnT | None:
         """An observer saw the idle that ends the current turn, with ``stop_reason``.
@@ -482,10 +550,48 @@ class TurnMachine(Generic[TurnT]):
         machine allowed (``cancelled`` if a cancel reached the turn), or
         ``None`` when no started turn was current (an idle that ends nothing).
         """
+        return self.observe_idle(stop_reason)[0]
+
+    def observe_idle(self, stop_reason: str) -> tuple[TurnT | None, list[TurnT]]:
+        """:meth:`observe_end`, and the queued turns the same idle ended.
+
+        When the turn ends ``cancelled`` and a cancel reached it, that cancel
+        took effect: the turns queued behind it that it reached too are
+        discarded (they end with this idle, never run).
+        """
         turn = self.current
         if turn is None or not turn.started or turn.finished:
-            return None
+            self.state_reported(IDLE)
+            return None, []
         self.handler_ended(turn, (stop_reason, None))
         self.idle_due()
         self.idle_sent(turn)
-        return turn
+        discarded: list[TurnT] = []
+        mark = turn.cancel_mark
+        if stop_reason == "cancelled" and mark:
+            discarded = [queued for queued in self.unstarted if queued.cancel_mark == mark]
+            for queued in discarded:
+                self.prompt_refused(queued)
+        return turn, discarded
+
+    def observe_answer(self, turn: TurnT, stop_reason: str) -> list[TurnT]:
+        """An observer saw the answer that ends ``turn`` on the wire (where a version shows
+        no state updates, the prompt's answer is the end of its turn).
+
+        ``turn`` started when it became current (unseen on the wire) and ends
+        now, with the outcome the machine allows; returns the queued turns the
+        same answer ended (see :meth:`observe_idle`).
+        """
+        if turn.finished:
+            return []
+        if turn is not self.current:
+            # Answered out of order: it leaves the queue, the turn in front goes on.
+            if turn in self.queue:
+                self.queue.remove(turn)
+            turn.started = True
+            self.handler_ended(turn, (stop_reason, None))
+            turn.finished = True
+            return []
+        if not turn.started:
+            self.observe_start(turn, RUNNING)
+        return self.observe_idle(stop_reason)[1]
