@@ -49,7 +49,16 @@ from ._rules import HINTS, ConformanceError, Violation
 from ._rules import short as _short
 from ._schema_check import is_base64
 
-__all__ = ("Cancel", "CheckedSession", "JsonObject", "Request", "SessionRules", "get", "shown_id")
+__all__ = (
+    "Cancel",
+    "CheckedSession",
+    "CheckedTurn",
+    "JsonObject",
+    "Request",
+    "SessionRules",
+    "get",
+    "shown_id",
+)
 
 
 @dataclass(slots=True)
@@ -63,6 +72,19 @@ class Request:
     subjects: frozenset[str] = frozenset()  # tool call / terminal ids a permission is about
     withdrawn: bool = False  # the agent sent $/cancel_request for it
     refused: bool = False  # its batch was refused as a whole: no response is owed
+    turn: CheckedTurn | None = None  # a session/prompt's turn
+
+
+@dataclass(eq=False)
+class CheckedTurn(TurnRecord):
+    """A prompt's turn as the checker's turn machine tracks it, and what the wire showed of
+    it before it started (both flags drop at the session's next state update)."""
+
+    #: Sent while the session was idle: output before ``running`` breaks the turn's order.
+    window: bool = False
+    #: Its answer (raw, index) when it was accepted while the session was idle: it must
+    #: report ``running`` before the next idle, and before the stream ends.
+    accepted_idle: tuple[str, int] | None = None
 
 
 @dataclass(slots=True)
@@ -80,7 +102,7 @@ class CheckedSession:
     """What the checker knows about one session."""
 
     #: The turns as the agent's own machine has them, fed with what the wire shows.
-    turns: TurnMachine[TurnRecord] = field(default_factory=TurnMachine[TurnRecord])
+    turns: TurnMachine[CheckedTurn] = field(default_factory=TurnMachine[CheckedTurn])
     tool_status: dict[str, str] = field(default_factory=dict[str, str])
     # Where each tool call reported as work (not a permission subject) was first seen.
     tool_first: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
@@ -93,8 +115,6 @@ class CheckedSession:
     awaiting_user_message: dict[str, tuple[str, int]] = field(
         default_factory=dict[str, tuple[str, int]]
     )
-    prompt_window: tuple[str, int] | None = None  # prompt sent while idle, before running
-    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
     span_work: set[str] = field(default_factory=set[str])  # "tool:<id>" / "term:<id>" of the span
     cancel: Cancel | None = None
     silenced: set[str] | None = None  # after a cancelled idle: work that must stay silent
@@ -116,6 +136,25 @@ class CheckedSession:
     def span(self) -> bool:
         """Whether foreground work is active (a turn started and did not report idle)."""
         return self.turns.state is not turn_machine.SessionState.IDLE
+
+    @property
+    def window(self) -> CheckedTurn | None:
+        """A prompt sent while idle whose turn did not report running yet, if any."""
+        return next((turn for turn in self.turns.unstarted if turn.window), None)
+
+    @property
+    def accepted_unstarted(self) -> list[tuple[str, int]]:
+        """The answers of prompts accepted while idle whose turn did not report running."""
+        return [
+            turn.accepted_idle for turn in self.turns.unstarted if turn.accepted_idle is not None
+        ]
+
+    def state_seen(self) -> None:
+        """A state update (or an idle) came: what the unstarted turns showed before it is
+        judged, their flags drop."""
+        for turn in self.turns.unstarted:
+            turn.window = False
+            turn.accepted_idle = None
 
 
 _WORK_UPDATES: Final = frozenset(
@@ -239,12 +278,12 @@ class SessionRules:
     def _client_request(self, state: CheckedSession, request: Request) -> None:
         if request.method == "session/prompt":
             state.silenced = None
-            if not state.span:
-                state.prompt_window = (request.raw, request.index)
+            request.turn = CheckedTurn(message_id="", window=not state.span)
+            state.turns.prompt_sent(request.turn)
         elif request.method == "session/close" and state.span and state.cancel is None:
             # Closing cancels active work as session/cancel would, and must wait for its idle.
             state.cancel = Cancel(request.index, True, set())
-            state.turns.cancel()
+            state.turns.cancel_sent()
         elif request.method == "session/resume":
             state.resumes += 1
 
@@ -273,7 +312,7 @@ class SessionRules:
             state.cancel.proven = state.cancel.proven or proven
             state.cancel.requests |= pending
             state.cancel.works = works
-        state.turns.cancel()
+        state.turns.cancel_sent()
 
     def _prompt_answered(
         self,
@@ -284,9 +323,10 @@ class SessionRules:
         validated: bool,
     ) -> None:
         self._exercise("prompt-message-id")
+        turn = request.turn
         if "result" not in message:
-            if state.prompt_window is not None and state.prompt_window[1] == request.index:
-                state.prompt_window = None  # rejected before insertion: no work to report
+            if turn is not None:
+                state.turns.prompt_refused(turn)  # rejected before insertion: no work to report
             cancel = state.cancel
             if cancel is not None and request.index < cancel.index:
                 cancel.works -= 1
@@ -302,8 +342,11 @@ class SessionRules:
             return
         if message_id not in state.user_messages:
             state.awaiting_user_message[message_id] = (raw, self._index)
-        if not state.span:
-            state.accepted_unstarted.append((raw, self._index))
+        if turn is not None:
+            turn.message_id = message_id
+            state.turns.responded(turn)
+            if not state.span and not turn.started:
+                turn.accepted_idle = (raw, self._index)
 
     # -- session updates -----------------------------------------------------------------------
 
@@ -347,13 +390,14 @@ class SessionRules:
     def _new_work(self, state: CheckedSession, what: str, raw: str) -> None:
         self._exercise("turn-lifecycle")
         # Replayed history is not output of the prompt waiting for its running.
-        if state.prompt_window is not None and not state.resumes:
+        if state.window is not None and not state.resumes:
             self._violate(
                 "turn-lifecycle",
                 f"{what} after session/prompt but before state_update running",
                 raw,
             )
-            state.prompt_window = None  # one report per turn
+            for turn in state.turns.unstarted:
+                turn.window = False  # one report per turn
 
     def _check_silence(
         self, state: CheckedSession, update: JsonObject, kind: object, raw: str
@@ -545,16 +589,15 @@ class SessionRules:
                     # comes after the cancel, so the work cannot end before the cancel is read.
                     state.cancel.proven = True
                     state.cancel.requests.update(pending)
+            state.state_seen()
             if change is Transition.START:
-                state.turns.observe_start(TurnRecord(message_id=str(self._index)), reported)
-                if state.cancel is not None:
-                    state.turns.cancel()  # it applies to the work of prompts sent before it
+                # The oldest prompt sent starts (a cancel sent after it reached it), or work
+                # the agent started on its own.
+                state.turns.observe_start(CheckedTurn(message_id=str(self._index)), reported)
                 state.span_start = (raw, self._index)
                 state.span_work = set()
-                state.accepted_unstarted.clear()
             else:
                 state.turns.state_reported(reported)
-            state.prompt_window = None
             state.silenced = None
         else:
             self._idle(state, session, update, raw)
@@ -583,13 +626,15 @@ class SessionRules:
                 self._violate(
                     "turn-lifecycle", "idle ends foreground work without a stopReason", raw
                 )
-            if ended.cancel_requested:
+            # The cancel is judged at the first idle after it (it may have crossed an earlier
+            # turn's idle: then the turns behind it are the agent's to cancel or not).
+            if ended.cancel_requested and state.cancel is not None:
                 assert ended.outcome is not None
                 self._cancelled_idle(state, session, stop_reason, ended.outcome[0], raw)
             # A prompt accepted while this work ran is queued: its own work comes later.
             self._missing_user_messages(state, before=state.span_start[1])
         elif stop_reason is not None:
-            if state.prompt_window is not None or state.accepted_unstarted:
+            if state.window is not None or state.accepted_unstarted:
                 self._violate(
                     "turn-lifecycle",
                     f"idle with stopReason {stop_reason!r}, but the prompt's work never reported "
@@ -606,8 +651,7 @@ class SessionRules:
                 )
         if stop_reason is not None:
             state.last_stop_reason = stop_reason
-        state.prompt_window = None
-        state.accepted_unstarted.clear()
+        state.state_seen()
         state.cancel = None
 
     def _open_calls(self, state: CheckedSession) -> None:
