@@ -1,14 +1,20 @@
 """The turn lifecycle of a session as a transition function: events in, actions out.
 
 No I/O, no tasks, no clock: :class:`TurnMachine` only records what happened
-to a session's turns and answers with what must happen next. Two drivers
-feed it. :class:`~acpio._session.turn.Turns` (the agent side) feeds it the
-events of a session and executes its answers (sends the updates, runs the
-handlers, starts the cancel watchdog); the conformance checker
-(:mod:`acpio.testing._session_rules`) feeds it what it sees on the wire and
-compares the agent's state updates with what the machine allows
-(:func:`transition`, :meth:`TurnMachine.observe_start`,
-:meth:`TurnMachine.observe_end`).
+to a session's turns and answers with what must happen next. The agent and
+the observers of its wire run the same machine (docs/architecture.md, "One
+turn model"). :class:`~acpio._session.turn.Turns` (the agent side) feeds it
+the events of a session and executes its answers (sends the updates, runs the
+handlers, starts the cancel watchdog). The conformance checkers
+(:mod:`acpio.testing._session_rules`, :mod:`acpio.testing._v1_rules`) and the
+mock client (:mod:`acpio.testing._client_session`) feed it what they see on
+the wire, the facts each protocol version shows: prompts sent, refused or
+accepted (:meth:`TurnMachine.prompt_sent`, :meth:`TurnMachine.prompt_refused`),
+cancels sent (:meth:`TurnMachine.cancel_sent`), state updates classified by
+:func:`transition` (:meth:`TurnMachine.observe_start`,
+:meth:`TurnMachine.observe_idle`) or, where a version shows none, the answers
+that end turns (:meth:`TurnMachine.observe_answer`); they read back which
+turn runs and the stop reason its end had to carry.
 
 A session reports one of three :class:`SessionState`\\ s. A turn (one
 accepted prompt, :class:`TurnRecord`) goes through the :class:`Phase`\\ s in

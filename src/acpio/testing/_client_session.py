@@ -13,7 +13,9 @@ one: a prompt sent while the session is busy is echoed at once but ends with
 the idle of its own run, not the first idle after its echo. A cancel ends the
 running turn and discards the prompts queued behind it (sent before the same
 cancel): when a run that a cancel applied to ends ``cancelled``, those end
-with it. Requests and waits go through the client, so they share its
+with it. Which prompt a run belongs to is the agent's own turn machine's
+answer (:class:`~acpio._session.turn_machine.TurnMachine`, fed what the wire
+shows). Requests and waits go through the client, so they share its
 deadlines and failures.
 """
 

@@ -10,11 +10,13 @@ session was closed. The checker feeds it decoded session updates and the client'
 cancels and closes; it reports violations through `_violate` and counts what each rule examined
 through `_exercise`.
 
-The turn itself is the agent's own machine (:class:`~acpio._session.turn_machine.TurnMachine`),
-fed with what the wire shows: `transition` says what a state update does (start, block, resume,
-end, repeat), `TurnMachine.observe_start` and `TurnMachine.observe_end` start and end the turn,
-and the stop reason the machine allows at an idle (``cancelled`` once a cancel reached the turn)
-is what the agent's idle is compared with. What only the wire can tell stays here: whether the
+The turns are the agent's own machine (:class:`~acpio._session.turn_machine.TurnMachine`),
+fed with what the wire shows: prompts sent, refused or accepted (each a `CheckedTurn`), cancels
+and closes sent, and `transition` says what a state update does (start, block, resume, end,
+repeat); `TurnMachine.observe_start` starts the oldest prompt sent, `TurnMachine.observe_end`
+ends it, and the stop reason the machine allows at an idle (``cancelled`` once a cancel reached
+the turn) is what the agent's idle is compared with. The prompt window is the machine's
+unstarted turns sent while idle (`CheckedTurn.window`). What only the wire can tell stays here: whether the
 agent provably read a cancel, replay during a resume, the silence of cancelled work.
 
 A cancel applies to the work of every prompt the client sent before it, even one whose work has
