@@ -16,8 +16,9 @@ and closes sent, and `transition` says what a state update does (start, block, r
 repeat); `TurnMachine.observe_start` starts the oldest prompt sent, `TurnMachine.observe_end`
 ends it, and the stop reason the machine allows at an idle (``cancelled`` once a cancel reached
 the turn) is what the agent's idle is compared with. The prompt window is the machine's
-unstarted turns sent while idle (`CheckedTurn.window`). What only the wire can tell stays here: whether the
-agent provably read a cancel, replay during a resume, the silence of cancelled work.
+unstarted turns sent while idle (`CheckedTurn.window`). What only the wire can tell stays
+here: whether the agent provably read a cancel, replay during a resume, the silence of cancelled
+work.
 
 A cancel applies to the work of every prompt the client sent before it, even one whose work has
 not reported running yet (the agent read the prompt first), unless that prompt is refused. It is
