@@ -692,7 +692,7 @@ def test_an_observer_starts_the_oldest_prompt_and_a_cancelled_idle_discards_the_
     machine.prompt_sent(third)  # sent after the cancel: not reached
     assert first.cancel_requested and second.cancel_mark == 1 and not third.cancel_requested
     ended, discarded = machine.observe_idle("cancelled")
-    assert ended is first and ended.outcome == CANCELLED
+    assert ended is first and first.outcome == CANCELLED
     assert discarded == [second] and second.discarded and machine.unstarted == [third]
     assert machine.observe_start(TurnRecord(message_id="unprompted"), RUNNING) is third
 
@@ -705,7 +705,7 @@ def test_an_idle_that_crossed_a_cancel_discards_nothing() -> None:
     machine.observe_start(TurnRecord(message_id="unprompted"), RUNNING)
     machine.cancel_sent()
     ended, discarded = machine.observe_idle("end_turn")
-    assert ended is first and ended.outcome == CANCELLED  # what the idle had to say, if read
+    assert ended is first and first.outcome == CANCELLED  # what the idle had to say, if read
     assert discarded == [] and machine.unstarted == [second]
 
 
