@@ -220,6 +220,10 @@ class TurnMachine(Generic[TurnT]):
     carries out, in order. :meth:`next_step` is the runner's question.
     """
 
+    #: For an observer: how many cancels it saw sent (a class default: the agent's machines
+    #: never count, and an instance attribute per session costs memory).
+    _cancels: int = 0
+
     def __init__(self) -> None:
         #: Accepted turns whose ``user_message`` did not go out yet, oldest first.
         #: (Lists, not deques: a few turns at most, and an empty deque costs 760 bytes
@@ -236,7 +240,6 @@ class TurnMachine(Generic[TurnT]):
         #: The session is closed: nothing is accepted, and no turn waits for an answer.
         self.closed: bool = False
         self._before: tuple[SessionState, SessionState] = (IDLE, IDLE)
-        self._cancels: int = 0
 
     @property
     def busy(self) -> bool:
