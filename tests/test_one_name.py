@@ -83,5 +83,6 @@ def test_the_turn_names_mean_one_thing() -> None:
     assert found["SessionState"] == ["_session/turn_machine.py"]
     assert found["TurnRecord"] == ["_session/turn_machine.py"]
     assert found["TurnEnding"] == ["_session/turn_machine.py"]
-    assert found["Turn"] == ["testing/_client_session.py"]
-    assert found["Outcome"] == ["_handles/permission.py"]
+    # The public names (acpio.testing.Turn, acpio.Outcome) are the kit's and the handles'.
+    assert len(found["Turn"]) == 1 and found["Turn"][0].startswith("testing/")
+    assert len(found["Outcome"]) == 1 and not found["Outcome"][0].startswith("_session/")
