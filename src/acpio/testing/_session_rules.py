@@ -88,6 +88,10 @@ class CheckedTurn(TurnRecord):
     #: Its answer (raw, index) when it was accepted while the session was idle: it must
     #: report ``running`` before the next idle, and before the stream ends.
     accepted_idle: tuple[str, int] | None = None
+    #: The state update (raw, index) that started it.
+    started_by: tuple[str, int] = ("", 0)
+    #: What its work reported: "tool:<id>" and "term:<id>" (silent once it ended cancelled).
+    work: set[str] = field(default_factory=set[str])
 
 
 @dataclass(slots=True)
@@ -118,7 +122,6 @@ class CheckedSession:
     awaiting_user_message: dict[str, tuple[str, int]] = field(
         default_factory=dict[str, tuple[str, int]]
     )
-    span_work: set[str] = field(default_factory=set[str])  # "tool:<id>" / "term:<id>" of the span
     cancel: Cancel | None = None
     silenced: set[str] | None = None  # after a cancelled idle: work that must stay silent
     background: set[tuple[str, str]] | None = None
@@ -126,7 +129,6 @@ class CheckedSession:
     answered_since_state: bool = False
     unbacked: tuple[str, int] | None = None  # requires_action not (yet) backed by a request
     last_stop_reason: str | None = None
-    span_start: tuple[str, int] = ("", 0)  # the state update that started the work
     closed: bool = False
     resumes: int = 0  # session/resume requests sent and not answered yet: replay may arrive
 
@@ -139,6 +141,12 @@ class CheckedSession:
     def span(self) -> bool:
         """Whether foreground work is active (a turn started and did not report idle)."""
         return self.turns.state is not turn_machine.SessionState.IDLE
+
+    @property
+    def span_start(self) -> tuple[str, int]:
+        """The state update (raw, index) that started the foreground work, while it runs."""
+        running = self.turns.running
+        return running.started_by if running is not None else ("", 0)
 
     @property
     def window(self) -> CheckedTurn | None:
@@ -183,9 +191,9 @@ _FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 _OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "paused"})
 
 
-def _live_span(state: CheckedSession) -> bool:
-    """Whether an update now belongs to the foreground work (not to a resume's replay)."""
-    return state.span and not state.resumes
+def _live_turn(state: CheckedSession) -> CheckedTurn | None:
+    """The turn an update now belongs to as foreground work (none during a resume's replay)."""
+    return None if state.resumes else state.turns.running
 
 
 def shown_id(key: object) -> object:
@@ -451,8 +459,8 @@ class SessionRules:
             state.tool_status[tool_call_id] = status if isinstance(status, str) else "pending"
             if status == "cancelled" and state.cancel is not None:
                 state.cancel.proven = True
-        if _live_span(state):
-            state.span_work.add(f"tool:{tool_call_id}")
+        if (turn := _live_turn(state)) is not None:
+            turn.work.add(f"tool:{tool_call_id}")
         content = update.get("content")
         if "content" in update:
             state.tool_terminals[tool_call_id] = set()
@@ -477,8 +485,8 @@ class SessionRules:
             )
             state.tool_status[tool_call_id] = "pending"
             self._new_work(state, f"tool call {tool_call_id!r}", raw)
-        if _live_span(state):
-            state.span_work.add(f"tool:{tool_call_id}")
+        if (turn := _live_turn(state)) is not None:
+            turn.work.add(f"tool:{tool_call_id}")
         self._tool_content(state, tool_call_id, update.get("content"), raw)
 
     def _tool_content(
@@ -490,8 +498,8 @@ class SessionRules:
             if isinstance(terminal_id, str):
                 state.terminals.setdefault(terminal_id, False)
                 state.tool_terminals.setdefault(tool_call_id, set()).add(terminal_id)
-                if _live_span(state):
-                    state.span_work.add(f"term:{terminal_id}")
+                if (turn := _live_turn(state)) is not None:
+                    turn.work.add(f"term:{terminal_id}")
         elif item_type == "diff":
             for rule, problem in check_diff(item):
                 if problem is None:
@@ -508,8 +516,8 @@ class SessionRules:
         if terminal_id not in state.terminals:
             state.terminals[terminal_id] = False
             self._new_work(state, f"terminal {terminal_id!r}", raw)
-        if _live_span(state):
-            state.span_work.add(f"term:{terminal_id}")
+        if (turn := _live_turn(state)) is not None:
+            turn.work.add(f"term:{terminal_id}")
         data = (
             update.get("data") if kind == "terminal_output_chunk" else get(update, "output", "data")
         )
@@ -596,9 +604,10 @@ class SessionRules:
             if change is Transition.START:
                 # The oldest prompt sent starts (a cancel sent after it reached it), or work
                 # the agent started on its own.
-                state.turns.observe_start(CheckedTurn(message_id=str(self._index)), reported)
-                state.span_start = (raw, self._index)
-                state.span_work = set()
+                started = state.turns.observe_start(
+                    CheckedTurn(message_id=str(self._index)), reported
+                )
+                started.started_by = (raw, self._index)
             else:
                 state.turns.state_reported(reported)
             state.silenced = None
@@ -633,9 +642,9 @@ class SessionRules:
             # turn's idle: then the turns behind it are the agent's to cancel or not).
             if ended.cancel_requested and state.cancel is not None:
                 assert ended.outcome is not None
-                self._cancelled_idle(state, session, stop_reason, ended.outcome[0], raw)
+                self._cancelled_idle(state, ended, stop_reason, ended.outcome[0], raw)
             # A prompt accepted while this work ran is queued: its own work comes later.
-            self._missing_user_messages(state, before=state.span_start[1])
+            self._missing_user_messages(state, before=ended.started_by[1])
         elif stop_reason is not None:
             if state.window is not None or state.accepted_unstarted:
                 self._violate(
@@ -676,7 +685,12 @@ class SessionRules:
             )
 
     def _cancelled_idle(
-        self, state: CheckedSession, session: str, stop_reason: str | None, due: str, raw: str
+        self,
+        state: CheckedSession,
+        ended: CheckedTurn,
+        stop_reason: str | None,
+        due: str,
+        raw: str,
     ) -> None:
         """The idle of work a cancel reached: the machine's ``due`` stop reason (cancelled)
         once the wire proves the agent read the cancel, and no request of it still pending."""
@@ -704,7 +718,7 @@ class SessionRules:
             f"{'term' if kind == 'terminal' else 'tool'}:{ident}"
             for kind, ident in state.background or ()
         }
-        state.silenced = state.span_work - background
+        state.silenced = ended.work - background
 
     def _missing_user_messages(self, state: CheckedSession, before: int | None = None) -> None:
         """Report the prompts (answered before index `before`, if given) never echoed."""
