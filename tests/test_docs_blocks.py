@@ -9,8 +9,10 @@
   environments or run this very suite): ``acpio`` lines parse with the command's own
   parser, ``bash``/``python`` name files that exist (or ``my_agent.py``, the reader's own),
   ``pip install`` names extras that exist.
-- ``json``/``toml``: parsed. ``text`` (output, a listing, an address): must not be a command
-  in disguise. A block of any other language, or of none, fails: say what it is.
+- ``json``/``toml``: parsed. ``haproxy``: a configuration ``haproxy -c`` accepts without a
+  warning (Debian's package; ``.ci/run`` installs it). ``text`` (output, a listing, an
+  address): must not be a command in disguise. A block of any other language, or of
+  none, fails: say what it is.
 
 Other tests drive particular blocks further (``tests/test_readme*.py`` and the tests
 they point at); they read the blocks through ``tests/docs_pages.py`` too.
@@ -23,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -36,7 +39,7 @@ from acpio._cli import _parser  # the acpio command's own argument parser
 
 ALL = [block for page in pages() for block in blocks(page)]
 SHELLS = {"sh", "bash", "shell"}
-LANGUAGES = {"python", *SHELLS, "json", "toml", "text"}
+LANGUAGES = {"python", *SHELLS, "json", "toml", "haproxy", "text"}
 # The reader's own agent, as the pages call it where any agent will do.
 PLACEHOLDERS = {"my_agent.py"}
 COMMANDS = {"acpio", "bash", "python", "python3", "pip", "uvicorn", "hypercorn", "cd"}
@@ -179,6 +182,23 @@ def test_every_data_block_is_valid(block: Block) -> None:
         for line in block.code.splitlines():
             first = line.split(maxsplit=1)[0] if line.strip() else ""
             assert first not in COMMANDS, f"{block}: a command belongs in a sh block: {line!r}"
+
+
+HAPROXY = [b for b in ALL if b.language == "haproxy"]
+
+
+@pytest.mark.parametrize("block", HAPROXY, ids=_ids(HAPROXY))
+def test_every_haproxy_block_is_a_valid_configuration(block: Block, tmp_path: Path) -> None:
+    binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")
+    if binary is None:
+        pytest.fail("haproxy is not installed (Debian: apt-get install -y haproxy)", pytrace=False)
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(block.code, encoding="utf-8")
+    done = subprocess.run(
+        [binary, "-c", "-f", str(config)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, f"{block}: {done.stdout}{done.stderr}"
+    assert "WARNING" not in done.stdout + done.stderr, f"{block}: {done.stdout}{done.stderr}"
 
 
 def test_the_shell_checks_catch_what_they_should() -> None:

@@ -21,13 +21,13 @@ from acpio import schema
 from acpio._session.turn_machine import (
     CANCELLED,
     Action,
-    Outcome,
     Phase,
     SessionState,
     Step,
     Transition,
-    Turn,
+    TurnEnding,
     TurnMachine,
+    TurnRecord,
     transition,
 )
 
@@ -40,15 +40,15 @@ REQUIRES_ACTION = SessionState.REQUIRES_ACTION
 class Driver:
     """Turns without I/O: every send is an entry of :attr:`wire`, every task a flag."""
 
-    machine: TurnMachine[Turn] = field(default_factory=TurnMachine[Turn])
+    machine: TurnMachine[TurnRecord] = field(default_factory=TurnMachine[TurnRecord])
     wire: list[tuple[str, str, str]] = field(default_factory=list[tuple[str, str, str]])
-    turns: list[Turn] = field(default_factory=list[Turn])
+    turns: list[TurnRecord] = field(default_factory=list[TurnRecord])
     handlers: set[str] = field(default_factory=set[str])  # turns whose handler runs
     watchdogs: set[str] = field(default_factory=set[str])
     ended: set[str] = field(default_factory=set[str])
     asked: dict[str, int] = field(default_factory=dict[str, int])  # pending permissions
     #: A step the runner is in the middle of (its send awaited): ("start"|"finish", turn).
-    pending: tuple[str, Turn, Outcome | None] | None = None
+    pending: tuple[str, TurnRecord, TurnEnding | None] | None = None
     running_queued: bool = False
     responded_before: dict[str, int] = field(default_factory=dict[str, int])
     #: Turns whose answer ends them, and where on the wire their answer went out.
@@ -64,8 +64,8 @@ class Driver:
 
     # -- events --------------------------------------------------------------------------------
 
-    def accept(self, *, answer_ends_turn: bool = False) -> Turn:
-        turn = Turn(message_id=f"m{len(self.turns)}")
+    def accept(self, *, answer_ends_turn: bool = False) -> TurnRecord:
+        turn = TurnRecord(message_id=f"m{len(self.turns)}")
         self.accepted_at[turn.message_id] = self.clock
         self.turns.append(turn)
         self.machine.accept(turn, answer_ends_turn=answer_ends_turn)
@@ -73,11 +73,11 @@ class Driver:
             self.answer_ends.add(turn.message_id)
         return turn
 
-    def respond(self, turn: Turn) -> None:
+    def respond(self, turn: TurnRecord) -> None:
         self.responded_before[turn.message_id] = len(self.wire)
         self.act([(self.machine.responded(turn), turn)])
 
-    def answer(self, turn: Turn) -> None:
+    def answer(self, turn: TurnRecord) -> None:
         self.answered_at.setdefault(turn.message_id, len(self.wire))
         self.act([(self.machine.answered(turn), turn)])
 
@@ -85,27 +85,27 @@ class Driver:
         self.cancels.append(self.clock)
         self.act(self.machine.cancel())
 
-    def end_handler(self, turn: Turn, outcome: Outcome) -> None:
+    def end_handler(self, turn: TurnRecord, outcome: TurnEnding) -> None:
         for _ in range(self.asked.get(turn.message_id, 0)):
             self.answer_permission(turn)
         self.handlers.discard(turn.message_id)
         self.act([(self.machine.handler_ended(turn, outcome), turn)])
 
-    def expire_watchdog(self, turn: Turn) -> None:
+    def expire_watchdog(self, turn: TurnRecord) -> None:
         self.watchdogs.discard(turn.message_id)
         self.act(self.machine.watchdog_expired(turn))
 
-    def ask(self, turn: Turn) -> None:
+    def ask(self, turn: TurnRecord) -> None:
         self.asked[turn.message_id] = self.asked.get(turn.message_id, 0) + 1
         if self.machine.permission_asked(turn):
             self.wire.append(("state", "requires_action", turn.message_id))
 
-    def answer_permission(self, turn: Turn) -> None:
+    def answer_permission(self, turn: TurnRecord) -> None:
         self.asked[turn.message_id] -= 1
         if self.machine.permission_answered(turn):
             self.wire.append(("state", "running", turn.message_id))
 
-    def act(self, actions: list[tuple[Action, Turn | None]]) -> None:
+    def act(self, actions: list[tuple[Action, TurnRecord | None]]) -> None:
         for action, turn in actions:
             name = turn.message_id if turn is not None else ""
             if action is Action.RUN_HANDLER:
@@ -159,11 +159,11 @@ class Driver:
         while self.step() not in (Step.WAIT, Step.STOP):
             pass
 
-    def of(self, turn: Turn) -> list[tuple[str, str]]:
+    def of(self, turn: TurnRecord) -> list[tuple[str, str]]:
         return [(kind, value) for kind, value, name in self.wire if name == turn.message_id]
 
 
-def ended_with(turn: Turn, stop_reason: str) -> Outcome:
+def ended_with(turn: TurnRecord, stop_reason: str) -> TurnEnding:
     del turn
     return (stop_reason, None)
 
@@ -461,7 +461,7 @@ def apply(driver: Driver, event: str, pick: int) -> None:
     machine = driver.machine
     turns = driver.turns
 
-    def choose(candidates: list[Turn]) -> Turn | None:
+    def choose(candidates: list[TurnRecord]) -> TurnRecord | None:
         return candidates[pick % len(candidates)] if candidates else None
 
     if event in ("accept", "accept_answered"):
@@ -606,8 +606,8 @@ def test_any_interleaving_keeps_the_turn_invariants(events: list[tuple[str, int]
 
 
 def test_an_observer_learns_which_idle_ends_a_turn_and_the_stop_reason_it_allows() -> None:
-    machine = TurnMachine[Turn]()
-    first = Turn(message_id="span-1")
+    machine = TurnMachine[TurnRecord]()
+    first = TurnRecord(message_id="span-1")
     machine.observe_start(first, RUNNING)
     assert machine.state is RUNNING and machine.current is first
     machine.state_reported(REQUIRES_ACTION)
@@ -616,7 +616,166 @@ def test_an_observer_learns_which_idle_ends_a_turn_and_the_stop_reason_it_allows
     assert ended is first and ended.outcome == CANCELLED  # what the agent's idle had to say
     assert machine.state is IDLE and first.finished
     assert machine.observe_end("end_turn") is None  # a second idle ends nothing
-    second = Turn(message_id="span-2")
+    second = TurnRecord(message_id="span-2")
     machine.observe_start(second, RUNNING)
     ended = machine.observe_end("max_tokens")
     assert ended is second and ended.outcome == ("max_tokens", None)
+
+
+# -- the same machine seen from the wire -------------------------------------------------------
+
+
+@dataclass
+class Wire(Driver):
+    """A driver whose client messages (prompts, cancels) are noted where they fall on the wire,
+    as an observer of the connection sees them (each arrives at once)."""
+
+    client: list[tuple[int, str, str]] = field(default_factory=list[tuple[int, str, str]])
+
+    def accept(self, *, answer_ends_turn: bool = False) -> TurnRecord:
+        turn = super().accept(answer_ends_turn=answer_ends_turn)
+        self.client.append((len(self.wire), "prompt", turn.message_id))
+        return turn
+
+    def cancel(self) -> None:
+        self.client.append((len(self.wire), "cancel", ""))
+        super().cancel()
+
+
+def observe(wire: Wire) -> None:
+    """Feed an observer's machine the wire ``wire`` produced and check it finds the agent's
+    turns: the turn each ``running`` starts, the turn each idle ends, the turns a cancel
+    discards (until a cancel crosses an idle, which the wire cannot tell from one not read)."""
+    observer = TurnMachine[TurnRecord]()
+    seen: dict[str, TurnRecord] = {}
+    client = iter(wire.client)
+    pending = next(client, None)
+    agent = {turn.message_id: turn for turn in wire.turns}
+    trusted = True
+    for position, (kind, value, name) in enumerate([*wire.wire, ("end", "", "")]):
+        while pending is not None and pending[0] <= position:
+            if pending[1] == "prompt":
+                seen[pending[2]] = TurnRecord(message_id=pending[2])
+                observer.prompt_sent(seen[pending[2]])
+            else:
+                observer.cancel_sent()
+            pending = next(client, None)
+        if kind not in {"state", "idle"}:
+            continue
+        change = transition(observer.state, IDLE if kind == "idle" else SessionState(value))
+        if change is Transition.START:
+            started = observer.observe_start(TurnRecord(message_id="unprompted"), RUNNING)
+            assert not trusted or started.message_id == name, "the oldest prompt sent starts"
+        elif change is Transition.END:
+            ended, discarded = observer.observe_idle(value)
+            assert ended is not None and (not trusted or ended.message_id == name)
+            if value == "cancelled":
+                assert ended.cancel_requested, "only a cancel sent ends a turn cancelled"
+                for turn in discarded:
+                    assert agent[turn.message_id].discarded, "the agent discarded it too"
+            elif ended.cancel_requested:
+                trusted = False  # the cancel crossed this idle: which turns it reached is unknown
+        else:
+            observer.state_reported(SessionState(value))
+    assert observer.state is IDLE and observer.running is None
+
+
+def test_an_observer_starts_the_oldest_prompt_and_a_cancelled_idle_discards_the_queue() -> None:
+    machine = TurnMachine[TurnRecord]()
+    first, second, third = (TurnRecord(message_id=name) for name in ("a", "b", "c"))
+    machine.prompt_sent(first)
+    machine.prompt_sent(second)
+    assert machine.unstarted == [first, second] and machine.running is None
+    assert machine.observe_start(TurnRecord(message_id="unprompted"), RUNNING) is first
+    assert machine.running is first and machine.unstarted == [second]
+    assert machine.cancel_sent() == 1  # reaches the running turn and the queued one
+    machine.prompt_sent(third)  # sent after the cancel: not reached
+    assert first.cancel_requested and second.cancel_mark == 1 and not third.cancel_requested
+    ended, discarded = machine.observe_idle("cancelled")
+    assert ended is first and first.outcome == CANCELLED
+    assert discarded == [second] and second.discarded and machine.unstarted == [third]
+    assert machine.observe_start(TurnRecord(message_id="unprompted"), RUNNING) is third
+
+
+def test_an_idle_that_crossed_a_cancel_discards_nothing() -> None:
+    machine = TurnMachine[TurnRecord]()
+    first, second = TurnRecord(message_id="a"), TurnRecord(message_id="b")
+    machine.prompt_sent(first)
+    machine.prompt_sent(second)
+    machine.observe_start(TurnRecord(message_id="unprompted"), RUNNING)
+    machine.cancel_sent()
+    ended, discarded = machine.observe_idle("end_turn")
+    assert ended is first and first.outcome == CANCELLED  # what the idle had to say, if read
+    assert discarded == [] and machine.unstarted == [second]
+
+
+def test_a_refused_prompt_never_runs_and_unprompted_work_starts_its_own_turn() -> None:
+    machine = TurnMachine[TurnRecord]()
+    refused = TurnRecord(message_id="a")
+    machine.prompt_sent(refused)
+    machine.prompt_refused(refused)
+    assert refused.discarded and refused.finished and machine.unstarted == []
+    own = TurnRecord(message_id="own")
+    assert machine.observe_start(own, REQUIRES_ACTION) is own
+    assert machine.state is REQUIRES_ACTION
+    assert machine.observe_idle("end_turn") == (own, [])
+    assert machine.observe_idle("end_turn") == (None, [])  # a second idle ends nothing
+
+
+def test_answers_end_turns_where_the_wire_has_no_state_updates() -> None:
+    machine = TurnMachine[TurnRecord]()
+    first, second, third = (TurnRecord(message_id=name) for name in ("a", "b", "c"))
+    for turn in (first, second, third):
+        machine.prompt_sent(turn)
+    machine.cancel_sent()
+    # The agent answers a discarded queued prompt before the turn in front of it ends.
+    assert machine.observe_answer(third, "cancelled") == []
+    assert third.finished and third.outcome == CANCELLED and machine.unstarted == [first, second]
+    assert machine.observe_answer(first, "cancelled") == [second]  # the queue goes with it
+    assert first.outcome == CANCELLED and machine.state is IDLE and machine.current is None
+    assert machine.observe_answer(second, "cancelled") == []  # its own answer changes nothing
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([e for e in EVENTS if e not in ("accept_answered", "withdraw")]),
+            st.integers(min_value=0, max_value=7),
+        ),
+        max_size=60,
+    )
+)
+def test_an_observer_of_the_wire_finds_the_agents_turns(events: list[tuple[str, int]]) -> None:
+    wire = Wire()
+    for event, pick in events:
+        wire.clock += 1
+        apply(wire, event, pick)
+    settle(wire)
+    observe(wire)
+
+
+def test_an_observer_follows_a_cancel_that_discards_the_queue_and_the_turn_after_it() -> None:
+    wire = Wire()
+    running = wire.accept()
+    wire.respond(running)
+    wire.run()
+    queued = [wire.accept(), wire.accept()]
+    for turn in queued:
+        wire.respond(turn)
+    wire.cancel()  # read at once: the queue is discarded, the running turn cancelled
+    wire.end_handler(running, ("end_turn", None))
+    wire.run()
+    after = wire.accept()
+    wire.respond(after)
+    wire.run()
+    wire.end_handler(after, ("end_turn", None))
+    settle(wire)
+    assert all(turn.discarded for turn in queued)
+    assert [(kind, value) for kind, value, _ in wire.wire if kind != "user_message"] == [
+        ("state", "running"),
+        ("idle", "cancelled"),
+        ("state", "running"),
+        ("idle", "end_turn"),
+    ]
+    observe(wire)  # the observer's next run is the prompt sent after the cancel

@@ -25,7 +25,7 @@ import acpio
 
 from .._errors import RequestError
 from ..testing import MockClient, PermissionPolicy, Violation
-from ._drive import Step, open_agent
+from ._drive import CommandStep, open_agent
 from ._failure import CliError
 from ._log import SessionLog, violation_text
 from ._output import Output
@@ -101,7 +101,7 @@ async def run_demo(
         "Two example agents run as subprocesses, speaking ACP (draft v2) over stdio. "
         f"A scripted user answers their permission prompts. Project directory: {project}"
     )
-    step = Step()
+    step = CommandStep()
     shell_log = SessionLog(
         output, answered_by="the demo's user", label="examples/shell_agent.py", show_sessions=False
     )

@@ -23,14 +23,14 @@ from ._failure import CliError, agent_failure
 from ._log import SessionLog
 from ._output import Output
 
-__all__ = ["Step", "follow", "leaf_error", "open_agent"]
+__all__ = ["CommandStep", "follow", "leaf_error", "open_agent"]
 
 #: The log catches up at least this often even if no change woke it (a client's
 #: answer is written after the change it announces).
 _TICK: Final = 0.1
 
 
-class Step:
+class CommandStep:
     """What the command is doing right now, named in an error report."""
 
     def __init__(self, doing: str = "starting up (initialize)") -> None:
@@ -91,7 +91,7 @@ async def open_agent(
     command: Sequence[str],
     log: SessionLog,
     output: Output,
-    step: Step,
+    step: CommandStep,
     *,
     policy: PermissionPolicy,
     cwd: str | None = None,

@@ -52,7 +52,7 @@ from ..testing import (
     Turn,
 )
 from ._blocks import PROMPT_MARK
-from ._drive import Step, open_agent
+from ._drive import CommandStep, open_agent
 from ._failure import CliError
 from ._features import CONFIG_HELP, ElicitationAsker, config_block, parse_config_command
 from ._input import LineInput
@@ -294,7 +294,7 @@ async def run_inspect(
         permissions_on_demand=policy == "ask",
     )
     started: list[MockClient] = []
-    step = Step()
+    step = CommandStep()
     turns = 0
     try:
         async with open_agent(
@@ -366,7 +366,7 @@ async def _converse(
     session: ClientSession,
     log: SessionLog,
     state: _State,
-    step: Step,
+    step: CommandStep,
 ) -> int:
     turns = 0
     while True:

@@ -46,9 +46,9 @@ from .turn_machine import (
     REQUIRES_ACTION,
     RUNNING,
     Action,
-    Outcome,
     SessionState,
     Step,
+    TurnEnding,
     TurnMachine,
 )
 from .updates import UpdatePath
@@ -316,7 +316,7 @@ class Turns:
     async def work_task(self, work: Work) -> None:
         """Run the agent's handler for ``work`` and report its outcome to the machine."""
         current_work.set(work)
-        outcome: Outcome = CANCELLED
+        outcome: TurnEnding = CANCELLED
         observer = self.observer
         restore: Restore | None = None
         if observer is not None:

@@ -1,17 +1,23 @@
 """The turn lifecycle of a session as a transition function: events in, actions out.
 
 No I/O, no tasks, no clock: :class:`TurnMachine` only records what happened
-to a session's turns and answers with what must happen next. Two drivers
-feed it. :class:`~acpio._session.turn.Turns` (the agent side) feeds it the
-events of a session and executes its answers (sends the updates, runs the
-handlers, starts the cancel watchdog); the conformance checker
-(:mod:`acpio.testing._session_rules`) feeds it what it sees on the wire and
-compares the agent's state updates with what the machine allows
-(:func:`transition`, :meth:`TurnMachine.observe_start`,
-:meth:`TurnMachine.observe_end`).
+to a session's turns and answers with what must happen next. The agent and
+the observers of its wire run the same machine (docs/architecture.md, "One
+turn model"). :class:`~acpio._session.turn.Turns` (the agent side) feeds it
+the events of a session and executes its answers (sends the updates, runs the
+handlers, starts the cancel watchdog). The conformance checkers
+(:mod:`acpio.testing._session_rules`, :mod:`acpio.testing._v1_rules`) and the
+mock client (:mod:`acpio.testing._client_session`) feed it what they see on
+the wire, the facts each protocol version shows: prompts sent, refused or
+accepted (:meth:`TurnMachine.prompt_sent`, :meth:`TurnMachine.prompt_refused`),
+cancels sent (:meth:`TurnMachine.cancel_sent`), state updates classified by
+:func:`transition` (:meth:`TurnMachine.observe_start`,
+:meth:`TurnMachine.observe_idle`) or, where a version shows none, the answers
+that end turns (:meth:`TurnMachine.observe_answer`); they read back which
+turn runs and the stop reason its end had to carry.
 
 A session reports one of three :class:`SessionState`\\ s. A turn (one
-accepted prompt, :class:`Turn`) goes through the :class:`Phase`\\ s in
+accepted prompt, :class:`TurnRecord`) goes through the :class:`Phase`\\ s in
 order: accepted, responded (its ``session/prompt`` response was queued),
 announced (its ``user_message`` went out), started (``running`` was
 reported and its handler runs), ended (it has an outcome: the handler
@@ -27,11 +33,11 @@ went out). The invariants the machine keeps:
   request to the user is pending, ``running`` again once it is answered;
 * every started turn ends with exactly one ``idle`` carrying its stop reason,
   ``cancelled`` when ``session/cancel`` reached it before its idle;
-* nothing of a turn goes out after its idle (:attr:`Turn.finished`);
+* nothing of a turn goes out after its idle (:attr:`TurnRecord.finished`);
 * ``session/cancel`` cancels the current turn and discards the queued ones
   (they were announced or will be, but never run);
 * where a prompt's answer ends its turn on the wire
-  (:attr:`Turn.awaiting_answer`), the next turn starts only after it.
+  (:attr:`TurnRecord.awaiting_answer`), the next turn starts only after it.
 """
 
 from __future__ import annotations
@@ -48,12 +54,12 @@ __all__ = [
     "REQUIRES_ACTION",
     "RUNNING",
     "Action",
-    "Outcome",
+    "TurnEnding",
     "Phase",
     "SessionState",
     "Step",
     "Transition",
-    "Turn",
+    "TurnRecord",
     "TurnMachine",
     "transition",
 ]
@@ -125,13 +131,13 @@ class Phase(enum.Enum):
 
 
 #: How a turn ended: its stop reason and, for ``error``, the error it reports.
-Outcome = tuple[str, "schema.Error | None"]
+TurnEnding = tuple[str, "schema.Error | None"]
 
-CANCELLED: Final[Outcome] = ("cancelled", None)
+CANCELLED: Final[TurnEnding] = ("cancelled", None)
 
 
 @dataclass(eq=False)
-class Turn:
+class TurnRecord:
     """One accepted prompt as the machine tracks it; its fields change only in the machine."""
 
     message_id: str
@@ -141,13 +147,15 @@ class Turn:
     #: Discarded by ``session/cancel`` (or withdrawn) while queued: it never runs.
     discarded: bool = False
     cancel_requested: bool = False
-    outcome: Outcome | None = None
+    outcome: TurnEnding | None = None
     #: Its idle went out (or it was dropped): nothing of it may reach the client any more.
     finished: bool = False
     #: Requests to the user it has pending (they back ``requires_action``).
     pending_permissions: int = 0
     #: Its prompt's answer ends it on the wire: the next turn starts after that answer.
     awaiting_answer: bool = False
+    #: For an observer: the number of the first cancel sent after its prompt (0: none yet).
+    cancel_mark: int = 0
 
     @property
     def phase(self) -> Phase:
@@ -201,7 +209,7 @@ class Action(enum.Enum):
     """The turn is over for its prompt (discarded, withdrawn, finished or dropped)."""
 
 
-TurnT = TypeVar("TurnT", bound=Turn)
+TurnT = TypeVar("TurnT", bound=TurnRecord)
 Actions = list[tuple[Action, "TurnT | None"]]
 
 
@@ -211,6 +219,10 @@ class TurnMachine(Generic[TurnT]):
     Every method is one event; it returns the :class:`Action`\\ s the driver
     carries out, in order. :meth:`next_step` is the runner's question.
     """
+
+    #: For an observer: how many cancels it saw sent (a class default: the agent's machines
+    #: never count, and an instance attribute per session costs memory).
+    _cancels: int = 0
 
     def __init__(self) -> None:
         #: Accepted turns whose ``user_message`` did not go out yet, oldest first.
@@ -306,7 +318,7 @@ class TurnMachine(Generic[TurnT]):
             return Action.SKIP_HANDLER
         return Action.RUN_HANDLER
 
-    def handler_ended(self, turn: TurnT, outcome: Outcome) -> Action:
+    def handler_ended(self, turn: TurnT, outcome: TurnEnding) -> Action:
         """``turn``'s handler ended with ``outcome`` (``cancelled`` if cancel reached it first).
 
         The first outcome counts: a handler that ends after being reported
@@ -464,28 +476,131 @@ class TurnMachine(Generic[TurnT]):
         self.state, self.reported_state = self._before
 
     # ------------------------------------------------------ seen from outside
+    #
+    # An observer (the conformance checkers, the mock client) sees the wire, not the
+    # agent's tasks: it feeds the facts its protocol version shows (prompts sent and
+    # answered, cancels sent, the state updates where a version has them, the answers
+    # that end turns where it has not) and reads the turns back. It never calls
+    # next_step: :attr:`current` is the oldest prompt sent whose turn has not ended,
+    # :attr:`queue` the prompts behind it.
 
-    def observe_start(self, turn: TurnT, state: SessionState) -> None:
-        """An observer saw ``state`` start a turn (:attr:`Transition.START`): ``turn``.
+    @property
+    def unstarted(self) -> list[TurnT]:
+        """For an observer: the prompts sent (not refused) whose turn did not start, oldest
+        first."""
+        current = self.current
+        if current is not None and not current.started and not current.finished:
+            return [current, *self.queue]
+        return list(self.queue)
 
-        For a driver that sees the wire rather than runs the turns (the
-        conformance checker): the turn is current and started from here on.
+    @property
+    def running(self) -> TurnT | None:
+        """For an observer: the turn that started and has not ended, if any."""
+        current = self.current
+        if current is not None and current.started and not current.finished:
+            return current
+        return None
+
+    def prompt_sent(self, turn: TurnT) -> None:
+        """An observer saw ``turn``'s prompt go out: it runs after the turns sent before it."""
+        if self.current is None:
+            self.current = turn
+        else:
+            self.queue.append(turn)
+
+    def prompt_refused(self, turn: TurnT) -> None:
+        """``turn``'s prompt was answered with an error before it started: it never runs."""
+        if turn.started:
+            return
+        turn.discarded = turn.finished = True
+        if turn is self.current:
+            self._advance()
+        elif turn in self.queue:
+            self.queue.remove(turn)
+
+    def cancel_sent(self) -> int:
+        """An observer saw ``session/cancel`` (or a close) go out; returns its number.
+
+        It reaches every turn whose prompt was sent and that has not ended (its
+        :attr:`TurnRecord.cancel_mark` is the first cancel that reached it).
+        Unlike :meth:`cancel`, which the agent calls when it reads the cancel,
+        nothing is discarded yet: the agent may end the running turn before it
+        reads the cancel. :meth:`observe_idle` discards the queued turns once
+        the wire shows the cancel ended a turn.
         """
+        self._cancels += 1
+        current = self.current
+        for turn in (current, *self.queue) if current is not None else self.queue:
+            if not turn.finished and not turn.cancel_mark:
+                turn.cancel_mark = self._cancels
+                turn.cancel_requested = True
+        return self._cancels
+
+    def observe_start(self, turn: TurnT, state: SessionState) -> TurnT:
+        """An observer saw ``state`` start a turn (:attr:`Transition.START`); returns it.
+
+        Turns run in the order their prompts were sent: the oldest unstarted
+        one starts, or ``turn`` when no prompt waits (work the agent started
+        on its own, or prompts the observer was not told of).
+        """
+        current = self.current
+        if current is not None and not current.started and not current.finished:
+            turn = current
+        else:
+            self.current = turn
         turn.responded = turn.announced = turn.started = True
-        self.current = turn
         self.state_reported(state)
+        return turn
 
     def observe_end(self, stop_reason: str) -> TurnT | None:
         """An observer saw the idle that ends the current turn, with ``stop_reason``.
 
-        Returns the turn it ended, its :attr:`Turn.outcome` the one the
+        Returns the turn it ended, its :attr:`TurnRecord.outcome` the one the
         machine allowed (``cancelled`` if a cancel reached the turn), or
         ``None`` when no started turn was current (an idle that ends nothing).
         """
+        return self.observe_idle(stop_reason)[0]
+
+    def observe_idle(self, stop_reason: str) -> tuple[TurnT | None, list[TurnT]]:
+        """:meth:`observe_end`, and the queued turns the same idle ended.
+
+        When the turn ends ``cancelled`` and a cancel reached it, that cancel
+        took effect: the turns queued behind it that it reached too are
+        discarded (they end with this idle, never run).
+        """
         turn = self.current
         if turn is None or not turn.started or turn.finished:
-            return None
+            self.state_reported(IDLE)
+            return None, []
         self.handler_ended(turn, (stop_reason, None))
         self.idle_due()
         self.idle_sent(turn)
-        return turn
+        discarded: list[TurnT] = []
+        mark = turn.cancel_mark
+        if stop_reason == "cancelled" and mark:
+            discarded = [queued for queued in self.unstarted if queued.cancel_mark == mark]
+            for queued in discarded:
+                self.prompt_refused(queued)
+        return turn, discarded
+
+    def observe_answer(self, turn: TurnT, stop_reason: str) -> list[TurnT]:
+        """An observer saw the answer that ends ``turn`` on the wire (where a version shows
+        no state updates, the prompt's answer is the end of its turn).
+
+        ``turn`` started when it became current (unseen on the wire) and ends
+        now, with the outcome the machine allows; returns the queued turns the
+        same answer ended (see :meth:`observe_idle`).
+        """
+        if turn.finished:
+            return []
+        if turn is not self.current:
+            # Answered out of order: it leaves the queue, the turn in front goes on.
+            if turn in self.queue:
+                self.queue.remove(turn)
+            turn.started = True
+            self.handler_ended(turn, (stop_reason, None))
+            turn.finished = True
+            return []
+        if not turn.started:
+            self.observe_start(turn, RUNNING)
+        return self.observe_idle(stop_reason)[1]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from .. import schema
-from .turn_machine import Turn
+from .turn_machine import TurnRecord
 
 if TYPE_CHECKING:
     from .observe import TurnTrace
@@ -34,10 +34,10 @@ __all__ = ["Work", "current_work"]
 
 
 @dataclass(eq=False)
-class Work(Turn):
+class Work(TurnRecord):
     """One accepted prompt and the foreground work that answers it.
 
-    Its lifecycle fields (:class:`~acpio._session.turn_machine.Turn`) change
+    Its lifecycle fields (:class:`~acpio._session.turn_machine.TurnRecord`) change
     only in the session's :class:`~acpio._session.turn_machine.TurnMachine`;
     what is added here is what runs it.
     """

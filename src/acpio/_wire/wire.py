@@ -42,7 +42,7 @@ __all__ = [
     "Handler",
     "MethodTable",
     "ServerView",
-    "SessionView",
+    "ServedSession",
     "Wire",
 ]
 
@@ -82,7 +82,7 @@ class AgentView(Protocol):
     mcp_transports: ClassVar[Collection[str]]
 
 
-class SessionView(Protocol):
+class ServedSession(Protocol):
     """A session (:class:`acpio.Session`) as a method table sees it."""
 
     @property
@@ -108,7 +108,7 @@ class CoreView(Protocol):
     """The library's side of a session (``SessionCore``) as a method table sees it."""
 
     @property
-    def session(self) -> SessionView:
+    def session(self) -> ServedSession:
         """The session's facade."""
         ...
 
@@ -144,7 +144,7 @@ class ServerView(Protocol):
         ...
 
     @property
-    def sessions(self) -> Mapping[str, SessionView]:
+    def sessions(self) -> Mapping[str, ServedSession]:
         """The active sessions, by id."""
         ...
 
@@ -201,7 +201,7 @@ class ServerView(Protocol):
         """Decode params (:raises RequestError: ``-32602`` naming the field)."""
         ...
 
-    def active(self, session_id: str) -> SessionView:
+    def active(self, session_id: str) -> ServedSession:
         """The active session (:raises RequestError: ``-32002`` when there is none)."""
         ...
 

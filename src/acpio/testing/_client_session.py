@@ -13,7 +13,9 @@ one: a prompt sent while the session is busy is echoed at once but ends with
 the idle of its own run, not the first idle after its echo. A cancel ends the
 running turn and discards the prompts queued behind it (sent before the same
 cancel): when a run that a cancel applied to ends ``cancelled``, those end
-with it. Requests and waits go through the client, so they share its
+with it. Which prompt a run belongs to is the agent's own turn machine's
+answer (:class:`~acpio._session.turn_machine.TurnMachine`, fed what the wire
+shows). Requests and waits go through the client, so they share its
 deadlines and failures.
 """
 
@@ -23,7 +25,6 @@ import bisect
 import contextlib
 import math
 import time
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias, TypeVar
@@ -32,6 +33,16 @@ import msgspec
 
 from .. import schema
 from .._json import as_list, decode_json, get_field
+from .._session.turn_machine import (
+    IDLE,
+    REQUIRES_ACTION,
+    RUNNING,
+    SessionState,
+    Transition,
+    TurnMachine,
+    TurnRecord,
+    transition,
+)
 from ._client_link import ClientLink
 from ._policy import PermissionRequest
 from ._v1_shapes import config_options as v1_config_options
@@ -97,14 +108,14 @@ class TurnResult:
         return self.view.agent_text
 
 
-@dataclass(slots=True, eq=False)
-class SentPrompt:
-    """One ``session/prompt`` as the wire showed it: when it was sent, what ended it."""
+@dataclass(eq=False)
+class SentPrompt(TurnRecord):
+    """One ``session/prompt`` as the wire showed it: the session's turn machine tracks it
+    (its :class:`~acpio._session.turn_machine.TurnRecord` fields), what is added here is
+    where its updates are."""
 
-    sent_at: int
+    sent_at: int = 0
     """How many updates the session had when the prompt was sent."""
-    cancel: int | None = None
-    """The number of the first cancel (or close) sent after it, if any."""
     start: int | None = None
     """Index of the update that started its own run (``None``: never ran)."""
     end: int | None = None
@@ -157,6 +168,12 @@ class Turn:
 
 
 # --------------------------------------------------------------------------- sessions
+
+_STATES: Final[Mapping[type, SessionState]] = {
+    schema.RunningStateUpdate: RUNNING,
+    schema.RequiresActionStateUpdate: REQUIRES_ACTION,
+    schema.IdleStateUpdate: IDLE,
+}
 
 
 def _blocks(content: PromptInput) -> list[object]:
@@ -289,15 +306,25 @@ class SessionTurns:
         self.link: Final = link
         self.prompts: dict[object, SentPrompt] = {}
         """Prompts by request id, until a :class:`Turn` takes them."""
-        self.waiting: deque[SentPrompt] = deque()
-        """Prompts sent, not refused, without a run yet; in wire order."""
-        self.current: SentPrompt | None = None
-        """The prompt whose run is active."""
-        self.in_run: bool = False
-        """Whether a run is active."""
+        self.machine: Final = TurnMachine[SentPrompt]()
+        """The session's turns, the agent's own turn machine fed with what the wire shows."""
         self._user_messages: dict[str, int] = {}
         self._run_ends: list[int] = []
-        self._cancels = 0
+
+    @property
+    def in_run(self) -> bool:
+        """Whether a run is active (the session reported work and no idle since)."""
+        return self.machine.state is not IDLE
+
+    @property
+    def waiting(self) -> list[SentPrompt]:
+        """Prompts sent, not refused, without a run yet; in wire order."""
+        return self.machine.unstarted
+
+    @property
+    def current(self) -> SentPrompt | None:
+        """The prompt whose run is active."""
+        return self.machine.running
 
     def receive(self, update: schema.SessionUpdate) -> None:
         """Fold one update into the session (``updates``, ``view``) and its turns."""
@@ -307,53 +334,48 @@ class SessionTurns:
         session.view.apply(update)
         if isinstance(update, schema.UserMessage | schema.UserMessageChunk):
             self._user_messages.setdefault(update.message_id, index)
-        elif isinstance(update, schema.RunningStateUpdate | schema.RequiresActionStateUpdate):
-            # A repeat (or a resume snapshot) while work runs starts nothing.
-            if not self.in_run:
-                self.in_run = True
-                current = self.waiting.popleft() if self.waiting else None
-                if current is not None:
-                    current.start = index
-                self.current = current
-        elif isinstance(update, schema.IdleStateUpdate) and self.in_run:
-            self._end_run(index, update)
-
-    def _end_run(self, index: int, idle: schema.IdleStateUpdate) -> None:
-        self.in_run = False
-        self._run_ends.append(index)
-        current, self.current = self.current, None
-        if current is None:
-            return  # work the agent started on its own
-        current.end = index
-        cancel = current.cancel
-        if idle.stop_reason == "cancelled" and cancel is not None:
-            # The cancel that ended this turn discarded the prompts queued behind it.
-            for prompt in self.waiting:
-                if prompt.cancel == cancel:
+            return
+        state = _STATES.get(type(update))
+        if state is None:
+            return
+        change = transition(self.machine.state, state)
+        if change is Transition.START:
+            # Work the agent starts on its own has a run but no prompt.
+            started = self.machine.observe_start(SentPrompt(message_id="", sent_at=index), state)
+            started.start = index
+        elif change is Transition.END:
+            assert isinstance(update, schema.IdleStateUpdate)
+            stop = update.stop_reason if isinstance(update.stop_reason, str) else ""
+            self._run_ends.append(index)
+            ended, discarded = self.machine.observe_idle(stop)
+            for prompt in (ended, *discarded):
+                if prompt is not None:
                     prompt.end = index
-            self.waiting = deque(p for p in self.waiting if p.cancel != cancel)
+        elif change is not Transition.REPEAT:
+            self.machine.state_reported(state)
+        # A repeat (or a resume snapshot) while work runs starts nothing.
 
     def prompt_sent(self, request_id: object) -> None:
         """The client wrote a ``session/prompt`` for this session (called in wire order)."""
-        prompt = SentPrompt(len(self.session.updates))
+        prompt = SentPrompt(message_id="", sent_at=len(self.session.updates))
         self.prompts[request_id] = prompt
-        self.waiting.append(prompt)
+        self.machine.prompt_sent(prompt)
 
     def prompt_answered(self, request_id: object, accepted: bool) -> None:
         """The response to a ``session/prompt`` arrived; a refused prompt never runs."""
         prompt = self.prompts.get(request_id)
-        if prompt is not None and not accepted:
+        if prompt is None:
+            return
+        if accepted:
+            self.machine.responded(prompt)
+        else:
             del self.prompts[request_id]
-            if prompt in self.waiting:
-                self.waiting.remove(prompt)
+            self.machine.prompt_refused(prompt)
 
     def cancel_sent(self) -> None:
         """The client wrote ``session/cancel`` (or a close): it applies to every prompt sent
         so far whose turn has not ended."""
-        self._cancels += 1
-        for prompt in (self.current, *self.waiting):
-            if prompt is not None and prompt.cancel is None:
-                prompt.cancel = self._cancels
+        self.machine.cancel_sent()
 
     def turn_result(self, message_id: str, prompt: SentPrompt) -> TurnResult | None:
         """The result of the turn of ``prompt`` (accepted as ``message_id``) once it ended."""

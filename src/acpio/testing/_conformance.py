@@ -31,7 +31,7 @@ import importlib.resources
 import os
 from collections import Counter
 from collections.abc import Iterable
-from typing import Final, Literal, TypeAlias, cast
+from typing import Final, cast
 
 import msgspec
 
@@ -49,6 +49,7 @@ from ._rules import Violation as Violation
 from ._rules import short as _short
 from ._schema_check import Finding, load_schema
 from ._session_rules import JsonObject, Request, SessionRules, get
+from ._transcript import Direction
 from ._v1_rules import V1_HINTS, V1Rules, v1_rule_table
 
 __all__ = (
@@ -61,9 +62,6 @@ __all__ = (
     "RuleResult",
     "Violation",
 )
-
-Direction: TypeAlias = Literal["agent->client", "client->agent"]
-"""Which way a line went: written by the agent, or written by the client."""
 
 _AGENT: Final = "agent->client"
 _CLIENT: Final = "client->agent"

@@ -17,17 +17,15 @@ from __future__ import annotations
 import inspect
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import ClassVar, Generic, Protocol, Self, TypeAlias, TypeVar, cast
+from typing import ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 import anyio
 import msgspec
 
 from .._errors import AcpError
-from .._json import as_object, decode_json
+from .._json import JsonObject, as_object, decode_json
 
 __all__ = ["AnswerPolicy", "JsonObject"]
-
-JsonObject: TypeAlias = dict[str, object]
 
 
 class _Described(Protocol):

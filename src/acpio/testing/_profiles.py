@@ -59,8 +59,8 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from acpio import schema
+from acpio._json import JsonObject
 
-JsonObject: TypeAlias = dict[str, object]
 Style: TypeAlias = Literal["acpx", "python-sdk", "zed", "jetbrains"]
 
 _FINAL = ("completed", "failed", "cancelled")

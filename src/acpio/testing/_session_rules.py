@@ -10,12 +10,15 @@ session was closed. The checker feeds it decoded session updates and the client'
 cancels and closes; it reports violations through `_violate` and counts what each rule examined
 through `_exercise`.
 
-The turn itself is the agent's own machine (:class:`~acpio._session.turn_machine.TurnMachine`),
-fed with what the wire shows: `transition` says what a state update does (start, block, resume,
-end, repeat), `TurnMachine.observe_start` and `TurnMachine.observe_end` start and end the turn,
-and the stop reason the machine allows at an idle (``cancelled`` once a cancel reached the turn)
-is what the agent's idle is compared with. What only the wire can tell stays here: whether the
-agent provably read a cancel, replay during a resume, the silence of cancelled work.
+The turns are the agent's own machine (:class:`~acpio._session.turn_machine.TurnMachine`),
+fed with what the wire shows: prompts sent, refused or accepted (each a `CheckedTurn`), cancels
+and closes sent, and `transition` says what a state update does (start, block, resume, end,
+repeat); `TurnMachine.observe_start` starts the oldest prompt sent, `TurnMachine.observe_end`
+ends it, and the stop reason the machine allows at an idle (``cancelled`` once a cancel reached
+the turn) is what the agent's idle is compared with. The prompt window is the machine's
+unstarted turns sent while idle (`CheckedTurn.window`). What only the wire can tell stays
+here: whether the agent provably read a cancel, replay during a resume, the silence of cancelled
+work.
 
 A cancel applies to the work of every prompt the client sent before it, even one whose work has
 not reported running yet (the agent read the prompt first), unless that prompt is refused. It is
@@ -37,21 +40,28 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Final, TypeAlias, cast
+from typing import Final, cast
 
-from .._json import as_list
+from .._json import JsonObject, as_list
 from .._protocol.values import FINAL_TOOL_CALL_STATUSES
 from .._session import turn_machine
-from .._session.turn_machine import Transition, Turn, TurnMachine, transition
+from .._session.turn_machine import Transition, TurnMachine, TurnRecord, transition
 from ._feature_rules import command_problems, config_problems
 from ._patch_reader import check_diff
 from ._rules import HINTS, ConformanceError, Violation
 from ._rules import short as _short
 from ._schema_check import is_base64
 
-__all__ = ("Cancel", "JsonObject", "Request", "SessionRules", "SessionState", "get", "shown_id")
-
-JsonObject: TypeAlias = dict[str, object]
+__all__ = (
+    "Cancel",
+    "CheckedSession",
+    "CheckedTurn",
+    "JsonObject",
+    "Request",
+    "SessionRules",
+    "get",
+    "shown_id",
+)
 
 
 @dataclass(slots=True)
@@ -65,6 +75,23 @@ class Request:
     subjects: frozenset[str] = frozenset()  # tool call / terminal ids a permission is about
     withdrawn: bool = False  # the agent sent $/cancel_request for it
     refused: bool = False  # its batch was refused as a whole: no response is owed
+    turn: CheckedTurn | None = None  # a session/prompt's turn
+
+
+@dataclass(eq=False)
+class CheckedTurn(TurnRecord):
+    """A prompt's turn as the checker's turn machine tracks it, and what the wire showed of
+    it before it started (both flags drop at the session's next state update)."""
+
+    #: Sent while the session was idle: output before ``running`` breaks the turn's order.
+    window: bool = False
+    #: Its answer (raw, index) when it was accepted while the session was idle: it must
+    #: report ``running`` before the next idle, and before the stream ends.
+    accepted_idle: tuple[str, int] | None = None
+    #: The state update (raw, index) that started it.
+    started_by: tuple[str, int] = ("", 0)
+    #: What its work reported: "tool:<id>" and "term:<id>" (silent once it ended cancelled).
+    work: set[str] = field(default_factory=set[str])
 
 
 @dataclass(slots=True)
@@ -78,11 +105,11 @@ class Cancel:
 
 
 @dataclass(slots=True)
-class SessionState:
+class CheckedSession:
     """What the checker knows about one session."""
 
     #: The turns as the agent's own machine has them, fed with what the wire shows.
-    turns: TurnMachine[Turn] = field(default_factory=TurnMachine[Turn])
+    turns: TurnMachine[CheckedTurn] = field(default_factory=TurnMachine[CheckedTurn])
     tool_status: dict[str, str] = field(default_factory=dict[str, str])
     # Where each tool call reported as work (not a permission subject) was first seen.
     tool_first: dict[str, tuple[str, int]] = field(default_factory=dict[str, tuple[str, int]])
@@ -95,9 +122,6 @@ class SessionState:
     awaiting_user_message: dict[str, tuple[str, int]] = field(
         default_factory=dict[str, tuple[str, int]]
     )
-    prompt_window: tuple[str, int] | None = None  # prompt sent while idle, before running
-    accepted_unstarted: list[tuple[str, int]] = field(default_factory=list[tuple[str, int]])
-    span_work: set[str] = field(default_factory=set[str])  # "tool:<id>" / "term:<id>" of the span
     cancel: Cancel | None = None
     silenced: set[str] | None = None  # after a cancelled idle: work that must stay silent
     background: set[tuple[str, str]] | None = None
@@ -105,7 +129,6 @@ class SessionState:
     answered_since_state: bool = False
     unbacked: tuple[str, int] | None = None  # requires_action not (yet) backed by a request
     last_stop_reason: str | None = None
-    span_start: tuple[str, int] = ("", 0)  # the state update that started the work
     closed: bool = False
     resumes: int = 0  # session/resume requests sent and not answered yet: replay may arrive
 
@@ -118,6 +141,31 @@ class SessionState:
     def span(self) -> bool:
         """Whether foreground work is active (a turn started and did not report idle)."""
         return self.turns.state is not turn_machine.SessionState.IDLE
+
+    @property
+    def span_start(self) -> tuple[str, int]:
+        """The state update (raw, index) that started the foreground work, while it runs."""
+        running = self.turns.running
+        return running.started_by if running is not None else ("", 0)
+
+    @property
+    def window(self) -> CheckedTurn | None:
+        """A prompt sent while idle whose turn did not report running yet, if any."""
+        return next((turn for turn in self.turns.unstarted if turn.window), None)
+
+    @property
+    def accepted_unstarted(self) -> list[tuple[str, int]]:
+        """The answers of prompts accepted while idle whose turn did not report running."""
+        return [
+            turn.accepted_idle for turn in self.turns.unstarted if turn.accepted_idle is not None
+        ]
+
+    def state_seen(self) -> None:
+        """A state update (or an idle) came: what the unstarted turns showed before it is
+        judged, their flags drop."""
+        for turn in self.turns.unstarted:
+            turn.window = False
+            turn.accepted_idle = None
 
 
 _WORK_UPDATES: Final = frozenset(
@@ -143,9 +191,9 @@ _FINAL_STATUSES: Final = FINAL_TOOL_CALL_STATUSES
 _OPEN_STATUSES: Final = frozenset({"pending", "in_progress", "paused"})
 
 
-def _live_span(state: SessionState) -> bool:
-    """Whether an update now belongs to the foreground work (not to a resume's replay)."""
-    return state.span and not state.resumes
+def _live_turn(state: CheckedSession) -> CheckedTurn | None:
+    """The turn an update now belongs to as foreground work (none during a resume's replay)."""
+    return None if state.resumes else state.turns.running
 
 
 def shown_id(key: object) -> object:
@@ -180,7 +228,7 @@ class SessionRules:
         """Every violation found so far, in order."""
         self._index: int = 0
         self._exercised: Counter[str] = Counter()
-        self._sessions: dict[str, SessionState] = {}
+        self._sessions: dict[str, CheckedSession] = {}
         self._client_requests: dict[object, Request] = {}
         self._agent_requests: dict[object, Request] = {}
         self._hints: Mapping[str, str] = HINTS
@@ -205,13 +253,13 @@ class SessionRules:
 
     # -- session state -------------------------------------------------------------------------
 
-    def _session(self, session: str) -> SessionState:
+    def _session(self, session: str) -> CheckedSession:
         state = self._sessions.get(session)
         if state is None:
-            state = self._sessions[session] = SessionState()
+            state = self._sessions[session] = CheckedSession()
         return state
 
-    def _check_closed(self, state: SessionState, session: str, raw: str) -> None:
+    def _check_closed(self, state: CheckedSession, session: str, raw: str) -> None:
         # While a resume is pending the message may belong to it (replay, snapshot, work after
         # the re-activation): the wire cannot tell, so only messages outside resumes count.
         if state.closed and not state.resumes:
@@ -229,7 +277,7 @@ class SessionRules:
             if request.session == session and not request.withdrawn
         ]
 
-    def _blocked_on(self, state: SessionState, entity: str) -> bool:
+    def _blocked_on(self, state: CheckedSession, entity: str) -> bool:
         return any(
             entity in request.subjects and not request.withdrawn
             for request in self._agent_requests.values()
@@ -238,24 +286,24 @@ class SessionRules:
 
     # -- prompts and client messages -----------------------------------------------------------
 
-    def _client_request(self, state: SessionState, request: Request) -> None:
+    def _client_request(self, state: CheckedSession, request: Request) -> None:
         if request.method == "session/prompt":
             state.silenced = None
-            if not state.span:
-                state.prompt_window = (request.raw, request.index)
+            request.turn = CheckedTurn(message_id="", window=not state.span)
+            state.turns.prompt_sent(request.turn)
         elif request.method == "session/close" and state.span and state.cancel is None:
             # Closing cancels active work as session/cancel would, and must wait for its idle.
             state.cancel = Cancel(request.index, True, set())
-            state.turns.cancel()
+            state.turns.cancel_sent()
         elif request.method == "session/resume":
             state.resumes += 1
 
-    def _resume_answered(self, state: SessionState, succeeded: bool) -> None:
+    def _resume_answered(self, state: CheckedSession, succeeded: bool) -> None:
         state.resumes = max(state.resumes - 1, 0)
         if succeeded:
             state.closed = False  # a resume re-activates a session closed earlier
 
-    def _client_cancel(self, state: SessionState, session: str) -> None:
+    def _client_cancel(self, state: CheckedSession, session: str) -> None:
         # A prompt sent (or accepted) whose work has not reported running yet is cancelled too:
         # the agent read the prompt before the cancel, so the cancel applies to its work.
         unanswered = sum(
@@ -275,20 +323,21 @@ class SessionRules:
             state.cancel.proven = state.cancel.proven or proven
             state.cancel.requests |= pending
             state.cancel.works = works
-        state.turns.cancel()
+        state.turns.cancel_sent()
 
     def _prompt_answered(
         self,
-        state: SessionState,
+        state: CheckedSession,
         request: Request,
         message: JsonObject,
         raw: str,
         validated: bool,
     ) -> None:
         self._exercise("prompt-message-id")
+        turn = request.turn
         if "result" not in message:
-            if state.prompt_window is not None and state.prompt_window[1] == request.index:
-                state.prompt_window = None  # rejected before insertion: no work to report
+            if turn is not None:
+                state.turns.prompt_refused(turn)  # rejected before insertion: no work to report
             cancel = state.cancel
             if cancel is not None and request.index < cancel.index:
                 cancel.works -= 1
@@ -304,8 +353,11 @@ class SessionRules:
             return
         if message_id not in state.user_messages:
             state.awaiting_user_message[message_id] = (raw, self._index)
-        if not state.span:
-            state.accepted_unstarted.append((raw, self._index))
+        if turn is not None:
+            turn.message_id = message_id
+            state.turns.responded(turn)
+            if not state.span and not turn.started:
+                turn.accepted_idle = (raw, self._index)
 
     # -- session updates -----------------------------------------------------------------------
 
@@ -346,19 +398,20 @@ class SessionRules:
         elif kind == "available_commands_update":
             self._config_and_commands(command_problems(update.get("availableCommands")), raw)
 
-    def _new_work(self, state: SessionState, what: str, raw: str) -> None:
+    def _new_work(self, state: CheckedSession, what: str, raw: str) -> None:
         self._exercise("turn-lifecycle")
         # Replayed history is not output of the prompt waiting for its running.
-        if state.prompt_window is not None and not state.resumes:
+        if state.window is not None and not state.resumes:
             self._violate(
                 "turn-lifecycle",
                 f"{what} after session/prompt but before state_update running",
                 raw,
             )
-            state.prompt_window = None  # one report per turn
+            for turn in state.turns.unstarted:
+                turn.window = False  # one report per turn
 
     def _check_silence(
-        self, state: SessionState, update: JsonObject, kind: object, raw: str
+        self, state: CheckedSession, update: JsonObject, kind: object, raw: str
     ) -> None:
         assert state.silenced is not None
         self._exercise("cancel-silence")
@@ -381,7 +434,7 @@ class SessionRules:
         )
 
     def _tool_call_update(
-        self, state: SessionState, update: JsonObject, raw: str, subject: bool = False
+        self, state: CheckedSession, update: JsonObject, raw: str, subject: bool = False
     ) -> None:
         tool_call_id = update.get("toolCallId")
         if not isinstance(tool_call_id, str):
@@ -406,8 +459,8 @@ class SessionRules:
             state.tool_status[tool_call_id] = status if isinstance(status, str) else "pending"
             if status == "cancelled" and state.cancel is not None:
                 state.cancel.proven = True
-        if _live_span(state):
-            state.span_work.add(f"tool:{tool_call_id}")
+        if (turn := _live_turn(state)) is not None:
+            turn.work.add(f"tool:{tool_call_id}")
         content = update.get("content")
         if "content" in update:
             state.tool_terminals[tool_call_id] = set()
@@ -418,7 +471,7 @@ class SessionRules:
                 state, f"tool:{tool_call_id}", f"tool call {tool_call_id!r} {status}", raw
             )
 
-    def _tool_call_chunk(self, state: SessionState, update: JsonObject, raw: str) -> None:
+    def _tool_call_chunk(self, state: CheckedSession, update: JsonObject, raw: str) -> None:
         tool_call_id = update.get("toolCallId")
         if not isinstance(tool_call_id, str):
             return
@@ -432,19 +485,21 @@ class SessionRules:
             )
             state.tool_status[tool_call_id] = "pending"
             self._new_work(state, f"tool call {tool_call_id!r}", raw)
-        if _live_span(state):
-            state.span_work.add(f"tool:{tool_call_id}")
+        if (turn := _live_turn(state)) is not None:
+            turn.work.add(f"tool:{tool_call_id}")
         self._tool_content(state, tool_call_id, update.get("content"), raw)
 
-    def _tool_content(self, state: SessionState, tool_call_id: str, item: object, raw: str) -> None:
+    def _tool_content(
+        self, state: CheckedSession, tool_call_id: str, item: object, raw: str
+    ) -> None:
         item_type = get(item, "type")
         if item_type == "terminal":
             terminal_id = get(item, "terminalId")
             if isinstance(terminal_id, str):
                 state.terminals.setdefault(terminal_id, False)
                 state.tool_terminals.setdefault(tool_call_id, set()).add(terminal_id)
-                if _live_span(state):
-                    state.span_work.add(f"term:{terminal_id}")
+                if (turn := _live_turn(state)) is not None:
+                    turn.work.add(f"term:{terminal_id}")
         elif item_type == "diff":
             for rule, problem in check_diff(item):
                 if problem is None:
@@ -453,7 +508,7 @@ class SessionRules:
                     self._violate(rule, problem, raw)
 
     def _terminal(
-        self, state: SessionState, update: JsonObject, kind: object, raw: str, validated: bool
+        self, state: CheckedSession, update: JsonObject, kind: object, raw: str, validated: bool
     ) -> None:
         terminal_id = update.get("terminalId")
         if not isinstance(terminal_id, str):
@@ -461,8 +516,8 @@ class SessionRules:
         if terminal_id not in state.terminals:
             state.terminals[terminal_id] = False
             self._new_work(state, f"terminal {terminal_id!r}", raw)
-        if _live_span(state):
-            state.span_work.add(f"term:{terminal_id}")
+        if (turn := _live_turn(state)) is not None:
+            turn.work.add(f"term:{terminal_id}")
         data = (
             update.get("data") if kind == "terminal_output_chunk" else get(update, "output", "data")
         )
@@ -493,7 +548,7 @@ class SessionRules:
         if "exitStatus" in update:
             state.terminals[terminal_id] = isinstance(update["exitStatus"], dict)
 
-    def _check_resumed(self, state: SessionState, entity: str, what: str, raw: str) -> None:
+    def _check_resumed(self, state: CheckedSession, entity: str, what: str, raw: str) -> None:
         if (
             state.turns.state is not turn_machine.SessionState.REQUIRES_ACTION
             or state.cancel is not None
@@ -511,7 +566,7 @@ class SessionRules:
     # -- turn state ----------------------------------------------------------------------------
 
     def _state_update(
-        self, state: SessionState, session: str, update: JsonObject, raw: str
+        self, state: CheckedSession, session: str, update: JsonObject, raw: str
     ) -> None:
         new = update.get("state")
         if not isinstance(new, str):
@@ -545,23 +600,23 @@ class SessionRules:
                     # comes after the cancel, so the work cannot end before the cancel is read.
                     state.cancel.proven = True
                     state.cancel.requests.update(pending)
+            state.state_seen()
             if change is Transition.START:
-                state.turns.observe_start(Turn(message_id=str(self._index)), reported)
-                if state.cancel is not None:
-                    state.turns.cancel()  # it applies to the work of prompts sent before it
-                state.span_start = (raw, self._index)
-                state.span_work = set()
-                state.accepted_unstarted.clear()
+                # The oldest prompt sent starts (a cancel sent after it reached it), or work
+                # the agent started on its own.
+                started = state.turns.observe_start(
+                    CheckedTurn(message_id=str(self._index)), reported
+                )
+                started.started_by = (raw, self._index)
             else:
                 state.turns.state_reported(reported)
-            state.prompt_window = None
             state.silenced = None
         else:
             self._idle(state, session, update, raw)
         state.answered_since_state = False
         state.answered_subjects.clear()
 
-    def _snapshot(self, state: SessionState, update: JsonObject, raw: str) -> None:
+    def _snapshot(self, state: CheckedSession, update: JsonObject, raw: str) -> None:
         """A state update repeating the current state while a resume is pending: the resume's
         current-state snapshot (or a repeat). It starts and ends nothing."""
         stop = update.get("stopReason")
@@ -574,7 +629,7 @@ class SessionRules:
                 raw,
             )
 
-    def _idle(self, state: SessionState, session: str, update: JsonObject, raw: str) -> None:
+    def _idle(self, state: CheckedSession, session: str, update: JsonObject, raw: str) -> None:
         stop = update.get("stopReason")
         stop_reason = stop if isinstance(stop, str) else None
         ended = state.turns.observe_end(stop_reason or "")
@@ -583,13 +638,15 @@ class SessionRules:
                 self._violate(
                     "turn-lifecycle", "idle ends foreground work without a stopReason", raw
                 )
-            if ended.cancel_requested:
+            # The cancel is judged at the first idle after it (it may have crossed an earlier
+            # turn's idle: then the turns behind it are the agent's to cancel or not).
+            if ended.cancel_requested and state.cancel is not None:
                 assert ended.outcome is not None
-                self._cancelled_idle(state, session, stop_reason, ended.outcome[0], raw)
+                self._cancelled_idle(state, ended, stop_reason, ended.outcome[0], raw)
             # A prompt accepted while this work ran is queued: its own work comes later.
-            self._missing_user_messages(state, before=state.span_start[1])
+            self._missing_user_messages(state, before=ended.started_by[1])
         elif stop_reason is not None:
-            if state.prompt_window is not None or state.accepted_unstarted:
+            if state.window is not None or state.accepted_unstarted:
                 self._violate(
                     "turn-lifecycle",
                     f"idle with stopReason {stop_reason!r}, but the prompt's work never reported "
@@ -606,11 +663,10 @@ class SessionRules:
                 )
         if stop_reason is not None:
             state.last_stop_reason = stop_reason
-        state.prompt_window = None
-        state.accepted_unstarted.clear()
+        state.state_seen()
         state.cancel = None
 
-    def _open_calls(self, state: SessionState) -> None:
+    def _open_calls(self, state: CheckedSession) -> None:
         """The session closed or the stream ended: a tool call that never reached a final
         status is shown running forever (on v2 a call may end after its turn's idle, so only
         the end can tell). Each is reported once."""
@@ -629,7 +685,12 @@ class SessionRules:
             )
 
     def _cancelled_idle(
-        self, state: SessionState, session: str, stop_reason: str | None, due: str, raw: str
+        self,
+        state: CheckedSession,
+        ended: CheckedTurn,
+        stop_reason: str | None,
+        due: str,
+        raw: str,
     ) -> None:
         """The idle of work a cancel reached: the machine's ``due`` stop reason (cancelled)
         once the wire proves the agent read the cancel, and no request of it still pending."""
@@ -657,9 +718,9 @@ class SessionRules:
             f"{'term' if kind == 'terminal' else 'tool'}:{ident}"
             for kind, ident in state.background or ()
         }
-        state.silenced = state.span_work - background
+        state.silenced = ended.work - background
 
-    def _missing_user_messages(self, state: SessionState, before: int | None = None) -> None:
+    def _missing_user_messages(self, state: CheckedSession, before: int | None = None) -> None:
         """Report the prompts (answered before index `before`, if given) never echoed."""
         for message_id, (response_raw, index) in list(state.awaiting_user_message.items()):
             if before is not None and index > before:
@@ -673,7 +734,7 @@ class SessionRules:
                 index,
             )
 
-    def _check_background(self, state: SessionState, update: JsonObject, raw: str) -> None:
+    def _check_background(self, state: CheckedSession, update: JsonObject, raw: str) -> None:
         background = as_list(update.get("background"))
         if background is None:
             if state.background is not None:

@@ -29,6 +29,7 @@ from .._json import JsonValue, decode_json, get_field
 __all__ = ["AGENT_TO_CLIENT", "CLIENT_TO_AGENT", "Direction", "Transcript", "TranscriptEntry"]
 
 Direction = Literal["client->agent", "agent->client"]
+"""Which way a line went: written by the client, or written by the agent."""
 CLIENT_TO_AGENT: Final[Direction] = "client->agent"
 AGENT_TO_CLIENT: Final[Direction] = "agent->client"
 _DIRECTIONS: Final = frozenset({CLIENT_TO_AGENT, AGENT_TO_CLIENT})

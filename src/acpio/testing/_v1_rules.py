@@ -34,6 +34,7 @@ from typing import Final
 
 from .._json import as_list, as_object
 from .._protocol.values import is_known_or_custom
+from .._session.turn_machine import TurnMachine, TurnRecord
 from .._wire.v1.values import V1_SESSION_UPDATES, V1_STOP_REASONS
 from ._rules import RULES, Rule
 from ._rules import short as _short
@@ -139,10 +140,20 @@ def v1_rule_table() -> Mapping[str, Rule]:
 
 
 @dataclass(eq=False)
+class _Prompt(TurnRecord):
+    """A ``session/prompt``'s turn as the checker's turn machine tracks it."""
+
+    index: int = 0  # where the prompt was on the wire
+
+
+@dataclass(eq=False)
 class _Session:
     tool_calls: set[str] = field(default_factory=set[str])
-    prompts: list[int] = field(default_factory=list[int])  # indexes of unanswered prompts
-    cancel: int | None = None  # index of the session/cancel that applies to them
+    #: The turns, the agent's own machine fed with what the v1 wire shows: prompts sent,
+    #: cancels sent, and the answers that end the turns.
+    turns: TurnMachine[_Prompt] = field(default_factory=TurnMachine[_Prompt])
+    unanswered: dict[int, _Prompt] = field(default_factory=dict[int, _Prompt])  # by index
+    cancel_reach: int = 0  # the last prompt a cancel reached, while one of them is unanswered
     proven: bool = False  # the wire proves the agent read that cancel
     silenced: bool = False  # after the cancelled answer, until the next prompt
     loads: int = 0  # session/load requests pending (their replay repeats history)
@@ -151,6 +162,11 @@ class _Session:
 
 
 Violate = Callable[[str, str, str], None]
+
+
+def _cancelling(state: _Session) -> bool:
+    """Whether a cancel reached a prompt that is not answered yet."""
+    return any(prompt.cancel_requested for prompt in state.unanswered.values())
 
 
 class V1Rules:
@@ -176,7 +192,8 @@ class V1Rules:
             return
         state = self._session(session)
         if method == "session/prompt":
-            state.prompts.append(index)
+            prompt = state.unanswered[index] = _Prompt(message_id="", index=index)
+            state.turns.prompt_sent(prompt)
             state.silenced = False
         elif method == "session/load":
             state.loads += 1
@@ -186,17 +203,18 @@ class V1Rules:
         """The client sent ``session/cancel``; ``pending_requests``: the agent was waiting on
         the client for that session (so it must read the cancel before finishing)."""
         state = self._session(session)
-        if not state.prompts:
+        if not state.unanswered:
             return
-        state.proven = (state.cancel is not None and state.proven) or pending_requests
-        state.cancel = max(state.prompts)
+        state.proven = (_cancelling(state) and state.proven) or pending_requests
+        state.cancel_reach = max(state.unanswered)
+        state.turns.cancel_sent()
 
     def answered_other(self, session: str | None, index: int) -> None:
         """The agent answered a client request sent at ``index``, other than a prompt."""
         if session is None:
             return
         state = self._sessions.get(session)
-        if state is not None and state.cancel is not None and index > state.cancel:
+        if state is not None and _cancelling(state) and index > state.cancel_reach:
             state.proven = True
 
     def load_answered(self, session: str | None) -> None:
@@ -251,14 +269,14 @@ class V1Rules:
         self._exercise("v1-prompt-answer")
         self._answered_prompts.add(key)
         state = self._session(session)
-        if index in state.prompts:
-            state.prompts.remove(index)
+        prompt = state.unanswered.pop(index, None)
         result = message.get("result")
         fields = as_object(result)
-        cancelled_turn = state.cancel is not None and index <= state.cancel
         if "result" not in message:
             stop_reason: object = None  # an error answer
         elif fields is None or "stopReason" not in fields:
+            if prompt is not None:
+                state.turns.observe_answer(prompt, "")  # still the end of its turn
             what = (
                 "the draft v2 answer {messageId}"
                 if fields is not None and "messageId" in fields
@@ -278,14 +296,18 @@ class V1Rules:
                     f"stopReason {_short(stop_reason)} is not a v1 stop reason",
                     raw,
                 )
-        if not state.prompts:
+        if prompt is not None:
+            # The answer ends the prompt's turn: v1 shows no state updates.
+            state.turns.observe_answer(prompt, stop_reason if isinstance(stop_reason, str) else "")
+        if not state.unanswered:
             self._open_calls(state, raw)
-        if not cancelled_turn:
+        if prompt is None or not prompt.cancel_requested:
             return
         self._exercise("v1-cancel")
-        if stop_reason == "cancelled" or stop_reason is None:
-            if not any(prompt > (state.cancel or 0) for prompt in state.prompts):
-                state.silenced = True
+        due = prompt.outcome[0] if prompt.outcome is not None else "cancelled"
+        if stop_reason == due or stop_reason is None:
+            if all(later.cancel_requested for later in state.unanswered.values()):
+                state.silenced = True  # no prompt sent after the cancel waits
         elif state.proven:
             self._violate(
                 "v1-cancel",
@@ -293,8 +315,7 @@ class V1Rules:
                 "not cancelled",
                 raw,
             )
-        if not any(prompt <= (state.cancel or 0) for prompt in state.prompts):
-            state.cancel = None
+        if not _cancelling(state):
             state.proven = False
 
     def _open_calls(self, state: _Session, raw: str) -> None:
@@ -365,7 +386,7 @@ class V1Rules:
     @staticmethod
     def _track_status(state: _Session, kind: str, update: dict[str, object]) -> None:
         tool_call_id = update.get("toolCallId")
-        if not isinstance(tool_call_id, str) or state.loads or not state.prompts:
+        if not isinstance(tool_call_id, str) or state.loads or not state.unanswered:
             return  # a replay, or no turn to end
         status = update.get("status")
         if kind == "tool_call" or "status" in update:

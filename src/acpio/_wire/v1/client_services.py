@@ -70,7 +70,13 @@ from ..._handles.process import BeginCommand, CommandTerminal, ExitStatus, Runni
 from ..._protocol.paths import require_absolute
 from . import shapes as v1
 
-__all__ = ["CLIENT_FILES", "CLIENT_TERMINALS", "ClientCommand", "ClientFiles", "ClientTerminals"]
+__all__ = [
+    "CLIENT_FILES",
+    "CLIENT_TERMINALS",
+    "ClientCommand",
+    "ClientFileHost",
+    "ClientTerminalHost",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -361,7 +367,7 @@ def _require(offered: bool, what: str) -> None:
         raise ClientCapabilityError(f"the client did not advertise {what} in initialize")
 
 
-class ClientFiles(AgentHost):
+class ClientFileHost(AgentHost):
     """A v1 client's host: files through the editor (``fs/*``) as far as it advertised
     them; commands run by the agent (the client advertised no ``terminal``)."""
 
@@ -405,7 +411,7 @@ class ClientFiles(AgentHost):
         )
 
 
-class ClientTerminals(ClientFiles):
+class ClientTerminalHost(ClientFileHost):
     """A v1 client that advertised ``terminal``: every command runs in its terminals."""
 
     __slots__ = ()
@@ -443,6 +449,6 @@ class ClientTerminals(ClientFiles):
 
 
 #: The host of a v1 client that runs no terminals.
-CLIENT_FILES: Final = ClientFiles()
+CLIENT_FILES: Final = ClientFileHost()
 #: The host of a v1 client that runs terminals.
-CLIENT_TERMINALS: Final = ClientTerminals()
+CLIENT_TERMINALS: Final = ClientTerminalHost()
