@@ -37,6 +37,7 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 
 from .._agent.agent import Agent
@@ -337,7 +338,7 @@ class RemoteApp:
             )
         return agent
 
-    def _new_connection(self, transport: str, principal: str | None) -> RemoteConnection:
+    def _check_room(self) -> None:
         if self._shutting_down:
             raise _Refused(503, "The server is shutting down")
         if self.registry.full:
@@ -346,6 +347,11 @@ class RemoteApp:
                 f"Too many connections (limit {self.limits.max_connections}); try again later",
                 [(b"retry-after", b"5")],
             )
+
+    def _new_connection(
+        self, transport: str, principal: str | None, connection_id: str | None = None
+    ) -> RemoteConnection:
+        self._check_room()
         connection = RemoteConnection(
             self._new_agent(),
             "http" if transport == "http" else "websocket",
@@ -354,6 +360,7 @@ class RemoteApp:
             limits=self.limits,
             registry=self.registry,
             principal=principal,
+            connection_id=connection_id,
         )
         self.registry.add(connection)
         return connection
@@ -649,6 +656,9 @@ class RemoteApp:
                     break
                 body = events(outbox.tag, *taken) if taken[1] else b":\n\n"
                 await send({"type": "http.response.body", "body": body, "more_body": True})
+                # A server may take sends to a client gone without waiting: let the
+                # disconnect be seen before taking more (what stays is kept to resume).
+                await anyio.lowlevel.checkpoint()
             group.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b""})
 
@@ -669,38 +679,53 @@ class RemoteApp:
             return
         try:
             principal = await self._check_access(scope, headers)
-            connection = self._new_connection("websocket", principal)
+            self._check_room()
         except _Refused as refused:
             await self._refuse_upgrade(scope, send, refused)
             return
+        connection_id = secrets.token_urlsafe(24)
         offered = [p.strip() for p in headers.get("sec-websocket-protocol", "").split(",")]
         accept: dict[str, Any] = {
             "type": "websocket.accept",
-            "headers": [(b"acp-connection-id", connection.id.encode()), *self._cookie_headers()],
+            "headers": [(b"acp-connection-id", connection_id.encode()), *self._cookie_headers()],
         }
         if _SUBPROTOCOL in offered:
             accept["subprotocol"] = _SUBPROTOCOL
         await send(accept)
         socket = _Socket(send)
         frame = await receive()
+        if frame["type"] == "websocket.disconnect":
+            return
         resume = _resume_request(frame)
-        if resume is not None or frame["type"] == "websocket.disconnect":
-            self.registry.forget(connection)  # never ran: the socket resumes another, or left
-            if resume is not None:
-                await self._resume_socket(receive, socket, principal, resume)
+        if resume is not None:  # the socket resumes another connection's stream
+            await self._resume_socket(receive, socket, principal, resume)
+            return
+        try:
+            connection = self._new_connection("websocket", principal, connection_id)
+        except _Refused as refused:
+            await socket.close(1013, refused.text)
+            return
+        connection.connection_stream.acquire()
+        connection.socket_attached()
+        if self._group is not None:  # the connection outlives this socket: the lifespan owns it
+            self._group.start_soon(connection.run)
+            clean = await self._attach_socket(receive, socket, connection, [], first=frame)
+            self._group.start_soon(self._linger, connection, clean)
             return
         async with anyio.create_task_group() as group:
             group.start_soon(connection.run)
-            outbox = connection.connection_stream
-            outbox.acquire()
-            connection.socket_attached()
             clean = await self._attach_socket(receive, socket, connection, [], first=frame)
-            if await self._after_socket(connection, clean):
-                await connection.finished.wait()  # a socket that resumed it now serves it
-            else:
-                with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
-                    await connection.finished.wait()
+            await self._linger(connection, clean)
             group.cancel_scope.cancel()
+
+    async def _linger(self, connection: RemoteConnection, clean: bool) -> None:
+        """After the first socket ended: close the connection, or keep it for a resume
+        (:meth:`_after_socket`); return once it finished."""
+        if await self._after_socket(connection, clean):
+            await connection.finished.wait()  # a socket that resumed it now serves it
+            return
+        with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
+            await connection.finished.wait()
 
     async def _resume_socket(
         self, receive: Receive, socket: _Socket, principal: str | None, resume: _Resume
@@ -718,13 +743,18 @@ class RemoteApp:
             )
             await socket.close(_RESUME_FAILED_CLOSE, f"stream/resume failed: {refused.reason}")
             return
+        connection.socket_attached()
+        # The replay, then each session's state, then the answer: the client knows it has
+        # caught up when the answer arrives (and the live messages follow).
+        after_replay = connection.state_lines(sorted(connection.attached))
         if resume.request_id is not None:
             answer: dict[str, object] = {"jsonrpc": "2.0", "id": resume.request_id, "result": {}}
-            await socket.send_text(msgspec.json.encode(answer).decode())
-        connection.socket_attached()
-        after_replay = connection.state_lines(sorted(connection.attached))
+            after_replay.append(msgspec.json.encode(answer))
         clean = await self._attach_socket(receive, socket, connection, after_replay)
-        await self._after_socket(connection, clean)
+        if self._group is not None:
+            self._group.start_soon(self._after_socket, connection, clean)
+        else:
+            await self._after_socket(connection, clean)
 
     async def _take_over(self, resume: _Resume, principal: str | None) -> RemoteConnection:
         """The connection ``resume`` names, its stream acquired and rewound to the cursor.
@@ -761,6 +791,7 @@ class RemoteApp:
         """Serve the connection on this socket (its stream acquired) until either ends;
         True when the client closed the socket (a close frame), False when it dropped."""
         outbox = connection.connection_stream
+        clean = False
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._socket_output, socket, connection, after_replay)
@@ -877,17 +908,19 @@ class RemoteApp:
         self, socket: _Socket, connection: RemoteConnection, after_replay: list[bytes]
     ) -> None:
         outbox = connection.connection_stream
-        if after_replay:  # resumed: the replay, then the sessions' states, then live
+        if after_replay:  # resumed: the replay, the sessions' states, the answer, then live
             for line in outbox.take_now()[1]:
                 await socket.send_text(line.decode())
             for line in after_replay:
                 await socket.send_text(line.decode())
-        while True:
+        while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
             batch = await outbox.take()
             if batch is None:
                 break
             for line in batch:
                 await socket.send_text(line.decode())
+        if socket.gone:
+            return
         reason = connection.close_reason or "connection closed"
         code = {"server shutting down": 1001, "output stalled": 1008}.get(reason, 1000)
         await socket.close(code, reason)

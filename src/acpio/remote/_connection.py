@@ -638,8 +638,9 @@ class RemoteConnection:
         limits: RemoteLimits,
         registry: ConnectionRegistry,
         principal: str | None = None,
+        connection_id: str | None = None,
     ) -> None:
-        self.id: str = secrets.token_urlsafe(24)
+        self.id: str = connection_id or secrets.token_urlsafe(24)
         self.transport: Transport = transport
         #: Who opened the connection (``None``: no principal, every session); its
         #: agent sees only this principal's sessions.
@@ -943,10 +944,12 @@ class RemoteConnection:
         """The ``initialize`` answer with ``capabilities.transport.resumable`` (v1:
         ``agentCapabilities``), and the protocol version noted."""
         try:
-            answer = msgspec.json.decode(line)
+            answer: object = msgspec.json.decode(line)
         except msgspec.DecodeError:
             return line
-        result = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(answer, dict):
+            return line
+        result = cast("dict[str, object]", answer).get("result")
         if not isinstance(result, dict):
             return line
         fields = cast("dict[str, object]", result)
