@@ -53,7 +53,9 @@ def _agent_text(session: acpio.testing.ClientSession) -> str:
 
 @pytest.fixture
 def server(request: pytest.FixtureRequest) -> Iterator[str]:
-    limits = getattr(request, "param", RemoteLimits(retention_messages=2 * CHUNKS))
+    # A slow client (the mock client checks every message) is not a stalled one here.
+    default = RemoteLimits(retention_messages=2 * CHUNKS, stall_timeout=3600)
+    limits = getattr(request, "param", default)
     with serving(RemoteApp(ChunkAgent, limits=limits)) as url:
         yield url
 

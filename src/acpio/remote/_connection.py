@@ -337,6 +337,7 @@ class Outbox:
         *,
         retention_messages: int = 0,
         retention_seconds: float = 0.0,
+        clock: Callable[[], float] = anyio.current_time,
     ) -> None:
         self._queue: list[bytes] = []
         self.buffered: int = 0
@@ -354,6 +355,7 @@ class Outbox:
         self.tag: str = secrets.token_urlsafe(6)
         self._keep = retention_messages
         self._keep_for = retention_seconds
+        self._clock = clock
         # Taken messages kept to resume from, with the time each was taken; the first
         # has sequence number ``_kept_first``, the first of ``_queue`` ``_sent``.
         self._kept: deque[tuple[float, bytes]] = deque()
@@ -429,7 +431,7 @@ class Outbox:
         self.buffered = 0
         self._sent = first + len(batch)
         if self._keep:
-            now = anyio.current_time()
+            now = self._clock()
             self._kept.extend([(now, line) for line in batch])
             self._trim(now)
         else:
@@ -476,7 +478,7 @@ class Outbox:
             raise ResumeRefused(
                 "unknown_cursor", f"{cursor!r} names a message this stream has not sent"
             )
-        self._trim(anyio.current_time())
+        self._trim(self._clock())
         if after < self._kept_first:
             raise ResumeRefused(
                 "expired",

@@ -544,7 +544,6 @@ class RemoteLink:
 
         :raises ResumeFailed: when the server refused a stream's cursor.
         """
-        chosen = {**self.cursors, **(cursors or {})}
         self._dropping = True
         try:
             streams = list(self._readers)
@@ -552,6 +551,8 @@ class RemoteLink:
                 self._readers[stream].cancel()
             for stream in streams:
                 await self._reader_done[stream].wait()
+            # Only now: a reader hands over the message it holds before it stops.
+            chosen = {**self.cursors, **(cursors or {})}
             if self._ws is not None:
                 self._ws_ready = anyio.Event()
                 await self._ws.abort()
