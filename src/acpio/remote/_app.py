@@ -26,6 +26,7 @@ task of the request that opened them).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import inspect
 import ipaddress
@@ -579,13 +580,14 @@ class RemoteApp:
                 raise _resume_refused(ResumeRefused("busy", "this stream already has a reader"))
             raise _Refused(409, "This stream already has a reader")
         try:
-            after_replay: list[bytes] | None = None
+            after_replay: Callable[[], list[bytes]] | None = None
             if cursor is not None:
                 try:
                     outbox.rewind(cursor)
                 except ResumeRefused as refused:
                     raise _resume_refused(refused) from None
-                after_replay = connection.state_lines([session_id] if session_id else [])
+                sessions = [session_id] if session_id else []
+                after_replay = functools.partial(connection.state_lines, sessions)
             await self._stream(receive, send, connection, outbox, after_replay)
         finally:
             outbox.release()
@@ -613,12 +615,13 @@ class RemoteApp:
         send: Send,
         connection: RemoteConnection,
         outbox: Outbox,
-        after_replay: list[bytes] | None = None,
+        after_replay: Callable[[], list[bytes]] | None = None,
     ) -> None:
         """Send the stream's messages as SSE events (``id:`` their cursors) until it ends.
 
-        ``after_replay``, for a stream resumed from a cursor, is sent (without
-        ids) once what was queued at the resume went out, before live delivery.
+        ``after_replay``, for a stream resumed from a cursor, gives what is sent
+        (without ids) after what is queued at that moment, before live delivery:
+        the sessions' states as of the last message replayed.
         """
         await send(
             {
@@ -644,7 +647,7 @@ class RemoteApp:
             if after_replay is not None:
                 first, batch = outbox.take_now()
                 body = events(outbox.tag, first, batch) + b"".join(
-                    b"data: " + line + b"\n\n" for line in after_replay
+                    b"data: " + line + b"\n\n" for line in after_replay()
                 )
                 if body:
                     await send({"type": "http.response.body", "body": body, "more_body": True})
@@ -709,12 +712,12 @@ class RemoteApp:
         connection.socket_attached()
         if self._group is not None:  # the connection outlives this socket: the lifespan owns it
             self._group.start_soon(connection.run)
-            clean = await self._attach_socket(receive, socket, connection, [], first=frame)
+            clean = await self._attach_socket(receive, socket, connection, None, first=frame)
             self._group.start_soon(self._linger, connection, clean)
             return
         async with anyio.create_task_group() as group:
             group.start_soon(connection.run)
-            clean = await self._attach_socket(receive, socket, connection, [], first=frame)
+            clean = await self._attach_socket(receive, socket, connection, None, first=frame)
             await self._linger(connection, clean)
             group.cancel_scope.cancel()
 
@@ -746,10 +749,15 @@ class RemoteApp:
         connection.socket_attached()
         # The replay, then each session's state, then the answer: the client knows it has
         # caught up when the answer arrives (and the live messages follow).
-        after_replay = connection.state_lines(sorted(connection.attached))
-        if resume.request_id is not None:
-            answer: dict[str, object] = {"jsonrpc": "2.0", "id": resume.request_id, "result": {}}
-            after_replay.append(msgspec.json.encode(answer))
+        request_id = resume.request_id
+
+        def after_replay() -> list[bytes]:
+            lines = connection.state_lines(sorted(connection.attached))
+            if request_id is not None:
+                answer: dict[str, object] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+                lines.append(msgspec.json.encode(answer))
+            return lines
+
         clean = await self._attach_socket(receive, socket, connection, after_replay)
         if self._group is not None:
             self._group.start_soon(self._after_socket, connection, clean)
@@ -772,8 +780,7 @@ class RemoteApp:
         if not await outbox.acquire_within(_TAKEOVER_WAIT):
             raise ResumeRefused("busy", "another socket still serves this connection")
         try:
-            # No cursor: the client processed none of the stream's messages.
-            outbox.rewind(resume.cursor if resume.cursor is not None else f"{outbox.tag}.0")
+            outbox.rewind(resume.cursor or "")  # none: the client processed no message
         except ResumeRefused:
             outbox.release()
             raise
@@ -784,7 +791,7 @@ class RemoteApp:
         receive: Receive,
         socket: _Socket,
         connection: RemoteConnection,
-        after_replay: list[bytes],
+        after_replay: Callable[[], list[bytes]] | None,
         *,
         first: Message | None = None,
     ) -> bool:
@@ -905,13 +912,15 @@ class RemoteApp:
                 return True
 
     async def _socket_output(
-        self, socket: _Socket, connection: RemoteConnection, after_replay: list[bytes]
+        self,
+        socket: _Socket,
+        connection: RemoteConnection,
+        after_replay: Callable[[], list[bytes]] | None,
     ) -> None:
         outbox = connection.connection_stream
-        if after_replay:  # resumed: the replay, the sessions' states, the answer, then live
-            for line in outbox.take_now()[1]:
-                await socket.send_text(line.decode())
-            for line in after_replay:
+        if after_replay is not None:  # resumed: the replay, the states, the answer, then live
+            replay = outbox.take_now()[1]
+            for line in [*replay, *after_replay()]:  # the states as of the last one replayed
                 await socket.send_text(line.decode())
         while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
             batch = await outbox.take()

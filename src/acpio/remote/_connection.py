@@ -464,12 +464,15 @@ class Outbox:
             self._kept_first += 1
 
     def rewind(self, cursor: str) -> None:
-        """Hand out again every message after ``cursor`` (the last one the client processed).
+        """Hand out again every message after ``cursor`` (the last one the client processed;
+        empty: none).
 
         :raises ResumeRefused: ``unknown_cursor`` for a cursor that is not this
             stream's (or names a message not sent yet), ``expired`` when the
             messages after it are no longer all kept.
         """
+        if not cursor:  # the client processed none of this stream's messages
+            cursor = self.cursor(0)
         tag, _, number = cursor.rpartition(".")
         if tag != self.tag or not number.isdigit() or len(number) > 18:
             raise ResumeRefused("unknown_cursor", f"{cursor!r} is not a cursor of this stream")

@@ -577,6 +577,12 @@ class MockClient:
             raise RuntimeError("drop_stream needs a MockClient on a Remote endpoint")
         self._link.check_usable()
         await self._remote.drop(cursors)
+        # What the resume brought (the replay, the sessions' states) is seen before any
+        # message the test sends next.
+        delivered = self._remote.delivered
+        await self._link.wait_until(
+            lambda: self._handler.received >= delivered, None, "the messages of the resume"
+        )
 
     async def list_sessions(
         self,

@@ -259,6 +259,10 @@ class RemoteLink:
         self.connection_id: str | None = None
         self.cursors: dict[str, str] = {}
         self.resumes: int = 0
+        #: Messages handed to the client so far.
+        self.delivered: int = 0
+        #: Why the link is unusable (a stream could not be resumed), else ``None``.
+        self.broken: str | None = None
         #: The protocol version of the ``initialize`` answer (HTTP), 0 before it.
         self.protocol_version: int = 0
         self._side: StreamPair | None = None
@@ -312,6 +316,7 @@ class RemoteLink:
     async def _deliver(self, line: bytes) -> None:
         assert self._side is not None
         await self._side.send.send(line + b"\n")
+        self.delivered += 1
 
     async def _end_of_input(self) -> None:
         """The server ended the connection: the client sees the agent go."""
@@ -336,6 +341,12 @@ class RemoteLink:
                     await self._send(line)
 
     async def _send(self, line: bytes) -> None:
+        if self.broken is not None:  # a stream could not be resumed: nothing gets through
+            with contextlib.suppress(msgspec.DecodeError):
+                envelope = _ENVELOPE.decode(line)
+                if envelope.method is not None and envelope.id is not msgspec.UNSET:
+                    await self._deliver(_error_answer(envelope.id, self.broken))
+            return
         if self.remote.transport == "websocket":
             await self._ws_ready.wait()
             assert self._ws is not None
@@ -544,6 +555,8 @@ class RemoteLink:
 
         :raises ResumeFailed: when the server refused a stream's cursor.
         """
+        if self.broken is not None:
+            raise MockClientError(self.broken)
         self._dropping = True
         try:
             streams = list(self._readers)
@@ -559,6 +572,10 @@ class RemoteLink:
                 await self._resume_socket(chosen.get(CONNECTION_STREAM))
             else:
                 await self._resume_streams(streams, chosen)
+        except ResumeFailed as failed:
+            self.broken = f"the connection is unusable: {failed}"
+            self._ws_ready.set()
+            raise
         finally:
             self._dropping = False
         self.resumes += 1
@@ -691,8 +708,12 @@ class _WebSocket:
                     await self._socket.send(data)
 
     async def send_text(self, line: bytes) -> None:
-        """Send one message as a text frame."""
+        """Send one message as a text frame (nothing once the socket is closing)."""
+        from websockets.protocol import State  # noqa: PLC0415
+
         assert self._protocol is not None
+        if self._protocol.state is not State.OPEN:
+            return
         self._protocol.send_text(line)
         await self._flush()
 
