@@ -665,8 +665,9 @@ class RemoteConnection:
         self.session_streams: dict[str, Outbox] = {}
         #: The last ``state_update`` each session sent (v2), re-sent after a resume.
         self.states: dict[str, bytes] = {}
-        #: The protocol version the agent answered ``initialize`` with (0: not yet).
-        self.protocol_version: int = 0
+        #: Whether the agent's sessions report ``state_update`` (told by the shape of its
+        #: ``initialize`` answer: ``capabilities``, where v1's has ``agentCapabilities``).
+        self.reports_states: bool = False
         #: Bumped each time a WebSocket attaches to the connection (first, or resuming).
         self.socket_generation: int = 0
         self._socket_changed: anyio.Event | None = None
@@ -880,7 +881,7 @@ class RemoteConnection:
         """Queue ``line`` on the stream for ``route``; the outbox it went to, if any."""
         if self.closed:
             return None
-        if route is not None and self.protocol_version >= 2 and _STATE_UPDATE in line:
+        if route is not None and self.reports_states and _STATE_UPDATE in line:
             self.states[route] = line
         if self.transport == "websocket":
             outbox = self.connection_stream
@@ -922,11 +923,12 @@ class RemoteConnection:
             await changed.wait()
 
     def state_lines(self, session_ids: Collection[str]) -> list[bytes]:
-        """The current ``state_update`` of each session (v2; none on v1), to send after a resume.
+        """The current ``state_update`` of each session (none where sessions report no state,
+        as on v1), to send after a resume.
 
         The last one the session sent, or ``idle`` for a session that reported none.
         """
-        if self.protocol_version < 2:
+        if not self.reports_states:
             return []
         lines: list[bytes] = []
         for session_id in session_ids:
@@ -947,7 +949,7 @@ class RemoteConnection:
 
     def _advertise(self, line: bytes) -> bytes:
         """The ``initialize`` answer with ``capabilities.transport.resumable`` (v1:
-        ``agentCapabilities``), and the protocol version noted."""
+        ``agentCapabilities``), and whether sessions report their state noted."""
         try:
             answer: object = msgspec.json.decode(line)
         except msgspec.DecodeError:
@@ -958,11 +960,10 @@ class RemoteConnection:
         if not isinstance(result, dict):
             return line
         fields = cast("dict[str, object]", result)
-        version = fields.get("protocolVersion")
-        self.protocol_version = version if type(version) is int else 1
+        self.reports_states = "agentCapabilities" not in fields
         if not self._limits.resumable:
             return line
-        key = "capabilities" if self.protocol_version >= 2 else "agentCapabilities"
+        key = "capabilities" if self.reports_states else "agentCapabilities"
         capabilities = fields.setdefault(key, {})
         if not isinstance(capabilities, dict):
             return line

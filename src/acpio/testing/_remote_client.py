@@ -31,6 +31,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from .._errors import INTERNAL_ERROR
 from .._rpc.transport import StreamPair, memory_stream_pair
 from ._waits import MockClientError
 
@@ -180,7 +181,7 @@ def _message_cursor(line: bytes) -> str | None:
 
 def _error_answer(request_id: object, text: str) -> bytes:
     return _ENCODE.encode(
-        {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": text}}
+        {"jsonrpc": "2.0", "id": request_id, "error": {"code": INTERNAL_ERROR, "message": text}}
     )
 
 
