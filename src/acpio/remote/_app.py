@@ -575,6 +575,8 @@ class RemoteApp:
             ) >= connection_stream_limit(self):
                 raise _Refused(429, "Too many session streams on this connection")
             outbox = connection.session_stream(session_id)
+        if cursor is not None:
+            outbox.drop_reader()  # the client resumes: the stream it left is gone for it
         if not await outbox.acquire_within(_TAKEOVER_WAIT):
             if cursor is not None:
                 raise _resume_refused(ResumeRefused("busy", "this stream already has a reader"))
@@ -644,6 +646,7 @@ class RemoteApp:
                 group.cancel_scope.cancel()
 
             group.start_soon(watch_disconnect)
+            outbox.reader_scope = group.cancel_scope
             if after_replay is not None:
                 first, batch = outbox.take_now()
                 body = events(outbox.tag, first, batch) + b"".join(
@@ -712,19 +715,19 @@ class RemoteApp:
         connection.socket_attached()
         if self._group is not None:  # the connection outlives this socket: the lifespan owns it
             self._group.start_soon(connection.run)
-            clean = await self._attach_socket(receive, socket, connection, None, first=frame)
-            self._group.start_soon(self._linger, connection, clean)
+            ended = await self._attach_socket(receive, socket, connection, None, first=frame)
+            self._group.start_soon(self._linger, connection, *ended)
             return
         async with anyio.create_task_group() as group:
             group.start_soon(connection.run)
-            clean = await self._attach_socket(receive, socket, connection, None, first=frame)
-            await self._linger(connection, clean)
+            ended = await self._attach_socket(receive, socket, connection, None, first=frame)
+            await self._linger(connection, *ended)
             group.cancel_scope.cancel()
 
-    async def _linger(self, connection: RemoteConnection, clean: bool) -> None:
+    async def _linger(self, connection: RemoteConnection, clean: bool, generation: int) -> None:
         """After the first socket ended: close the connection, or keep it for a resume
         (:meth:`_after_socket`); return once it finished."""
-        if await self._after_socket(connection, clean):
+        if await self._after_socket(connection, clean, generation):
             await connection.finished.wait()  # a socket that resumed it now serves it
             return
         with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
@@ -758,11 +761,11 @@ class RemoteApp:
                 lines.append(msgspec.json.encode(answer))
             return lines
 
-        clean = await self._attach_socket(receive, socket, connection, after_replay)
+        ended = await self._attach_socket(receive, socket, connection, after_replay)
         if self._group is not None:
-            self._group.start_soon(self._after_socket, connection, clean)
+            self._group.start_soon(self._after_socket, connection, *ended)
         else:
-            await self._after_socket(connection, clean)
+            await self._after_socket(connection, *ended)
 
     async def _take_over(self, resume: _Resume, principal: str | None) -> RemoteConnection:
         """The connection ``resume`` names, its stream acquired and rewound to the cursor.
@@ -777,6 +780,7 @@ class RemoteApp:
         ):
             raise ResumeRefused("unknown_connection", "this server has no such connection")
         outbox = connection.connection_stream
+        outbox.drop_reader()  # the client resumes: the socket it left is gone for it
         if not await outbox.acquire_within(_TAKEOVER_WAIT):
             raise ResumeRefused("busy", "another socket still serves this connection")
         try:
@@ -794,13 +798,16 @@ class RemoteApp:
         after_replay: Callable[[], list[bytes]] | None,
         *,
         first: Message | None = None,
-    ) -> bool:
-        """Serve the connection on this socket (its stream acquired) until either ends;
-        True when the client closed the socket (a close frame), False when it dropped."""
+    ) -> tuple[bool, int]:
+        """Serve the connection on this socket (its stream acquired) until either ends, or
+        a socket that resumes takes it over; whether the client closed the socket (a close
+        frame, not a drop), and the connection's socket generation of this socket."""
         outbox = connection.connection_stream
+        generation = connection.socket_generation
         clean = False
         try:
             async with anyio.create_task_group() as group:
+                outbox.reader_scope = group.cancel_scope
                 group.start_soon(self._socket_output, socket, connection, after_replay)
                 clean = await self._socket_input(
                     receive, socket, connection, first, initialized=first is None
@@ -808,16 +815,22 @@ class RemoteApp:
                 socket.gone = True
                 group.cancel_scope.cancel()
         finally:
+            if outbox.reader_scope is group.cancel_scope:
+                outbox.reader_scope = None
             outbox.release()
-        return clean
+        return clean, generation
 
-    async def _after_socket(self, connection: RemoteConnection, clean: bool) -> bool:
-        """After a socket ended: close the connection, unless it dropped and the client
-        may resume it. True when another socket resumed it (then that one serves it)."""
+    async def _after_socket(
+        self, connection: RemoteConnection, clean: bool, generation: int
+    ) -> bool:
+        """After the socket of ``generation`` ended: close the connection, unless it dropped
+        and the client may resume it. True when another socket resumed it (that one serves
+        it now)."""
+        if connection.socket_generation != generation and not connection.closing:
+            return True  # taken over by a socket that resumed
         if clean or connection.closing or not self.limits.resumable:
             await connection.close("the client closed the WebSocket", discard=True)
             return False
-        generation = connection.socket_generation
         with anyio.move_on_after(self.limits.retention_seconds):
             await connection.wait_socket_attached(generation)
             return not connection.closing

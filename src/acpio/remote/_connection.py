@@ -351,6 +351,8 @@ class Outbox:
         self.waiting: int = 0
         self.gate: SessionGate | None = None
         self._on_release = on_release
+        #: The scope of the receiver's sending, cancelled when a client resuming takes over.
+        self.reader_scope: anyio.CancelScope | None = None
         #: The stream's part of every cursor: a cursor of another stream never matches.
         self.tag: str = secrets.token_urlsafe(6)
         self._keep = retention_messages
@@ -404,9 +406,16 @@ class Outbox:
         finally:
             self.waiting -= 1
 
+    def drop_reader(self) -> None:
+        """Make the receiver stop (a client resuming says the one it left is gone; a
+        half-open connection is never seen closing); it releases the stream as it ends."""
+        if self.has_receiver and self.reader_scope is not None:
+            self.reader_scope.cancel()
+
     def release(self) -> None:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
+        self.reader_scope = None
         if self._released is not None:
             self._released.set()
         if self._let_go is not None:
