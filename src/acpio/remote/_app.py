@@ -815,8 +815,6 @@ class RemoteApp:
                 socket.gone = True
                 group.cancel_scope.cancel()
         finally:
-            if outbox.reader_scope is group.cancel_scope:
-                outbox.reader_scope = None
             outbox.release()
         return clean, generation
 

@@ -51,12 +51,12 @@ CONNECTION_STREAM: Final = ""
 class Remote:
     """A remote agent's ACP endpoint, for a :class:`~acpio.testing.MockClient` to drive.
 
-    ``url`` is the ``/acp`` endpoint (``http://`` or ``https://`` is not
-    required to match ``transport``: a WebSocket uses the same URL with
-    ``ws://``). ``transport`` is ``"http"`` (Streamable HTTP: POST and SSE
-    streams) or ``"websocket"``. ``token`` is sent as ``Authorization:
-    Bearer``; ``headers`` are added to every request and to the upgrade.
-    Plain ``http``/``ws`` only (a test server on loopback).
+    ``url`` is the endpoint (``http://127.0.0.1:8765/acp``; ``ws://`` is
+    taken too): both transports use the same one. ``transport`` is
+    ``"http"`` (Streamable HTTP: POST and SSE streams) or ``"websocket"``.
+    ``token`` is sent as ``Authorization: Bearer``; ``headers`` are added to
+    every request and to the upgrade. Plain ``http``/``ws`` only, no TLS (a
+    test server); a bad URL or transport raises ``ValueError`` at once.
     """
 
     url: str
