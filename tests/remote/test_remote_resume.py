@@ -73,7 +73,10 @@ async def test_a_stream_dropped_mid_reply_resumes_with_every_chunk_once(
         await client.drop_stream()
         result = await turn.wait()
         assert result.stop_reason == "end_turn"
-        assert client.remote is not None and client.remote.resumes == 1
+        assert client.remote is not None
+        # One resume asked for (and any after the server closed a socket behind which this
+        # slow client fell 20 s behind: its keepalive ping timed out).
+        assert client.remote.resumes == 1 + client.remote.auto_resumes
         text = _agent_text(session)
         assert text == _numbers(CHUNKS), "a chunk was lost or repeated across the resume"
         # The session goes on over the resumed stream.

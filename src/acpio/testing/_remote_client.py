@@ -43,6 +43,9 @@ __all__ = ("Remote", "RemoteLink", "ResumeFailed")
 
 _CURSOR_KEY: Final = "acp/cursor"
 _RESUME_ID: Final = "acpio-resume"
+#: WebSocket close codes after which the client resumes: no close frame (1006), and the
+#: server's keepalive timing out (1011); any other ends the connection.
+_RESUMED_AFTER: Final = frozenset({1006, 1011})
 #: The stream name of the connection's own stream in :attr:`RemoteLink.cursors`.
 CONNECTION_STREAM: Final = ""
 
@@ -260,6 +263,8 @@ class RemoteLink:
         self.connection_id: str | None = None
         self.cursors: dict[str, str] = {}
         self.resumes: int = 0
+        #: Of :attr:`resumes`, those after the server closed a socket unexpectedly.
+        self.auto_resumes: int = 0
         #: Messages handed to the client so far.
         self.delivered: int = 0
         #: Why the link is unusable (a stream could not be resumed), else ``None``.
@@ -539,11 +544,26 @@ class RemoteLink:
                     cursor = _message_cursor(line)
                     if cursor is not None:
                         self.cursors[CONNECTION_STREAM] = cursor
-                await self._end_of_input()
         finally:
             if self._readers.get(CONNECTION_STREAM) is scope:
                 del self._readers[CONNECTION_STREAM]
             done.set()
+        if scope.cancel_called or self._closed or self._dropping:
+            return
+        if socket.close_code in _RESUMED_AFTER and self.broken is None:
+            # Closed by the server without ending the connection (its keepalive ping, queued
+            # behind data this client had not read yet, timed out): resume, as the RFD asks.
+            self._ws_ready = anyio.Event()
+            try:
+                await self._resume_socket(self.cursors.get(CONNECTION_STREAM))
+            except (ResumeFailed, MockClientError, OSError) as failed:
+                self.broken = f"the connection is unusable: {failed}"
+                self._ws_ready.set()
+            else:
+                self.resumes += 1
+                self.auto_resumes += 1
+                return
+        await self._end_of_input()
 
     # -- dropping and resuming -------------------------------------------------------
 
@@ -767,6 +787,12 @@ class _WebSocket:
             self._protocol.send_close(CloseCode.NORMAL_CLOSURE, "done")
         await self._flush()
         await self._socket.aclose()
+
+    @property
+    def close_code(self) -> int:
+        """The code of the close frame the server sent; 1006 when it sent none."""
+        received = self._protocol.close_rcvd if self._protocol is not None else None
+        return received.code if received is not None else 1006
 
     async def abort(self) -> None:
         """Drop the TCP connection without a close frame (what a network change does)."""
