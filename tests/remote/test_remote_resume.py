@@ -216,3 +216,20 @@ def test_stream_resume_for_an_unknown_connection_answers_resume_failed(server: s
         with pytest.raises(websockets.exceptions.ConnectionClosed) as closed:
             socket.recv(timeout=10)
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4409
+
+
+async def test_a_resume_takes_the_stream_over_from_a_reader_still_attached(
+    server: str, tmp_path: Path
+) -> None:
+    # A half-open connection (the client's network gone without a FIN) keeps its reader
+    # attached on the server: the client resuming from elsewhere takes the stream over.
+    async with MockClient(Remote(server, transport="http"), cwd=tmp_path) as client:
+        await (await client.new_session()).prompt("reply 3")
+        assert client.remote is not None and client.remote.connection_id is not None
+        headers = {"accept": "text/event-stream", "acp-connection-id": client.remote.connection_id}
+        async with httpx.AsyncClient(timeout=10) as http:
+            busy = await http.get(server, headers=headers)
+            assert busy.status_code == 409  # without a cursor, a held stream is refused
+            resumed = {**headers, "last-event-id": client.remote.cursors[""]}
+            async with http.stream("GET", server, headers=resumed) as taken:
+                assert taken.status_code == 200
