@@ -182,6 +182,17 @@ class RemoteLimits:
     request is closed to make room, or the new one when none is. The last
     three are kept by :func:`~acpio.remote.serve_uvicorn` (``header_timeout``,
     ``max_sockets``) and by :class:`~acpio.remote.RemoteApp` (``body_timeout``).
+
+    Resumable streams (``docs/remote.md``, "Resuming a stream"): each stream
+    keeps the last ``retention_messages`` messages it sent, each for at most
+    ``retention_seconds`` after it was sent, so a client whose stream dropped
+    resumes from its last cursor; an older cursor is refused (HTTP 409,
+    ``stream/resume_failed``). A WebSocket connection whose socket dropped
+    waits ``retention_seconds`` for a ``stream/resume`` before it is closed.
+    Both are advertised as ``capabilities.transport.resumable``;
+    ``retention_messages=0`` turns resuming off. A stream's retained messages
+    are at most ``retention_messages`` (memory per stream at most that many
+    messages), on top of what no reader took yet (``max_buffered_bytes``).
     """
 
     max_connections: int = 1024
@@ -194,3 +205,16 @@ class RemoteLimits:
     header_timeout: float = 10.0
     body_timeout: float = 30.0
     max_sockets: int = 4096
+    retention_messages: int = 4096
+    retention_seconds: float = 120.0
+
+    def __post_init__(self) -> None:
+        if self.retention_messages < 0:
+            raise ValueError(f"retention_messages must be >= 0, got {self.retention_messages}")
+        if not self.retention_seconds > 0:
+            raise ValueError(f"retention_seconds must be > 0, got {self.retention_seconds}")
+
+    @property
+    def resumable(self) -> bool:
+        """Whether streams keep messages to resume from (``retention_messages > 0``)."""
+        return self.retention_messages > 0

@@ -83,6 +83,10 @@ class Socket:
 def _as_unknown(answer: dict[str, Any], session_id: str) -> str:
     """The answer with the session id it names replaced, to compare with an unknown one's."""
     answer = {k: v for k, v in answer.items() if k != "id"}
+    error = answer.get("error")
+    for holder in (answer.get("result"), error.get("data") if isinstance(error, dict) else None):
+        if isinstance(holder, dict):  # the WebSocket's cursors (resumable streams) differ
+            holder.get("_meta", {}).pop("acp/cursor", None)
     return json.dumps(answer, sort_keys=True).replace(session_id, UNKNOWN)
 
 

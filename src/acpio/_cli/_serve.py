@@ -127,6 +127,22 @@ def _add_hardening_arguments(serve: Any) -> None:
         help="open client sockets at most, kept below the file limit "
         f"(default {defaults.max_sockets})",
     )
+    serve.add_argument(
+        "--retention-messages",
+        type=int,
+        default=defaults.retention_messages,
+        metavar="N",
+        help="messages each stream keeps for a client that resumes after a drop "
+        f"(default {defaults.retention_messages}; 0 turns resuming off)",
+    )
+    serve.add_argument(
+        "--retention-seconds",
+        type=float,
+        default=defaults.retention_seconds,
+        metavar="SECONDS",
+        help="how long a sent message stays resumable, and a dropped WebSocket connection "
+        f"waits for its client to resume (default {defaults.retention_seconds:g})",
+    )
 
 
 def _split_listen(value: str) -> tuple[str, int]:
@@ -207,6 +223,8 @@ def serve_command(args: argparse.Namespace) -> int:
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
             max_sockets=args.max_sockets,
+            retention_messages=args.retention_messages,
+            retention_seconds=args.retention_seconds,
         ),
     )
 

@@ -26,6 +26,7 @@ task of the request that opened them).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import inspect
 import ipaddress
@@ -37,6 +38,8 @@ from typing import Any, Final
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
+import msgspec
 
 from .._agent.agent import Agent
 from .._errors import INTERNAL_ERROR, INVALID_REQUEST
@@ -50,6 +53,7 @@ from ._connection import (
     MessageRefused,
     Outbox,
     RemoteConnection,
+    ResumeRefused,
     error_line,
     read_client_message,
 )
@@ -73,6 +77,10 @@ _LIMITED_METHODS: Final = frozenset(
     {"session/new", "session/load", "session/resume", "session/fork"}
 )
 _SUBPROTOCOL: Final = "acp"
+#: Close codes of a client that ended its socket on purpose (no resume follows).
+_CLEAN_CLOSE: Final = frozenset({1000, 1001})
+#: The close code after ``stream/resume_failed`` (409, as over HTTP).
+_RESUME_FAILED_CLOSE: Final = 4409
 #: How long a GET waits for the stream's previous reader to be seen leaving before 409.
 _TAKEOVER_WAIT: Final = 2.0
 
@@ -331,7 +339,7 @@ class RemoteApp:
             )
         return agent
 
-    def _new_connection(self, transport: str, principal: str | None) -> RemoteConnection:
+    def _check_room(self) -> None:
         if self._shutting_down:
             raise _Refused(503, "The server is shutting down")
         if self.registry.full:
@@ -340,6 +348,11 @@ class RemoteApp:
                 f"Too many connections (limit {self.limits.max_connections}); try again later",
                 [(b"retry-after", b"5")],
             )
+
+    def _new_connection(
+        self, transport: str, principal: str | None, connection_id: str | None = None
+    ) -> RemoteConnection:
+        self._check_room()
         connection = RemoteConnection(
             self._new_agent(),
             "http" if transport == "http" else "websocket",
@@ -348,6 +361,7 @@ class RemoteApp:
             limits=self.limits,
             registry=self.registry,
             principal=principal,
+            connection_id=connection_id,
         )
         self.registry.add(connection)
         return connection
@@ -540,7 +554,16 @@ class RemoteApp:
     ) -> None:
         if _EVENT_STREAM not in headers.get("accept", "").lower():
             raise _Refused(406, "Accept must include text/event-stream")
-        connection = self._connection(headers, principal)
+        cursor = headers.get("last-event-id")
+        try:
+            connection = self._connection(headers, principal)
+        except _Refused as refused:
+            if cursor is None or refused.status != 404:
+                raise
+            # The RFD: a cursor of a connection the server no longer has is refused 409.
+            raise _resume_refused(
+                ResumeRefused("unknown_connection", "this server has no such connection")
+            ) from None
         session_id = headers.get(SESSION_HEADER) or None
         if session_id is None:
             outbox = connection.connection_stream
@@ -552,10 +575,22 @@ class RemoteApp:
             ) >= connection_stream_limit(self):
                 raise _Refused(429, "Too many session streams on this connection")
             outbox = connection.session_stream(session_id)
+        if cursor is not None:
+            outbox.drop_reader()  # the client resumes: the stream it left is gone for it
         if not await outbox.acquire_within(_TAKEOVER_WAIT):
+            if cursor is not None:
+                raise _resume_refused(ResumeRefused("busy", "this stream already has a reader"))
             raise _Refused(409, "This stream already has a reader")
         try:
-            await self._stream(receive, send, connection, outbox)
+            after_replay: Callable[[], list[bytes]] | None = None
+            if cursor is not None:
+                try:
+                    outbox.rewind(cursor)
+                except ResumeRefused as refused:
+                    raise _resume_refused(refused) from None
+                sessions = [session_id] if session_id else []
+                after_replay = functools.partial(connection.state_lines, sessions)
+            await self._stream(receive, send, connection, outbox, after_replay)
         finally:
             outbox.release()
             connection.last_activity = anyio.current_time()
@@ -577,8 +612,19 @@ class RemoteApp:
         return any(record.session_id == session_id for record in records)
 
     async def _stream(
-        self, receive: Receive, send: Send, connection: RemoteConnection, outbox: Outbox
+        self,
+        receive: Receive,
+        send: Send,
+        connection: RemoteConnection,
+        outbox: Outbox,
+        after_replay: Callable[[], list[bytes]] | None = None,
     ) -> None:
+        """Send the stream's messages as SSE events (``id:`` their cursors) until it ends.
+
+        ``after_replay``, for a stream resumed from a cursor, gives what is sent
+        (without ids) after what is queued at that moment, before live delivery:
+        the sessions' states as of the last message replayed.
+        """
         await send(
             {
                 "type": "http.response.start",
@@ -591,6 +637,7 @@ class RemoteApp:
             }
         )
         keepalive = self.limits.keepalive_interval
+        events = _sse_events if self.limits.resumable else _sse_events_without_ids
         async with anyio.create_task_group() as group:
 
             async def watch_disconnect() -> None:
@@ -599,14 +646,25 @@ class RemoteApp:
                 group.cancel_scope.cancel()
 
             group.start_soon(watch_disconnect)
+            outbox.reader_scope = group.cancel_scope
+            if after_replay is not None:
+                first, batch = outbox.take_now()
+                body = events(outbox.tag, first, batch) + b"".join(
+                    b"data: " + line + b"\n\n" for line in after_replay()
+                )
+                if body:
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
             while True:
-                batch: list[bytes] | None = []
+                taken: tuple[int, list[bytes]] | None = (0, [])
                 with anyio.move_on_after(keepalive):
-                    batch = await outbox.take()
-                if batch is None:
+                    taken = await outbox.take_numbered()
+                if taken is None:
                     break
-                body = b"".join(b"data: " + line + b"\n\n" for line in batch) if batch else b":\n\n"
+                body = events(outbox.tag, *taken) if taken[1] else b":\n\n"
                 await send({"type": "http.response.body", "body": body, "more_body": True})
+                # A server may take sends to a client gone without waiting: let the
+                # disconnect be seen before taking more (what stays is kept to resume).
+                await anyio.lowlevel.checkpoint()
             group.cancel_scope.cancel()
         await send({"type": "http.response.body", "body": b""})
 
@@ -627,28 +685,155 @@ class RemoteApp:
             return
         try:
             principal = await self._check_access(scope, headers)
-            connection = self._new_connection("websocket", principal)
+            self._check_room()
         except _Refused as refused:
             await self._refuse_upgrade(scope, send, refused)
             return
+        connection_id = secrets.token_urlsafe(24)
         offered = [p.strip() for p in headers.get("sec-websocket-protocol", "").split(",")]
         accept: dict[str, Any] = {
             "type": "websocket.accept",
-            "headers": [(b"acp-connection-id", connection.id.encode()), *self._cookie_headers()],
+            "headers": [(b"acp-connection-id", connection_id.encode()), *self._cookie_headers()],
         }
         if _SUBPROTOCOL in offered:
             accept["subprotocol"] = _SUBPROTOCOL
         await send(accept)
         socket = _Socket(send)
+        frame = await receive()
+        if frame["type"] == "websocket.disconnect":
+            return
+        resume = _resume_request(frame)
+        if resume is not None:  # the socket resumes another connection's stream
+            await self._resume_socket(receive, socket, principal, resume)
+            return
+        try:
+            connection = self._new_connection("websocket", principal, connection_id)
+        except _Refused as refused:
+            await socket.close(1013, refused.text)
+            return
+        connection.connection_stream.acquire()
+        connection.socket_attached()
+        if self._group is not None:  # the connection outlives this socket: the lifespan owns it
+            self._group.start_soon(connection.run)
+            ended = await self._attach_socket(receive, socket, connection, None, first=frame)
+            self._group.start_soon(self._linger, connection, *ended)
+            return
         async with anyio.create_task_group() as group:
             group.start_soon(connection.run)
-            group.start_soon(self._socket_output, socket, connection)
-            await self._socket_input(receive, socket, connection)
-            socket.gone = True
-            await connection.close("the client closed the WebSocket", discard=True)
-            with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
-                await connection.finished.wait()
+            ended = await self._attach_socket(receive, socket, connection, None, first=frame)
+            await self._linger(connection, *ended)
             group.cancel_scope.cancel()
+
+    async def _linger(self, connection: RemoteConnection, clean: bool, generation: int) -> None:
+        """After the first socket ended: close the connection, or keep it for a resume
+        (:meth:`_after_socket`); return once it finished."""
+        if await self._after_socket(connection, clean, generation):
+            await connection.finished.wait()  # a socket that resumed it now serves it
+            return
+        with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
+            await connection.finished.wait()
+
+    async def _resume_socket(
+        self, receive: Receive, socket: _Socket, principal: str | None, resume: _Resume
+    ) -> None:
+        """Attach this socket to the connection ``resume`` names, replaying after its cursor,
+        or answer ``stream/resume_failed`` and close the socket."""
+        try:
+            connection = await self._take_over(resume, principal)
+        except ResumeRefused as refused:
+            failed = {"reason": refused.reason, "message": refused.text}
+            await socket.send_text(
+                msgspec.json.encode(
+                    {"jsonrpc": "2.0", "method": "stream/resume_failed", "params": failed}
+                ).decode()
+            )
+            await socket.close(_RESUME_FAILED_CLOSE, f"stream/resume failed: {refused.reason}")
+            return
+        connection.socket_attached()
+        # The replay, then each session's state, then the answer: the client knows it has
+        # caught up when the answer arrives (and the live messages follow).
+        request_id = resume.request_id
+
+        def after_replay() -> list[bytes]:
+            lines = connection.state_lines(sorted(connection.attached))
+            if request_id is not None:
+                answer: dict[str, object] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
+                lines.append(msgspec.json.encode(answer))
+            return lines
+
+        ended = await self._attach_socket(receive, socket, connection, after_replay)
+        if self._group is not None:
+            self._group.start_soon(self._after_socket, connection, *ended)
+        else:
+            await self._after_socket(connection, *ended)
+
+    async def _take_over(self, resume: _Resume, principal: str | None) -> RemoteConnection:
+        """The connection ``resume`` names, its stream acquired and rewound to the cursor.
+
+        :raises ResumeRefused: when it cannot be resumed (its stream is then not held).
+        """
+        connection = self.registry.get(resume.connection_id)
+        if (
+            connection is None
+            or connection.transport != "websocket"
+            or connection.principal != principal
+        ):
+            raise ResumeRefused("unknown_connection", "this server has no such connection")
+        outbox = connection.connection_stream
+        outbox.drop_reader()  # the client resumes: the socket it left is gone for it
+        if not await outbox.acquire_within(_TAKEOVER_WAIT):
+            raise ResumeRefused("busy", "another socket still serves this connection")
+        try:
+            outbox.rewind(resume.cursor or "")  # none: the client processed no message
+        except ResumeRefused:
+            outbox.release()
+            raise
+        return connection
+
+    async def _attach_socket(
+        self,
+        receive: Receive,
+        socket: _Socket,
+        connection: RemoteConnection,
+        after_replay: Callable[[], list[bytes]] | None,
+        *,
+        first: Message | None = None,
+    ) -> tuple[bool, int]:
+        """Serve the connection on this socket (its stream acquired) until either ends, or
+        a socket that resumes takes it over; whether the client closed the socket (a close
+        frame, not a drop), and the connection's socket generation of this socket."""
+        outbox = connection.connection_stream
+        generation = connection.socket_generation
+        clean = False
+        try:
+            async with anyio.create_task_group() as group:
+                outbox.reader_scope = group.cancel_scope
+                group.start_soon(self._socket_output, socket, connection, after_replay)
+                clean = await self._socket_input(
+                    receive, socket, connection, first, initialized=first is None
+                )
+                socket.gone = True
+                group.cancel_scope.cancel()
+        finally:
+            outbox.release()
+        return clean, generation
+
+    async def _after_socket(
+        self, connection: RemoteConnection, clean: bool, generation: int
+    ) -> bool:
+        """After the socket of ``generation`` ended: close the connection, unless it dropped
+        and the client may resume it. True when another socket resumed it (that one serves
+        it now)."""
+        if connection.socket_generation != generation and not connection.closing:
+            return True  # taken over by a socket that resumed
+        if clean or connection.closing or not self.limits.resumable:
+            await connection.close("the client closed the WebSocket", discard=True)
+            return False
+        with anyio.move_on_after(self.limits.retention_seconds):
+            await connection.wait_socket_attached(generation)
+            return not connection.closing
+        await connection.close("no stream/resume within the retention", discard=True)
+        return False
 
     async def _refuse_upgrade(self, scope: Scope, send: Send, refused: _Refused) -> None:
         if "websocket.http.response" in scope.get("extensions", {}) or {}:
@@ -669,23 +854,33 @@ class RemoteApp:
         await send({"type": "websocket.close", "code": 1008, "reason": refused.text[:120]})
 
     async def _socket_input(
-        self, receive: Receive, socket: _Socket, connection: RemoteConnection
-    ) -> None:
-        initialized = False
+        self,
+        receive: Receive,
+        socket: _Socket,
+        connection: RemoteConnection,
+        first: Message | None,
+        *,
+        initialized: bool,
+    ) -> bool:
+        """Forward the socket's messages to the agent until it ends; True when the client
+        closed it with a close frame (1000 or 1001), False when it dropped or was refused."""
         limit = self.limits.max_body_size
         depth = self.agent_limits.max_nesting_depth
         while True:
             reserved: bool | None = None
-            message = await receive()
+            if first is not None:
+                message, first = first, None
+            else:
+                message = await receive()
             if message["type"] == "websocket.disconnect":
-                return
+                return message.get("code", 1005) in _CLEAN_CLOSE
             text = message.get("text")
             data = text.encode() if text is not None else None
             if data is None:
                 continue  # binary frames carry no ACP message
             if len(data) > limit:
                 await socket.close(1009, "message too large")
-                return
+                return True
             try:
                 envelope = read_client_message(data, depth)
             except MessageRefused as refused:
@@ -695,7 +890,7 @@ class RemoteApp:
                     try:
                         await connection.fail_client_answer(refused.agent_error)
                     except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                        return
+                        return True
                 continue
             if connection.closing and envelope.is_request:
                 connection.answer_locally(
@@ -725,17 +920,27 @@ class RemoteApp:
             try:
                 await connection.send_line(data)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
+                return True
 
-    async def _socket_output(self, socket: _Socket, connection: RemoteConnection) -> None:
+    async def _socket_output(
+        self,
+        socket: _Socket,
+        connection: RemoteConnection,
+        after_replay: Callable[[], list[bytes]] | None,
+    ) -> None:
         outbox = connection.connection_stream
-        outbox.acquire()
-        while True:
+        if after_replay is not None:  # resumed: the replay, the states, the answer, then live
+            replay = outbox.take_now()[1]
+            for line in [*replay, *after_replay()]:  # the states as of the last one replayed
+                await socket.send_text(line.decode())
+        while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
             batch = await outbox.take()
             if batch is None:
                 break
             for line in batch:
                 await socket.send_text(line.decode())
+        if socket.gone:
+            return
         reason = connection.close_reason or "connection closed"
         code = {"server shutting down": 1001, "output stalled": 1008}.get(reason, 1000)
         await socket.close(code, reason)
@@ -762,6 +967,62 @@ class _Socket:
         self.gone = True
         with contextlib.suppress(OSError):
             await self._send({"type": "websocket.close", "code": code, "reason": reason[:120]})
+
+
+class _Resume(msgspec.Struct):
+    """A ``stream/resume`` request: the connection to resume and the last cursor processed."""
+
+    connection_id: str
+    cursor: str | None
+    request_id: int | str | None
+
+
+class _ResumeParams(msgspec.Struct, rename="camel"):
+    connection_id: str
+    cursor: str | None = None
+
+
+class _ResumeMessage(msgspec.Struct):
+    method: str
+    params: _ResumeParams
+    id: int | str | None = None
+
+
+_RESUME: Final = msgspec.json.Decoder(_ResumeMessage)
+
+
+def _resume_request(frame: Message) -> _Resume | None:
+    """The ``stream/resume`` request in a socket's first frame, if it is one."""
+    text = frame.get("text") if frame["type"] == "websocket.receive" else None
+    if not isinstance(text, str) or '"stream/resume"' not in text:
+        return None
+    try:
+        message = _RESUME.decode(text)
+    except msgspec.DecodeError:
+        return None
+    if message.method != "stream/resume":
+        return None
+    return _Resume(message.params.connection_id, message.params.cursor, message.id)
+
+
+def _sse_events(tag: str, first: int, batch: list[bytes]) -> bytes:
+    """SSE events for ``batch``, each with its cursor as ``id:`` (``first`` numbers the first)."""
+    prefix = b"id: " + tag.encode() + b"."
+    parts: list[bytes] = []
+    for sequence, line in enumerate(batch, first):
+        parts += (prefix, str(sequence).encode(), b"\ndata: ", line, b"\n\n")
+    return b"".join(parts)
+
+
+def _sse_events_without_ids(tag: str, first: int, batch: list[bytes]) -> bytes:
+    """SSE events for ``batch`` without ids (resuming is off)."""
+    del tag, first
+    return b"".join(b"data: " + line + b"\n\n" for line in batch)
+
+
+def _resume_refused(refused: ResumeRefused) -> _Refused:
+    """The RFD's answer to a ``Last-Event-ID`` that cannot be resumed: 409, the reason first."""
+    return _Refused(409, str(refused), [(b"acp-resume-failed", refused.reason.encode())])
 
 
 def connection_stream_limit(app: RemoteApp) -> int:

@@ -28,9 +28,11 @@ until the client reattaches it.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Collection
 from typing import Final, Literal, TypeVar, cast
 
 import anyio
@@ -53,6 +55,7 @@ __all__ = [
     "MessageRefused",
     "Outbox",
     "RemoteConnection",
+    "ResumeRefused",
     "Route",
     "decode_client_message",
     "read_client_message",
@@ -129,6 +132,42 @@ class ClientMessage(msgspec.Struct):
 
 
 _ENVELOPE: Final = msgspec.json.Decoder(ClientMessage)
+_STATE_UPDATE: Final = b'"sessionUpdate":"state_update"'
+#: Where a message carries its cursor over WebSocket: ``_meta["acp/cursor"]``.
+CURSOR_KEY: Final = "acp/cursor"
+
+
+def with_cursor(line: bytes, cursor: str) -> bytes:
+    """``line`` with ``cursor`` in its ``_meta["acp/cursor"]``: in ``params`` (made when
+    absent) for a request or notification, in ``result`` for an answer, in ``error.data``
+    for an error answer. A message of another shape is returned as it is."""
+    try:
+        message = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return line
+    if not isinstance(message, dict):
+        return line
+    fields = cast("dict[str, object]", message)
+    holder: object
+    if "method" in fields:
+        holder = fields.setdefault("params", {})
+    elif "result" in fields:
+        holder = fields["result"]
+    elif isinstance(fields.get("error"), dict):
+        holder = cast("dict[str, object]", fields["error"]).setdefault("data", {})
+    else:
+        return line
+    if not isinstance(holder, dict):
+        return line
+    target = cast("dict[str, object]", holder)
+    meta = target.get("_meta")
+    if isinstance(meta, dict):
+        cast("dict[str, object]", meta)[CURSOR_KEY] = cursor
+    else:
+        target["_meta"] = {CURSOR_KEY: cursor}
+    return _ENCODE.encode(fields)
+
+
 _REF: Final = msgspec.json.Decoder(_SessionRef)
 _ENCODE: Final = msgspec.json.Encoder()
 
@@ -261,16 +300,45 @@ def error_line(request_id: Id, code: int, message: str) -> bytes:
     )
 
 
-class Outbox:
-    """The messages waiting for one stream's client, bounded by bytes.
+class ResumeRefused(Exception):
+    """A cursor a stream cannot resume from; ``reason`` names why (see ``docs/remote.md``).
 
-    At most one receiver holds it at a time (:meth:`acquire`); a second gets
-    ``False``, which the HTTP layer answers 409. Messages pushed while no
-    receiver holds it wait for the next one. Closing it ends the receiver's
-    stream after what is queued.
+    ``reason`` is one of ``unknown_connection`` (the connection is gone, or is
+    another principal's), ``unknown_cursor`` (not a cursor of this stream:
+    malformed, or another stream's), ``expired`` (older than the retention),
+    ``busy`` (the stream still has a reader).
     """
 
-    def __init__(self, on_release: Callable[[Outbox], None] | None = None) -> None:
+    def __init__(self, reason: str, text: str) -> None:
+        super().__init__(f"{reason}: {text}")
+        self.reason = reason
+        self.text = text
+
+
+class Outbox:
+    """The messages of one stream: those waiting for its reader, and those kept to resume.
+
+    Every message pushed gets the next sequence number of the stream; its
+    cursor (:meth:`cursor`) is the stream's tag and that number, opaque to
+    clients, increasing within the stream and the same when replayed. At
+    most one receiver holds the stream at a time (:meth:`acquire`); a second
+    gets ``False``, which the HTTP layer answers 409. Messages pushed while
+    no receiver holds it wait for the next one (``buffered`` counts their
+    bytes). A message a receiver took is kept while it is among the last
+    ``retention_messages`` taken and younger than ``retention_seconds``, so
+    :meth:`rewind` can hand it out again after a cursor: every message after
+    the cursor, in order, once. Closing it ends the receiver's stream after
+    what is queued.
+    """
+
+    def __init__(
+        self,
+        on_release: Callable[[Outbox], None] | None = None,
+        *,
+        retention_messages: int = 0,
+        retention_seconds: float = 0.0,
+        clock: Callable[[], float] = anyio.current_time,
+    ) -> None:
         self._queue: list[bytes] = []
         self.buffered: int = 0
         self.has_receiver: bool = False
@@ -283,6 +351,27 @@ class Outbox:
         self.waiting: int = 0
         self.gate: SessionGate | None = None
         self._on_release = on_release
+        #: The scope of the receiver's sending, cancelled when a client resuming takes over.
+        self.reader_scope: anyio.CancelScope | None = None
+        #: The stream's part of every cursor: a cursor of another stream never matches.
+        self.tag: str = secrets.token_urlsafe(6)
+        self._keep = retention_messages
+        self._keep_for = retention_seconds
+        self._clock = clock
+        # Taken messages kept to resume from, with the time each was taken; the first
+        # has sequence number ``_kept_first``, the first of ``_queue`` ``_sent``.
+        self._kept: deque[tuple[float, bytes]] = deque()
+        self._kept_first: int = 1
+        self._sent: int = 1
+
+    @property
+    def next_sequence(self) -> int:
+        """The sequence number the next message pushed gets."""
+        return self._sent + len(self._queue)
+
+    def cursor(self, sequence: int) -> str:
+        """The cursor of the message with this sequence number."""
+        return f"{self.tag}.{sequence}"
 
     def push(self, line: bytes) -> None:
         """Queue one message (its JSON text, no newline)."""
@@ -317,9 +406,16 @@ class Outbox:
         finally:
             self.waiting -= 1
 
+    def drop_reader(self) -> None:
+        """Make the receiver stop (a client resuming says the one it left is gone; a
+        half-open connection is never seen closing); it releases the stream as it ends."""
+        if self.has_receiver and self.reader_scope is not None:
+            self.reader_scope.cancel()
+
     def release(self) -> None:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
+        self.reader_scope = None
         if self._released is not None:
             self._released.set()
         if self._let_go is not None:
@@ -334,21 +430,85 @@ class Outbox:
                 self._let_go = anyio.Event()
             await self._let_go.wait()
 
-    async def take(self) -> list[bytes] | None:
-        """Everything queued, waiting for at least one message; ``None`` once closed and empty."""
+    def take_now(self) -> tuple[int, list[bytes]]:
+        """Everything queued (maybe nothing), with the sequence number of the first."""
+        batch = self._queue
+        first = self._sent
+        if not batch:
+            return first, batch
+        self._queue = []
+        self.buffered = 0
+        self._sent = first + len(batch)
+        if self._keep:
+            now = self._clock()
+            self._kept.extend([(now, line) for line in batch])
+            self._trim(now)
+        else:
+            self._kept_first = self._sent
+        if self._room is not None:
+            self._room.set()
+        if self.gate is not None:
+            self.gate.open()
+        return first, batch
+
+    async def take_numbered(self) -> tuple[int, list[bytes]] | None:
+        """:meth:`take_now`, waiting for at least one message; ``None`` once closed and empty."""
         while not self._queue:
             if self.closed:
                 return None
             ready = self._ready = anyio.Event()
             await ready.wait()
-        batch = self._queue
-        self._queue = []
-        self.buffered = 0
-        if self._room is not None:
-            self._room.set()
-        if self.gate is not None:
-            self.gate.open()
-        return batch
+        return self.take_now()
+
+    async def take(self) -> list[bytes] | None:
+        """Everything queued, waiting for at least one message; ``None`` once closed and empty."""
+        taken = await self.take_numbered()
+        return None if taken is None else taken[1]
+
+    def _trim(self, now: float) -> None:
+        kept = self._kept
+        oldest = now - self._keep_for
+        while kept and (len(kept) > self._keep or kept[0][0] < oldest):
+            kept.popleft()
+            self._kept_first += 1
+
+    def rewind(self, cursor: str) -> None:
+        """Hand out again every message after ``cursor`` (the last one the client processed;
+        empty: none).
+
+        :raises ResumeRefused: ``unknown_cursor`` for a cursor that is not this
+            stream's (or names a message not sent yet), ``expired`` when the
+            messages after it are no longer all kept.
+        """
+        if not cursor:  # the client processed none of this stream's messages
+            cursor = self.cursor(0)
+        tag, _, number = cursor.rpartition(".")
+        if tag != self.tag or not number.isdigit() or len(number) > 18:
+            raise ResumeRefused("unknown_cursor", f"{cursor!r} is not a cursor of this stream")
+        after = int(number) + 1
+        if after > self._sent:
+            raise ResumeRefused(
+                "unknown_cursor", f"{cursor!r} names a message this stream has not sent"
+            )
+        self._trim(self._clock())
+        if after < self._kept_first:
+            raise ResumeRefused(
+                "expired",
+                f"the messages after {cursor!r} are no longer kept (this stream keeps the last "
+                f"{self._keep} messages for {self._keep_for:g}s); reattach the session "
+                "with session/resume (v2) or session/load (v1)",
+            )
+        if after == self._sent:
+            return
+        skip = after - self._kept_first
+        again = [line for _, line in itertools.islice(self._kept, skip, None)]
+        for _ in again:
+            self._kept.pop()
+        self._queue[:0] = again
+        self.buffered += sum(len(line) for line in again)
+        self._sent = after
+        if self._ready is not None:
+            self._ready.set()
 
     async def wait_for_room(self, limit: int) -> None:
         """Return once at most ``limit`` bytes are queued (or the outbox is closed)."""
@@ -364,8 +524,9 @@ class Outbox:
                 event.set()
 
     def discard(self) -> None:
-        """Close and drop what is queued (the connection is gone)."""
+        """Close and drop what is queued and kept (the connection is gone)."""
         self._queue.clear()
+        self._kept.clear()
         self.buffered = 0
         self.close()
 
@@ -491,8 +652,9 @@ class RemoteConnection:
         limits: RemoteLimits,
         registry: ConnectionRegistry,
         principal: str | None = None,
+        connection_id: str | None = None,
     ) -> None:
-        self.id: str = secrets.token_urlsafe(24)
+        self.id: str = connection_id or secrets.token_urlsafe(24)
         self.transport: Transport = transport
         #: Who opened the connection (``None``: no principal, every session); its
         #: agent sees only this principal's sessions.
@@ -508,8 +670,16 @@ class RemoteConnection:
         self._registry = registry
         agent_side, self._side = memory_stream_pair(_IN_FLIGHT_CHUNKS)
         self._agent_side: StreamPair = agent_side
-        self.connection_stream: Outbox = Outbox()
+        self.connection_stream: Outbox = self._new_outbox()
         self.session_streams: dict[str, Outbox] = {}
+        #: The last ``state_update`` each session sent (v2), re-sent after a resume.
+        self.states: dict[str, bytes] = {}
+        #: Whether the agent's sessions report ``state_update`` (told by the shape of its
+        #: ``initialize`` answer: ``capabilities``, where v1's has ``agentCapabilities``).
+        self.reports_states: bool = False
+        #: Bumped each time a WebSocket attaches to the connection (first, or resuming).
+        self.socket_generation: int = 0
+        self._socket_changed: anyio.Event | None = None
         self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
         #: Session slots of the registry held by requests not answered yet.
@@ -673,13 +843,15 @@ class RemoteConnection:
         if message is not None and message.is_response:
             key = _key(message.id)  # type: ignore[arg-type]  # a response has an id
             if self._initialize is not None and key == self._initialize[0]:
-                self.initialize_answer = line
+                self.initialize_answer = self._advertise(line)
                 self._initialize[1].set()
                 self._initialize = None
                 return None
             pending = self._pending.pop(key, None)
             if pending is not None:
                 route = pending.route
+                if pending.method == "initialize":
+                    line = self._advertise(line)
                 attached = message.error is None and self._note_success(pending, message)
                 if pending.reserved:
                     self.reserved -= 1
@@ -718,7 +890,13 @@ class RemoteConnection:
         """Queue ``line`` on the stream for ``route``; the outbox it went to, if any."""
         if self.closed:
             return None
-        if self.transport == "websocket" or route is None:
+        if route is not None and self.reports_states and _STATE_UPDATE in line:
+            self.states[route] = line
+        if self.transport == "websocket":
+            outbox = self.connection_stream
+            if self._limits.resumable:
+                line = with_cursor(line, outbox.cursor(outbox.next_sequence))
+        elif route is None:
             outbox = self.connection_stream
         else:
             outbox = self.session_stream(route)
@@ -729,10 +907,84 @@ class RemoteConnection:
         """The stream of ``session_id``, made on first use."""
         outbox = self.session_streams.get(session_id)
         if outbox is None:
-            outbox = Outbox(self._maybe_forget_stream)
+            outbox = self._new_outbox(self._maybe_forget_stream)
             outbox.gate = self._gate(session_id)
             self.session_streams[session_id] = outbox
         return outbox
+
+    def _new_outbox(self, on_release: Callable[[Outbox], None] | None = None) -> Outbox:
+        return Outbox(
+            on_release,
+            retention_messages=self._limits.retention_messages,
+            retention_seconds=self._limits.retention_seconds,
+        )
+
+    def socket_attached(self) -> None:
+        """Note that a WebSocket attached (the first, or one that resumed)."""
+        self.socket_generation += 1
+        if self._socket_changed is not None:
+            self._socket_changed.set()
+
+    async def wait_socket_attached(self, generation: int) -> None:
+        """Return once a socket attached after ``generation``, or the connection is closing."""
+        while self.socket_generation == generation and not self.closing:
+            changed = self._socket_changed = anyio.Event()
+            await changed.wait()
+
+    def state_lines(self, session_ids: Collection[str]) -> list[bytes]:
+        """The current ``state_update`` of each session (none where sessions report no state,
+        as on v1), to send after a resume.
+
+        The last one the session sent, or ``idle`` for a session that reported none.
+        """
+        if not self.reports_states:
+            return []
+        lines: list[bytes] = []
+        for session_id in session_ids:
+            line = self.states.get(session_id)
+            if line is None:
+                line = _ENCODE.encode(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "session/update",
+                        "params": {
+                            "sessionId": session_id,
+                            "update": {"sessionUpdate": "state_update", "state": "idle"},
+                        },
+                    }
+                )
+            lines.append(line)
+        return lines
+
+    def _advertise(self, line: bytes) -> bytes:
+        """The ``initialize`` answer with ``capabilities.transport.resumable`` (v1:
+        ``agentCapabilities``), and whether sessions report their state noted."""
+        try:
+            answer: object = msgspec.json.decode(line)
+        except msgspec.DecodeError:
+            return line
+        if not isinstance(answer, dict):
+            return line
+        result = cast("dict[str, object]", answer).get("result")
+        if not isinstance(result, dict):
+            return line
+        fields = cast("dict[str, object]", result)
+        self.reports_states = "agentCapabilities" not in fields
+        if not self._limits.resumable:
+            return line
+        key = "capabilities" if self.reports_states else "agentCapabilities"
+        capabilities = fields.setdefault(key, {})
+        if not isinstance(capabilities, dict):
+            return line
+        transport = cast("dict[str, object]", capabilities).setdefault("transport", {})
+        if not isinstance(transport, dict):
+            return line
+        seconds = self._limits.retention_seconds
+        cast("dict[str, object]", transport)["resumable"] = {
+            "retentionMessages": self._limits.retention_messages,
+            "retentionSeconds": int(seconds) if seconds == int(seconds) else seconds,
+        }
+        return _ENCODE.encode(answer)
 
     def _maybe_forget_stream(self, outbox: Outbox) -> None:
         for session_id, existing in list(self.session_streams.items()):

@@ -29,6 +29,9 @@ from ._policy import PermissionPolicyError as PermissionPolicyError
 from ._policy import PermissionRequest as PermissionRequest
 from ._profiles import PROFILES as PROFILES
 from ._profiles import ClientProfile as ClientProfile
+from ._remote_client import Remote as Remote
+from ._remote_client import RemoteLink as RemoteLink
+from ._remote_client import ResumeFailed as ResumeFailed
 from ._rules import RULES as RULES
 from ._rules import ConformanceError as ConformanceError
 from ._rules import ConformanceReport as ConformanceReport
@@ -70,6 +73,9 @@ __all__ = (
     "PermissionRequest",
     "PlanView",
     "PromptInput",
+    "Remote",
+    "RemoteLink",
+    "ResumeFailed",
     "Rule",
     "SessionView",
     "TerminalView",

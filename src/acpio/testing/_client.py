@@ -53,6 +53,7 @@ from ._policy import (
     as_policy,
 )
 from ._profiles import ClientProfile, profile_named
+from ._remote_client import Remote, RemoteLink
 from ._rules import ConformanceError
 from ._transcript import Transcript
 from ._v1_client import V1Client
@@ -118,6 +119,12 @@ class MockClient:
     served from the real file system, reads seeing ``buffers`` (unsaved
     editor buffers by absolute path) first.
 
+    ``agent`` may also be a :class:`Remote` endpoint (``Remote(url,
+    transport="http" | "websocket", token=...)``): the client then speaks to
+    a remote agent (``acpio serve``, :class:`~acpio.remote.RemoteApp`) over
+    Streamable HTTP or WebSocket with the same API, and :meth:`drop_stream`
+    cuts its streams and resumes them from their cursors.
+
     ``profile`` (a :class:`ClientProfile` or a name in :data:`PROFILES`: ``acpx``,
     ``python-sdk``, ``zed``, ``jetbrains``) plays that editor: v1, its ``clientInfo``
     and capabilities; :meth:`shown` then lists what that editor would display.
@@ -125,7 +132,7 @@ class MockClient:
 
     def __init__(
         self,
-        agent: Agent | type[Agent] | str | Sequence[str],
+        agent: Agent | type[Agent] | Remote | str | Sequence[str],
         *,
         policy: _PolicyLike | None = None,
         elicitation: ElicitationPolicy | None = None,
@@ -158,8 +165,11 @@ class MockClient:
             agent = agent()
         self._agent: Agent | None = None
         self._process: AgentProcess | None = None
+        self._remote: RemoteLink | None = None
         if isinstance(agent, Agent):
             self._agent = agent
+        elif isinstance(agent, Remote):
+            self._remote = RemoteLink(agent)
         else:
             command = as_str_list(shlex.split(agent) if isinstance(agent, str) else list(agent))
             if not command:
@@ -255,6 +265,8 @@ class MockClient:
         """The agent's class name (in-process) or its command line (subprocess)."""
         if self._agent is not None:
             return type(self._agent).__name__
+        if self._remote is not None:
+            return f"{self._remote.remote.url} ({self._remote.remote.transport})"
         assert self._process is not None
         return shlex.join(self._process.command)
 
@@ -308,6 +320,11 @@ class MockClient:
             client_side, agent_side = memory_stream_pair()
             group.start_soon(self._serve_in_process, self._agent, agent_side)
             return client_side
+        if self._remote is not None:
+            try:
+                return await self._remote.start(group)
+            except OSError as exc:
+                raise MockClientError(f"could not connect to {self.name}: {exc}") from exc
         assert self._process is not None
         try:
             return await self._process.start(group, self._link.changed)
@@ -345,6 +362,9 @@ class MockClient:
         with anyio.CancelScope(shield=True):
             if self._process is not None:
                 await self._process.stop()
+            elif self._remote is not None:
+                with anyio.move_on_after(self._exit_timeout):
+                    await self._remote.aclose()
             elif self._agent is not None and link.agent_done is not None:
                 with anyio.move_on_after(self._exit_timeout):
                     await link.agent_done.wait()
@@ -531,6 +551,38 @@ class MockClient:
         """Reopen a session with its whole history replayed: ``session/load`` on v1,
         ``session/resume`` with replay from the start on v2 (same view either way)."""
         return await self.resume_session(session_id, cwd, replay=True, timeout=timeout)
+
+    @property
+    def remote(self) -> RemoteLink | None:
+        """The link to a :class:`Remote` agent (cursors, connection id, resumes), or ``None``."""
+        return self._remote
+
+    async def drop_stream(self, *, cursors: Mapping[str, str] | None = None) -> None:
+        """Cut the remote agent's streams without a goodbye, then resume them from their cursors.
+
+        What a client whose network changed does: the HTTP streams' TCP
+        connections (or the WebSocket) are dropped, and each stream resumes from
+        the cursor of the last message this client took (``Last-Event-ID``, or
+        ``stream/resume``); the server replays what followed, so every message
+        arrives once. ``cursors`` resumes the streams it names (``""``: the
+        connection's; a session id: its stream over HTTP) from another cursor
+        (an old one, to see a refusal). Returns once every stream resumed.
+
+        :raises ResumeFailed: when the server refused a cursor (409,
+            ``stream/resume_failed``); this client is then unusable, and a new
+            client reattaches the session with :meth:`resume_session`.
+        :raises RuntimeError: for a client whose agent is not a :class:`Remote`.
+        """
+        if self._remote is None:
+            raise RuntimeError("drop_stream needs a MockClient on a Remote endpoint")
+        self._link.check_usable()
+        await self._remote.drop(cursors)
+        # What the resume brought (the replay, the sessions' states) is seen before any
+        # message the test sends next.
+        delivered = self._remote.delivered
+        await self._link.wait_until(
+            lambda: self._handler.received >= delivered, None, "the messages of the resume"
+        )
 
     async def list_sessions(
         self,

@@ -136,6 +136,8 @@ class ClientHandler:
         self.permission_scopes: dict[int | str, anyio.CancelScope] = {}
         """v1: the scope of each pending permission's policy, cancelled by ``session/cancel``."""
         self._violations_seen = 0
+        self.received = 0
+        """How many lines came from the agent (a remote client waits for its replay to be seen)."""
 
     def unseen_violation(self) -> Violation | None:
         """The first violation found since the last call, if any (all count as seen now)."""
@@ -161,6 +163,7 @@ class ClientHandler:
         if client.strict and violation is not None and client.failure is None:
             self._link.fail(ConformanceError(violation))
         if wire == AGENT_TO_CLIENT:
+            self.received += 1
             self._correlate(entry.data)
         else:
             self._track_sent(entry.data)
