@@ -68,7 +68,7 @@ from .._protocol.paths import require_absolute
 from .process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
 
 if TYPE_CHECKING:
-    from .._session.parts import SessionParts
+    from .._session.channel import SessionChannel
 
 __all__ = ["ClientCommand", "read_text_file", "write_text_file"]
 
@@ -133,7 +133,7 @@ class ClientCommand(RunningCommand):
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],
-        parts: SessionParts,
+        channel: SessionChannel,
         output_limit: int,
         display: str,
         argv: Sequence[str],
@@ -142,10 +142,10 @@ class ClientCommand(RunningCommand):
     ) -> None:
         super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
         self._show_client_terminal = show_client_terminal
-        self._session_id = parts.session_id
-        self._client_request = parts.updates.client_request
-        self._timeout = parts.turns.limits.client_request_timeout
-        self._task_group = parts.turns.task_group
+        self._session_id = channel.session_id
+        self._client_request = channel.client_request
+        self._timeout = channel.limits.client_request_timeout
+        self._spawn = channel.spawn
         self.terminal_id: str | None = None
         self._last = b""  # the output the client returned last time
         self._seen = 0  # bytes of output read so far
@@ -184,7 +184,7 @@ class ClientCommand(RunningCommand):
         self.terminal_id = created.terminal_id
         try:
             done = anyio.Event()
-            self._task_group.start_soon(self._watch_exit, done)
+            self._spawn(self._watch_exit, done)
             self._watch_done = done
         except RuntimeError:  # the session's task group is closing: polling alone tells
             logger.debug("not watching client terminal %s for its exit", self.terminal_id)
@@ -356,8 +356,8 @@ class ClientCommand(RunningCommand):
 # ------------------------------------------------------------------- file system
 
 
-def _require(parts: SessionParts, offered: bool, what: str) -> None:
-    peer = parts.peer
+def _require(channel: SessionChannel, offered: bool, what: str) -> None:
+    peer = channel.peer
     if peer.protocol_version >= 2:
         raise ClientCapabilityError(
             f"{what} is a v1 client service; this connection speaks ACP v{peer.protocol_version}"
@@ -367,39 +367,39 @@ def _require(parts: SessionParts, offered: bool, what: str) -> None:
 
 
 async def read_text_file(
-    parts: SessionParts, path: str, line: int | None = None, limit: int | None = None
+    channel: SessionChannel, path: str, line: int | None = None, limit: int | None = None
 ) -> str:
     """``fs/read_text_file`` (see :meth:`acpio.Session.read_text_file`)."""
-    _require(parts, parts.peer.read_text_file, "fs.readTextFile")
+    _require(channel, channel.peer.read_text_file, "fs.readTextFile")
     require_absolute(path, "file path")
     for name, value in (("line", line), ("limit", limit)):
         if value is not None and value < (1 if name == "line" else 0):
             raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
     params = v1.ReadTextFileRequest(
-        session_id=parts.session_id,
+        session_id=channel.session_id,
         path=path,
         line=UNSET if line is None else line,
         limit=UNSET if limit is None else limit,
     )
     answer = await _ask(
-        parts.updates.client_request,
+        channel.client_request,
         "fs/read_text_file",
         params,
         _decode_read,
-        parts.turns.limits.client_request_timeout,
+        channel.limits.client_request_timeout,
     )
     return answer.content
 
 
-async def write_text_file(parts: SessionParts, path: str, content: str) -> None:
+async def write_text_file(channel: SessionChannel, path: str, content: str) -> None:
     """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
-    _require(parts, parts.peer.write_text_file, "fs.writeTextFile")
+    _require(channel, channel.peer.write_text_file, "fs.writeTextFile")
     require_absolute(path, "file path")
-    params = v1.WriteTextFileRequest(session_id=parts.session_id, path=path, content=content)
+    params = v1.WriteTextFileRequest(session_id=channel.session_id, path=path, content=content)
     await _ask(
-        parts.updates.client_request,
+        channel.client_request,
         "fs/write_text_file",
         params,
         _ignore,
-        parts.turns.limits.client_request_timeout,
+        channel.limits.client_request_timeout,
     )
