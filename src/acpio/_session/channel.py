@@ -250,8 +250,9 @@ class SessionChannel:
         question never overtakes output written before it; report
         ``requires_action`` for the caller's foreground work; send the request
         and wait; report ``running`` again (shielded, also when the wait failed or
-        was cancelled). A cancelled wait withdraws the request with
-        ``$/cancel_request`` (where the client takes it) and propagates.
+        was cancelled, even while ``requires_action`` was still waiting to go
+        out). A cancelled wait withdraws the request with ``$/cancel_request``
+        (where the client takes it) and propagates.
 
         :raises ConnectionClosed: when the client went away, before or while asking.
         :raises RequestError: for an error answer.
@@ -264,9 +265,10 @@ class SessionChannel:
         if updates.dirty_terminals:
             await updates.flush_terminals()
         turns = self._turns
-        if not turns.permission_started_now():
-            await turns.set_state(REQUIRES_ACTION)
+        reported = turns.permission_started_now()  # (raises before it counts the question)
         try:
+            if not reported:
+                await turns.set_state(REQUIRES_ACTION)
             return await connection.request_prepared(
                 question.method, question.tail, question.decode
             )
