@@ -54,12 +54,14 @@ class LayersAgent(BenchAgent):
         channel = session._channel  # the session's channel to its core
         # Encoded once, as ToolCallHandle.request_permission sends a request asked again.
         question = channel.permission_question(params, decode_permission_response)
+        tail = question.tail
+        assert tail is not None  # a v2 permission question is encoded once
         connection = channel._connection  # the connection alone, below the channel
         for _ in range(int(words[1])):
             if LAYERS == "states":
                 await channel.ask(question)
             else:
-                await connection.request_prepared(question.method, question.tail, question.decode)
+                await connection.request_prepared(question.method, tail, question.decode)
         await call.complete()
         return "end_turn"
 

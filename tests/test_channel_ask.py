@@ -12,13 +12,16 @@ to do at a chosen moment.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TypeVar, cast
 
 import anyio
 import anyio.lowlevel
 import msgspec
 import pytest
+from v1_client import allow, v1_client
 
 import acpio
 from acpio import schema
@@ -128,3 +131,29 @@ async def test_a_question_cancelled_while_requires_action_waits_is_given_back() 
     # The second question blocks the turn and resumes it, as the first would have.
     assert writer.states[-3:] == ["requires_action", "running", "idle"]
     assert core.session.state == "idle"
+
+
+class AskFirstAgent(acpio.Agent):
+    """Asks about a call it never announced."""
+
+    async def prompt(self, session: acpio.Session, prompt: list[acpio.ContentBlock]) -> str:
+        call = session.tool_call("Edit notes.txt", tool_call_id="edit", kind="edit")
+        outcome = await call.request_permission()
+        await call.complete()
+        return "end_turn" if outcome.allowed else "refusal"
+
+
+async def test_a_v1_question_is_encoded_when_asked(tmp_path: Path) -> None:
+    """On v1 the request shows the call as the client was shown it, so it is encoded
+    when asked: after the call was announced (flushing pending terminal bytes first
+    is ``tests/test_terminal.py``'s)."""
+    async with v1_client(AskFirstAgent(), policy=allow) as client:
+        session_id = await client.new_session(os.fspath(tmp_path))
+        assert await client.prompt(session_id, "go") == {"stopReason": "end_turn"}
+    (request,) = client.permission_requests
+    shown = request["toolCall"]
+    assert (shown["toolCallId"], shown["title"], shown["kind"]) == (
+        "edit",
+        "Edit notes.txt",
+        "edit",
+    )

@@ -608,6 +608,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 if copies is not None:
                     self._prepared = PreparedPermission(params.title, description, copies, question)
         if not self._announced:
+            # (A question that is not reusable is encoded when asked, once the call is known.)
             await self.announce()
         work = current_work.get()
         if work is not None and work.trace is not None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Final, Generic, NamedTuple, Protocol, TypeVar, TypeVarTuple
+from typing import Final, Generic, NamedTuple, Protocol, TypeVar, TypeVarTuple, cast
 
 import anyio
 import anyio.abc
@@ -103,16 +103,20 @@ class OwningSession(Protocol):
 
 
 class Question(NamedTuple, Generic[T]):
-    """A request that asks the user, encoded for the session's connection, and how to read
-    its answer (made by :meth:`SessionChannel.permission_question` or
-    :meth:`SessionChannel.elicitation_question`, sent by :meth:`SessionChannel.ask`).
+    """A request that asks the user and how to read its answer (made by
+    :meth:`SessionChannel.permission_question` or :meth:`SessionChannel.elicitation_question`,
+    sent by :meth:`SessionChannel.ask`).
 
-    ``reusable``: the request depends on nothing but its own arguments, so an
-    equal request may be asked again with this same question (a fresh id each time).
+    ``reusable``: the request depends on nothing but its own arguments, so it
+    is encoded once (``tail``) and an equal request may be asked again with
+    this same question (a fresh id each time). Otherwise ``tail`` is None and
+    :meth:`SessionChannel.ask` encodes ``params`` when it asks, after the
+    output before it went out (what the client is shown may depend on it).
     """
 
     method: str
-    tail: bytes
+    params: object
+    tail: bytes | None
     decode: Callable[[msgspec.Raw], T]
     reusable: bool
 
@@ -224,11 +228,13 @@ class SessionChannel:
     ) -> Question[T]:
         """``session/request_permission`` with ``params``, its answer read with ``decode``."""
         encoding = self._encoding
+        reusable = encoding.stable_permission_params
         return Question(
             PERMISSION_METHOD,
-            self._connection.prepare_request(PERMISSION_METHOD, encoding.permission_params(params)),
+            params,
+            self._encode_question(PERMISSION_METHOD, params) if reusable else None,
             encoding.answer_decoder(decode, "RequestPermissionResponse"),
-            encoding.stable_permission_params,
+            reusable,
         )
 
     def elicitation_question(
@@ -237,10 +243,19 @@ class SessionChannel:
         """``elicitation/create`` with ``params``, its answer read with ``decode``."""
         return Question(
             ELICITATION_METHOD,
-            self._connection.prepare_request(ELICITATION_METHOD, params),
+            params,
+            None,
             self._encoding.answer_decoder(decode, "CreateElicitationResponse"),
             False,
         )
+
+    def _encode_question(self, method: str, params: object) -> bytes:
+        """The request line after its id, with the params the connection's version asks."""
+        if method == PERMISSION_METHOD:
+            params = self._encoding.permission_params(
+                cast("schema.RequestPermissionRequest", params)
+            )
+        return self._connection.prepare_request(method, params)
 
     async def ask(self, question: Question[T]) -> T:
         """Ask the user ``question`` and return the decoded answer: the one place that does.
@@ -264,14 +279,15 @@ class SessionChannel:
         updates = self._updates
         if updates.dirty_terminals:
             await updates.flush_terminals()
+        tail = question.tail
+        if tail is None:
+            tail = self._encode_question(question.method, question.params)
         turns = self._turns
         reported = turns.permission_started_now()  # (raises before it counts the question)
         try:
             if not reported:
                 await turns.set_state(REQUIRES_ACTION)
-            return await connection.request_prepared(
-                question.method, question.tail, question.decode
-            )
+            return await connection.request_prepared(question.method, tail, question.decode)
         finally:
             if not turns.permission_finished_now():
                 with anyio.CancelScope(shield=True):
