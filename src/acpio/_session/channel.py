@@ -107,9 +107,9 @@ class Question(NamedTuple, Generic[T]):
     :meth:`SessionChannel.permission_question` or :meth:`SessionChannel.elicitation_question`,
     sent by :meth:`SessionChannel.ask`).
 
-    ``reusable``: the request depends on nothing but its own arguments, so it
-    is encoded once (``tail``) and an equal request may be asked again with
-    this same question (a fresh id each time). Otherwise ``tail`` is None and
+    ``tail``: the request encoded once, when it depends on nothing but its own
+    arguments; an equal request may then be asked again with this same question
+    (a fresh id each time, :attr:`reusable`). Otherwise it is None and
     :meth:`SessionChannel.ask` encodes ``params`` when it asks, after the
     output before it went out (what the client is shown may depend on it).
     """
@@ -118,7 +118,11 @@ class Question(NamedTuple, Generic[T]):
     params: object
     tail: bytes | None
     decode: Callable[[msgspec.Raw], T]
-    reusable: bool
+
+    @property
+    def reusable(self) -> bool:
+        """Whether an equal request may be asked again with this question."""
+        return self.tail is not None
 
 
 class SessionChannel:
@@ -228,13 +232,15 @@ class SessionChannel:
     ) -> Question[T]:
         """``session/request_permission`` with ``params``, its answer read with ``decode``."""
         encoding = self._encoding
-        reusable = encoding.stable_permission_params
         return Question(
             PERMISSION_METHOD,
             params,
-            self._encode_question(PERMISSION_METHOD, params) if reusable else None,
+            (
+                self._encode_question(PERMISSION_METHOD, params)
+                if encoding.stable_permission_params
+                else None
+            ),
             encoding.answer_decoder(decode, "RequestPermissionResponse"),
-            reusable,
         )
 
     def elicitation_question(
@@ -246,7 +252,6 @@ class SessionChannel:
             params,
             None,
             self._encoding.answer_decoder(decode, "CreateElicitationResponse"),
-            False,
         )
 
     def _encode_question(self, method: str, params: object) -> bytes:
