@@ -305,7 +305,8 @@ class Session(metaclass=LibraryCreated):
             before anything is sent.
         """
         check_update(update)
-        await self._channel.send(update)
+        send = self._channel.send  # (see _session/channel.py: bound once)
+        await send(update)
 
     # -------------------------------------------------------- output helpers
 
@@ -684,13 +685,11 @@ class MessageStream(metaclass=LibraryCreated):
         """
         if isinstance(content, str):
             channel = self._channel
-            if channel.try_send_message_text(
-                self._line_prefix, self.message_id, content, self._thought
-            ):
+            try_send = channel.try_send_message_text  # (see _session/channel.py: bound once)
+            if try_send(self._line_prefix, self.message_id, content, self._thought):
                 return
-            await channel.send_message_text(
-                self._line_prefix, self.message_id, content, self._thought
-            )
+            send = channel.send_message_text
+            await send(self._line_prefix, self.message_id, content, self._thought)
             return
         chunk: schema.SessionUpdate
         if self._thought:

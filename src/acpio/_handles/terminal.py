@@ -207,10 +207,12 @@ class TerminalHandle(metaclass=LibraryCreated):
             await self.flush()
             return
         channel = self._channel
-        self._dirty_list = channel.mark_terminal_pending(self, self._dirty_list)
+        mark_pending = channel.mark_terminal_pending  # (see _session/channel.py: bound once)
+        self._dirty_list = mark_pending(self, self._dirty_list)
         if not self._flush_scheduled and self.flush_delay >= 0:
             self._flush_scheduled = True
-            channel.spawn(self._flush_later)
+            spawn = channel.spawn
+            spawn(self._flush_later)
 
     async def _flush_later(self) -> None:
         try:

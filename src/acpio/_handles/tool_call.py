@@ -399,11 +399,14 @@ class ToolCallHandle(metaclass=LibraryCreated):
         # the session does for it what send() does for every update, without
         # a further await when nothing has to be waited for.
         channel = self._channel
-        if self._announced and channel.try_send_text_chunk(self.id, self._text_chunk_prefix, text):
-            return
-        if not self._announced:
+        if self._announced:
+            try_send = channel.try_send_text_chunk  # (see _session/channel.py: bound once)
+            if try_send(self.id, self._text_chunk_prefix, text):
+                return
+        else:
             await self.announce()
-        await channel.send_text_chunk(self.id, self._text_chunk_prefix, text)
+        send = channel.send_text_chunk
+        await send(self.id, self._text_chunk_prefix, text)
 
     # ---------------------------------------------------------------- statuses
 
