@@ -32,6 +32,8 @@ from acpio import schema
 from acpio._agent.session import create_session
 from acpio._handles.process import KILL_GRACE
 from acpio._protocol.peer import Peer
+from acpio._wire.v1 import V1_WIRE
+from acpio._wire.v2 import V2_WIRE
 from acpio.testing import MockClient, PermissionPolicy
 
 pytestmark = pytest.mark.anyio
@@ -210,8 +212,9 @@ async def connected(
                 agent_side, NoRequests(), encode=schema.encode, max_message_size=max_message_size
             ) as connection,
         ):
-            # As the server sets it at initialize: v1 clients take no $/cancel_request.
-            connection.withdraws_requests = peer.protocol_version >= 2
+            # The wire object initialize would pick (v1 clients take no $/cancel_request).
+            wire = V1_WIRE if peer.protocol_version == 1 else V2_WIRE
+            connection.withdraws_requests = wire.withdraws_requests
             if pending is not None:
                 pending.append(connection._pending)  # type: ignore[arg-type]
             yield (
@@ -223,6 +226,7 @@ async def connected(
                     history=acpio.store.InMemoryHistory(),
                     prompt_handler=handler,
                     peer=peer,
+                    wire=wire,
                     limits=limits,
                 ).session,
                 editor,

@@ -20,7 +20,8 @@ import acpio
 from acpio import schema
 from acpio._protocol.diff_texts import TextsDiff, whole_texts
 from acpio._protocol.peer import Peer
-from acpio._session.encoding import V1Encoding, session_encoding
+from acpio._wire.v1 import V1_WIRE
+from acpio._wire.v1.encoding import V1Encoding
 from acpio.store import InMemoryHistory, SqliteSessionStore
 from acpio.testing import MockClient
 
@@ -57,7 +58,7 @@ async def test_a_file_diff_carries_its_texts_and_encodes_as_the_diff(tmp_path: P
 async def test_v1_shows_the_texts_live_and_replayed_and_the_patch_without_them(
     tmp_path: Path,
 ) -> None:
-    encoding = session_encoding(Peer(protocol_version=1), "s")
+    encoding = V1_WIRE.encoding("s", Peer(protocol_version=1))
     assert isinstance(encoding, V1Encoding)
     diff = _diff(tmp_path)
     path = os.fspath(tmp_path / "notes.txt")
@@ -148,7 +149,7 @@ async def test_a_history_keeps_the_texts_of_its_newest_diffs_up_to_its_limit(
     history.record(schema.ToolCallUpdate(tool_call_id="b", title="edit", content=[big]))
     assert whole_texts(big) is not None and whole_texts(diffs[1]) is None
     # Replay gives the items back: those that let go are shown by their patch on v1.
-    encoding = session_encoding(Peer(protocol_version=1), "s")
+    encoding = V1_WIRE.encoding("s", Peer(protocol_version=1))
     assert isinstance(encoding, V1Encoding)
     shown = [
         item

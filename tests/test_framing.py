@@ -11,8 +11,6 @@ from hypothesis import strategies as st
 from acpio import schema
 from acpio._protocol.peer import Peer
 from acpio._rpc.wire import notification_prefix as _notification_prefix
-from acpio._session.encoding import V1Encoding
-from acpio._session.encoding import session_encoding as session_framing
 from acpio._session.framing import (
     MESSAGE_CHUNK_END,
     TEXT_CHUNK_END,
@@ -23,6 +21,9 @@ from acpio._session.framing import (
     text_chunk_prefix,
     update_prefix,
 )
+from acpio._wire.v1 import V1_WIRE
+from acpio._wire.v1.encoding import V1Encoding
+from acpio._wire.v2 import V2_WIRE
 
 # JSON strings hold any Unicode text but lone surrogates (not encodable as UTF-8).
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
@@ -60,7 +61,7 @@ def general(session_id: str, update: schema.SessionUpdate) -> bytes:
 def test_a_framed_update_is_the_general_encoding(
     session_id: str, update: schema.SessionUpdate
 ) -> None:
-    framing = session_framing(Peer(), session_id)
+    framing = V2_WIRE.encoding(session_id, Peer())
     line = framing.line(update)
     assert line == general(session_id, update)
     assert line == encode_update_line(update_prefix(session_id), update)
@@ -73,7 +74,7 @@ def test_a_framed_update_is_the_general_encoding(
 def test_a_framed_text_chunk_is_the_general_encoding(
     session_id: str, tool_call_id: str, chunk: str
 ) -> None:
-    framing = session_framing(Peer(), session_id)
+    framing = V2_WIRE.encoding(session_id, Peer())
     line = framing.text_chunk_prefix(tool_call_id) + schema.encode(chunk) + TEXT_CHUNK_END
     assert framing.text_chunk_end == TEXT_CHUNK_END
     assert framing.text_chunk_lines(
@@ -92,7 +93,7 @@ def test_a_framed_text_chunk_is_the_general_encoding(
 def test_a_framed_message_chunk_is_the_general_encoding(
     session_id: str, message_id: str, chunk: str, thought: bool
 ) -> None:
-    framing = session_framing(Peer(), session_id)
+    framing = V2_WIRE.encoding(session_id, Peer())
     prefix = framing.message_chunk_prefix(message_id, thought=thought)
     line = prefix + schema.encode(chunk) + MESSAGE_CHUNK_END
     cls = schema.AgentThoughtChunk if thought else schema.AgentMessageChunk
@@ -105,7 +106,7 @@ def test_a_framed_message_chunk_is_the_general_encoding(
 def test_a_v1_message_chunk_is_the_line_of_the_projection(
     session_id: str, message_id: str, chunk: str, thought: bool
 ) -> None:
-    framing = session_framing(Peer(protocol_version=1), session_id)
+    framing = V1_WIRE.encoding(session_id, Peer(protocol_version=1))
     assert isinstance(framing, V1Encoding)
     prefix = framing.message_chunk_prefix(message_id, thought=thought)
     line = prefix + schema.encode(chunk) + MESSAGE_CHUNK_END
@@ -125,7 +126,7 @@ def test_a_v1_message_chunk_is_the_line_of_the_projection(
 def test_a_framed_terminal_chunk_is_the_general_encoding(
     session_id: str, terminal_id: str, data: bytes
 ) -> None:
-    framing = session_framing(Peer(), session_id)
+    framing = V2_WIRE.encoding(session_id, Peer())
     line = terminal_chunk_line(framing.terminal_chunk_prefix(terminal_id), data)
     assert framing.terminal_lines(
         terminal_id, framing.terminal_chunk_prefix(terminal_id), data
@@ -143,7 +144,7 @@ def test_a_framed_terminal_chunk_is_the_general_encoding(
 
 @given(ids, updates)
 def test_v1_lines_share_the_envelope(session_id: str, update: schema.SessionUpdate) -> None:
-    framing = session_framing(Peer(protocol_version=1), session_id)
+    framing = V1_WIRE.encoding(session_id, Peer(protocol_version=1))
     assert isinstance(framing, V1Encoding)
     assert framing.prefix == update_prefix(session_id)
     body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}

@@ -23,11 +23,11 @@ from v1_client import V1Client, View, allow, reject, v1_client
 import acpio
 from acpio import schema
 from acpio._agent import agent_server as _agent_server
-from acpio._agent.v1_server import v1_peer
 from acpio._protocol.peer import Peer
-from acpio._protocol.v1_schema import definition, matches
 from acpio._session.turn import UNFINISHED_NOTE
-from acpio._session.v1_projection import (
+from acpio._wire.v1.lenient import definition, matches
+from acpio._wire.v1.methods import v1_peer
+from acpio._wire.v1.projection import (
     TERMINAL_REFRESH_INTERVAL,
     TERMINAL_TEXT_BYTES,
     V1Projection,
@@ -772,16 +772,16 @@ def test_ended_calls_release_their_content() -> None:
 async def test_commands_of_a_new_session_follow_its_v1_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    original = _agent_server.AgentServer._new_session
+    original = _agent_server.AgentServer.new_session
     command = schema.Command(name="plan", description="Make a plan")
 
-    async def with_commands(self: Any, params: Any, context: Any) -> object:
-        response = await original(self, params, context)
+    async def with_commands(self: Any, request: Any, context: Any) -> object:
+        response = await original(self, request, context)
         assert isinstance(response, schema.NewSessionResponse)
         response.available_commands = [command]
         return response
 
-    monkeypatch.setattr(_agent_server.AgentServer, "_new_session", with_commands)
+    monkeypatch.setattr(_agent_server.AgentServer, "new_session", with_commands)
     # The v2 answer carries commands once an agent declares some; stand in for that here.
     async with v1_client(echo_agent.EchoAgent()) as client:
         session_id = await client.new_session(os.fspath(tmp_path))

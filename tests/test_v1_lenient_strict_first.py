@@ -27,10 +27,10 @@ from acpio._features.elicitation import (
     _decode_response,  # pyright: ignore[reportPrivateUsage]
 )
 from acpio._handles.permission import decode_permission_response
-from acpio._protocol import v1_schema
 from acpio._protocol.peer import Peer
-from acpio._protocol.v1_schema import definition, lenient, lenient_raw, marks_apply
-from acpio._session.encoding import session_encoding
+from acpio._wire.v1 import V1_WIRE
+from acpio._wire.v1 import lenient as v1_schema
+from acpio._wire.v1.lenient import definition, lenient, lenient_raw, marks_apply
 
 DEFS: dict[str, Any] = v1_schema._defs()  # pyright: ignore[reportPrivateUsage]
 MESSAGES = sorted(name for name, node in DEFS.items() if "x-method" in node)
@@ -202,7 +202,7 @@ def test_null_that_v1_reads_as_absent_stays_absent_once_decoded() -> None:
 
 def test_a_mismatched_meta_of_an_answer_is_absent_once_decoded() -> None:
     answer = msgspec.Raw(b'{"outcome": {"outcome": "cancelled"}, "_meta": [1]}')
-    v1 = session_encoding(Peer(protocol_version=1), "s")
+    v1 = V1_WIRE.encoding("s", Peer(protocol_version=1))
     decoded = v1.answer_decoder(decode_permission_response, "RequestPermissionResponse")(answer)
     assert decoded is not None
     assert decoded.meta is msgspec.UNSET

@@ -27,7 +27,7 @@ from v1_client import V1Client, v1_client
 
 import acpio
 from acpio import schema
-from acpio._protocol.v1_schema import lenient
+from acpio._wire.v1.lenient import lenient
 
 pytestmark = pytest.mark.anyio
 

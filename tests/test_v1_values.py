@@ -11,8 +11,8 @@ import pytest
 
 import acpio
 from acpio import schema
-from acpio._protocol import v1_values
-from acpio._protocol.v1_values import schema_values
+from acpio._wire.v1 import values as v1_values
+from acpio._wire.v1.values import schema_values
 
 SRC = Path(acpio.__file__).parent
 GENERATED = SRC / "schema" / "_generated.py"

@@ -342,9 +342,17 @@ def turn(request_id: object, session_id: str, text: str) -> None:
     if MODE == "v2-answer":
         reply(request_id, {"messageId": "m1"})
         return
-    reply(request_id, {"stopReason": stop_reason})
     if MODE == "double-answer":
-        reply(request_id, {"stopReason": stop_reason})
+        # Both answers in one write: a reply from the reading thread (the test's next
+        # request) must not come between them, or the test could stop reading first.
+        answer = json.dumps(
+            {"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": stop_reason}}
+        )
+        with _lock:
+            sys.stdout.write(f"{answer}\n{answer}\n")
+            sys.stdout.flush()
+        return
+    reply(request_id, {"stopReason": stop_reason})
     if MODE == "after-cancel" and stop_reason == "cancelled":
         update(session_id, text_chunk("agent_message_chunk", "one more thing"))
 

@@ -1,3 +1,4 @@
 """The agent side on top: :class:`~acpio.Agent`, the :class:`~acpio.Session` facade,
-``serve``/``run``, and the v2 and v1 method tables.
+``serve``/``run``, and the server that speaks ACP (the method tables of the wire
+versions in ``acpio._wire``).
 """

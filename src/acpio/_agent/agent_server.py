@@ -12,18 +12,18 @@ all when the client goes away.
 Protocol versions: ``initialize`` negotiates the version (1 for a v1
 client, else the highest supported one at or below the client's), checked on
 its own before the rest of the params, since a v1 client's params look
-different. A v1 connection swaps in the v1 method table
-(:mod:`acpio._agent.v1_server`); the sessions of the connection are created with
-the negotiated :class:`~acpio._protocol.peer.Peer`, whose version chooses their
-encoding (:mod:`acpio._session.encoding`). Until an ``initialize`` succeeded, every
-other request is refused with ``-32600``.
+different. The negotiated version's wire object (:mod:`acpio._wire`:
+``V2_WIRE``, or ``V1_WIRE``, loaded with the first v1 client) gives the method
+table requests are looked up in, each session's encoding and who runs its
+commands. Until an ``initialize`` succeeded, every other request is refused
+with ``-32600``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import anyio
@@ -44,6 +44,8 @@ from .._protocol.peer import Peer
 from .._rpc.connection import Connection, RequestContext
 from .._session.updates import ClientConnection
 from .._store.history import SessionRecord, SessionStore, end_open_tool_calls
+from .._wire.v2 import V2_WIRE
+from .._wire.wire import Handler, MethodTable, Wire
 from .auth import offered_methods
 from .durable import decode_agent_state, encode_agent_state
 from .session import PromptHandler, Session, SessionCore, create_session
@@ -52,7 +54,6 @@ if TYPE_CHECKING:
     from .._limits import AgentLimits
     from .agent import Agent
     from .tracing import AgentTracer
-    from .v1_server import V1Methods
 
 __all__ = ["AgentServer", "prompt_handler"]
 
@@ -150,9 +151,10 @@ class AgentServer:
         self._initialized = False
         #: The v2 handlers, from the table built once for every connection.
         self.v2_requests: Final = _V2Handlers(self)
-        # The table of the negotiated version (v2 until a v1 initialize).
-        self._requests: _V2Handlers | V1Methods = self.v2_requests
-        self._v1: V1Methods | None = None
+        #: The negotiated version's wire object (the current one until initialize).
+        self.wire: Wire = V2_WIRE
+        # The negotiated version's method table.
+        self._requests: MethodTable = V2_WIRE.methods(self)
 
     decode = staticmethod(_decode)
 
@@ -181,8 +183,7 @@ class AgentServer:
         raise RequestError.method_not_found(method)
 
     async def on_notification(self, method: str, params: msgspec.Raw | None) -> None:
-        if self._v1 is not None:
-            params = self._v1.notification_params(method, params)
+        params = self._requests.notification_params(method, params)
         if method == "session/cancel":
             try:
                 request = _decode(params, schema.CancelSessionNotification)
@@ -239,8 +240,7 @@ class AgentServer:
         )
         self.protocol_version = max(supported)
         self.peer = Peer.from_v2(self.protocol_version, capabilities)
-        self._requests = self.v2_requests
-        self._v1 = None
+        self._use(V2_WIRE)
         agent = self.agent
         agent.client_info = request.info
         agent.client_capabilities = capabilities
@@ -250,23 +250,18 @@ class AgentServer:
             protocol_version=self.protocol_version,
             info=agent.info,
             capabilities=self.capabilities(),
-            auth_methods=offered_methods(agent.auth_methods, self.peer) or UNSET,
+            auth_methods=self.offered_auth_methods() or UNSET,
         )
 
     async def _initialize_v1(self, raw: msgspec.Raw) -> object:
         """A v1 client: the v1 method table, the peer from ``clientCapabilities``."""
-        # The v1 method table (and the vendored v1 schema) loads with the first v1 client.
-        from .v1_server import V1Methods  # noqa: PLC0415
+        # The v1 wire (and the vendored v1 schema) loads with the first v1 client.
+        from .._wire.v1 import V1_WIRE  # noqa: PLC0415
 
-        methods = V1Methods(self)
+        methods = V1_WIRE.methods(self)
         response = methods.initialize(raw)
         self.protocol_version = 1
-        self._requests = methods
-        self._v1 = methods
-        # v1 defines no way for a client to take $/cancel_request: a request the agent
-        # gives up (a poll, a wait for an exit, a permission of a cancelled turn) is
-        # abandoned instead; the v1 client answers what session/cancel ended itself.
-        self.connection.withdraws_requests = False
+        self._use(V1_WIRE, methods)
         agent = self.agent
         await agent.on_initialize(
             schema.InitializeRequest(
@@ -277,6 +272,16 @@ class AgentServer:
         )
         self._initialized = True
         return response
+
+    def _use(self, wire: Wire, methods: MethodTable | None = None) -> None:
+        """Serve the rest of the connection as ``wire`` says (``methods``: its table, if made)."""
+        self.wire = wire
+        self._requests = methods if methods is not None else wire.methods(self)
+        self.connection.withdraws_requests = wire.withdraws_requests
+
+    def offered_auth_methods(self) -> list[schema.AuthMethod]:
+        """The sign-in methods offered to this connection's client."""
+        return offered_methods(self.agent.auth_methods, self.peer)
 
     def capabilities(self) -> schema.AgentCapabilities:
         prompt = self.agent.prompt_capabilities
@@ -362,6 +367,7 @@ class AgentServer:
             mcp_servers=mcp_servers,
             limits=self.limits.session,
             peer=self.peer,
+            wire=self.wire,
         )
         session = core.session
         if self.tracer is not None:
@@ -380,7 +386,12 @@ class AgentServer:
         return core
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _decode(params, schema.NewSessionRequest)
+        return await self.new_session(_decode(params, schema.NewSessionRequest), context)
+
+    async def new_session(
+        self, request: schema.NewSessionRequest, context: RequestContext
+    ) -> schema.NewSessionResponse:
+        """``session/new`` of decoded params (each wire version decodes its own)."""
         await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
@@ -448,7 +459,12 @@ class AgentServer:
         )
 
     async def _resume_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _decode(params, schema.ResumeSessionRequest)
+        return await self.resume_session(_decode(params, schema.ResumeSessionRequest), context)
+
+    async def resume_session(
+        self, request: schema.ResumeSessionRequest, context: RequestContext
+    ) -> schema.ResumeSessionResponse:
+        """``session/resume`` of decoded params (each wire version decodes its own)."""
         await self.check_signed_in()
         _check_setup_lists(request.additional_directories, request.mcp_servers, self.limits.session)
         _require_absolute_param(request.cwd, "cwd")
@@ -567,7 +583,12 @@ class AgentServer:
             ) from None
 
     async def _set_config_option(self, params: msgspec.Raw | None, _: RequestContext) -> object:
-        request = _decode_config_request(params)
+        return await self.set_config_option(_decode_config_request(params))
+
+    async def set_config_option(
+        self, request: schema.SetSessionConfigOptionRequest
+    ) -> schema.SetSessionConfigOptionResponse:
+        """``session/set_config_option`` of decoded params (each wire version decodes its own)."""
         session_id: object = (
             request.raw.get("sessionId")
             if isinstance(request, schema.UnknownVariant)
@@ -709,8 +730,6 @@ class AgentServer:
                 except Exception:  # the store failed: the other sessions are kept still
                     logger.exception("the store could not keep session %s", session.id)
 
-
-Handler = Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
 
 #: The v2 method table, built once for every connection: each method's handler, a
 #: method of :class:`AgentServer` found by name when a request comes.

@@ -12,7 +12,8 @@ How this works: a session's core is two collaborators, created together by
 Everything above the core talks to it through the session's
 :class:`~acpio._session.channel.SessionChannel`: the :class:`Session` facade
 sends, streams, asks, replays and closes through it, and so do the handles and
-features it creates (tool calls and terminals keep a registry,
+features it creates (they get it as :class:`~acpio._handles.host.HandleParts`,
+the channel with who runs the session's commands; tool calls and terminals keep a registry,
 :class:`~acpio._handles.tool_call.SessionHandles`). The agent server drives a
 session through its :class:`SessionCore` (prompts, cancel, setup holding,
 resume); agent code sees only :class:`Session`.
@@ -35,8 +36,8 @@ from .._errors import LibraryCreated
 from .._features.commands import CommandInvocation, parse_command, validate_commands
 from .._features.config import ConfigState, SessionConfig
 from .._features.elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
-from .._handles import client_services as _client_services
 from .._handles import file_read as _file_read
+from .._handles.host import HandleParts
 from .._handles.terminal import TerminalHandle
 from .._handles.tool_call import SessionHandles, ToolCallHandle
 from .._limits import SessionLimits
@@ -45,10 +46,11 @@ from .._protocol.paths import require_absolute
 from .._protocol.peer import Peer
 from .._protocol.values import check_frame, check_update, require_value
 from .._session.channel import SessionChannel
-from .._session.encoding import session_encoding
 from .._session.turn import Turns
 from .._session.updates import ClientConnection, UpdatePath
 from .._store.history import History
+from .._wire.v2 import V2_WIRE
+from .._wire.wire import Wire
 from .durable import DurableState
 
 __all__ = [
@@ -82,7 +84,7 @@ class SessionCore:
 
     def __init__(
         self,
-        channel: SessionChannel,
+        channel: HandleParts,
         *,
         updates: UpdatePath,
         turns: Turns,
@@ -135,8 +137,12 @@ def create_session(
     mcp_servers: Sequence[schema.McpServer] = (),
     limits: SessionLimits | None = None,
     peer: Peer | None = None,
+    wire: Wire = V2_WIRE,
 ) -> SessionCore:
     """A new session and its parts; ``prompt_handler(session, prompt)`` runs each turn.
+
+    ``wire`` is the connection's negotiated version: it gives the session's
+    encoding and who runs its commands.
 
     :raises LocalProtocolError: for a relative ``cwd``.
     """
@@ -144,7 +150,7 @@ def create_session(
     peer = peer if peer is not None else Peer()
     updates = UpdatePath(
         session_id,
-        encoding=session_encoding(peer, session_id),
+        encoding=wire.encoding(session_id, peer),
         connection=connection,
         history=history,
         task_group=task_group,
@@ -156,8 +162,14 @@ def create_session(
         limits=limits or SessionLimits(),
         run_prompt=_not_yet_running,
     )
-    channel = SessionChannel(
-        session_id, cwd, peer, updates=updates, turns=turns, task_group=task_group
+    channel: HandleParts = SessionChannel(
+        session_id,
+        cwd,
+        peer,
+        updates=updates,
+        turns=turns,
+        task_group=task_group,
+        host=wire.host(peer),
     )
     core = SessionCore(
         channel, updates=updates, turns=turns, task_group=task_group, history=history
@@ -477,7 +489,8 @@ class Session(metaclass=LibraryCreated):
             ``fs.readTextFile``, and on v2 connections; nothing is sent.
         :raises RequestError: when the client answers with an error.
         """
-        return await _client_services.read_text_file(self._channel, path, line, limit)
+        channel = self._channel
+        return await channel.host.read_text_file(channel, path, line, limit)
 
     async def write_text_file(self, path: str, content: str) -> None:
         """Write a text file through the editor (v1 ``fs/write_text_file``).
@@ -486,7 +499,8 @@ class Session(metaclass=LibraryCreated):
             ``fs.writeTextFile``, and on v2 connections; nothing is sent.
         :raises RequestError: when the client answers with an error.
         """
-        await _client_services.write_text_file(self._channel, path, content)
+        channel = self._channel
+        await channel.host.write_text_file(channel, path, content)
 
     # ----------------------------------------------------- registry of handles
 

@@ -36,7 +36,7 @@ from .._errors import LocalProtocolError, RequestError
 from .._protocol.values import check_update, require_value
 
 if TYPE_CHECKING:
-    from .._session.channel import SessionChannel
+    from .._handles.host import HandleParts
 
 __all__ = [
     "ConfigState",
@@ -213,7 +213,7 @@ class ConfigState:
     reaches the client as one ``config_option_update`` with the full list.
     """
 
-    def __init__(self, channel: SessionChannel) -> None:
+    def __init__(self, channel: HandleParts) -> None:
         self._channel: Final = channel
         self.options: list[schema.SessionConfigOption] = []
         self.quiet = 0  # >0 while the state goes out in an answer: no update needed

@@ -39,7 +39,7 @@ from .._protocol.ids import new_id
 from .._session.work import current_work
 
 if TYPE_CHECKING:
-    from .._session.channel import SessionChannel
+    from .._handles.host import HandleParts
 
 
 class AnnouncedCall(Protocol):
@@ -180,7 +180,7 @@ def _check_content(requested: schema.ElicitationSchema, content: dict[str, objec
 
 
 async def elicit(
-    channel: SessionChannel,
+    channel: HandleParts,
     message: str,
     requested_schema: schema.ElicitationSchema | Mapping[str, object],
     *,
@@ -206,7 +206,7 @@ async def elicit(
 
 
 async def elicit_url(
-    channel: SessionChannel,
+    channel: HandleParts,
     message: str,
     url: str,
     *,
@@ -231,7 +231,7 @@ async def elicit_url(
     return ElicitationResult(result.action, result.content, elicitation_id, result.raw)
 
 
-async def complete_elicitation(channel: SessionChannel, elicitation_id: str) -> None:
+async def complete_elicitation(channel: HandleParts, elicitation_id: str) -> None:
     """Send ``elicitation/complete``: the out-of-band interaction of a URL elicitation ended."""
     await channel.notify(
         "elicitation/complete",
@@ -240,7 +240,7 @@ async def complete_elicitation(channel: SessionChannel, elicitation_id: str) -> 
 
 
 async def _request(
-    channel: SessionChannel, params: schema.CreateElicitationRequest
+    channel: HandleParts, params: schema.CreateElicitationRequest
 ) -> ElicitationResult:
     question = channel.elicitation_question(params, _decode_response)
     work = current_work.get()

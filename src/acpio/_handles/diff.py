@@ -127,7 +127,7 @@ class FileChange:
     mime_type: str | None = None
     patch: str | None = None
     #: The whole texts before and after (None: no such file, or not text), for
-    #: ACP v1 clients, whose diffs carry texts instead of a patch; set by
+    #: an encoding whose diffs show texts instead of a patch; set by
     #: :func:`file_change`, None for a change built by hand.
     texts: tuple[str | None, str | None] | None = field(
         default=None, init=False, repr=False, compare=False
@@ -529,7 +529,7 @@ def diff_of(*changes: FileChange) -> Diff:
     changes that have useful text and stays consistent with ``changes``. The
     patch is omitted when no change has text (binary updates, no-op modifies).
     When every change knows its whole texts (made by :func:`file_change`), the
-    item also carries them (old and new text per file) for ACP v1 clients,
+    item also carries them (old and new text per file) for an encoding that shows them,
     encoded and compared exactly as the ``Diff``.
     """
     sections = [change.patch for change in changes if change.patch is not None]
@@ -538,7 +538,7 @@ def diff_of(*changes: FileChange) -> Diff:
         patch=DiffPatch(format="git_patch", text="".join(sections)) if sections else UNSET,
     )
     if all(change.texts is not None for change in changes):
-        # The whole texts ride along with the item (ACP v1 diffs carry them; never encoded).
+        # The whole texts ride along with the item for the encoding (never encoded).
         return with_texts(
             diff,
             [

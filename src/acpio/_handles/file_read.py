@@ -37,12 +37,11 @@ from .._errors import (
     RequestError,
     RequestTimeout,
 )
-from . import client_services
 from .edit_fs import check, inspect_path
 from .edits import in_thread, session_path
 
 if TYPE_CHECKING:
-    from .._session.channel import SessionChannel
+    from .host import HandleParts
 
 __all__ = ["DEFAULT_MAX_READ_BYTES", "read_file"]
 
@@ -51,7 +50,7 @@ DEFAULT_MAX_READ_BYTES: Final = 8 * 1024 * 1024
 
 
 async def read_file(
-    channel: SessionChannel,
+    channel: HandleParts,
     cwd: str,
     roots: Sequence[str],
     path: str | os.PathLike[str],
@@ -95,9 +94,9 @@ def _as_read(sentence: str) -> str:
     return sentence.replace("nothing was touched", "nothing was read")
 
 
-async def _from_editor(channel: SessionChannel, real: str, max_bytes: int) -> str:
+async def _from_editor(channel: HandleParts, real: str, max_bytes: int) -> str:
     try:
-        text = await client_services.read_text_file(channel, real)
+        text = await channel.host.read_text_file(channel, real, None, None)
     except RequestError as exc:
         raise ReadRefused(
             f"The editor could not read {real}: {exc.message} (error {exc.code})."

@@ -20,8 +20,8 @@ client, shielded. A command that is already cancelled when asked to start
 starts nothing.
 
 Two kinds of process sit behind the same class: :class:`LocalCommand` (a real
-process group of this program) and, on v1 connections whose client runs
-terminals, the client's terminal (:mod:`acpio._handles.client_services`).
+process group of this program) and, where the client runs terminals, the
+client's terminal (the session's host chooses, :mod:`acpio._handles.host`).
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ period, the exit status still reported) live in :mod:`acpio._handles.process`; e
 process is registered with the connection of its session until it is
 reaped, so :func:`kill_all_processes` can kill what a closed connection left
 behind without touching the processes of other connections in the same
-program. On v1 connections whose client runs terminals the command runs
-there instead (:mod:`acpio._handles.client_services`).
+program, or in the client's terminal where the client runs terminals: the
+session's host chooses (:mod:`acpio._handles.host`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import logging
 import math
 import shlex
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 import anyio
 import anyio.lowlevel
@@ -40,15 +40,14 @@ from .. import schema
 from .._errors import LibraryCreated, LocalProtocolError
 from .._protocol.paths import require_absolute
 from .._protocol.values import check_frame
-from .._session.channel import OwningSession, SessionChannel
+from .._session.channel import OwningSession
 from .._session.work import Work, current_work
-from .client_services import ClientCommand
+from .host import HandleParts, ShowsTerminal
 from .process import (
     DEFAULT_OUTPUT_LIMIT,
     KILL_GRACE,
     CommandResult,
     ExitStatus,
-    LocalCommand,
     RunningCommand,
     kill_all_processes,
 )
@@ -76,14 +75,6 @@ _UNSET: Final = UNSET
 check_frame(schema.TerminalOutputChunk(terminal_id="", data=""), ("data",))
 
 
-class ShowsTerminal(Protocol):
-    """A tool call whose content shows a terminal (:meth:`acpio.ToolCallHandle.append`)."""
-
-    async def append(self, item: schema.ToolCallContent) -> None:
-        """Append ``item`` (here a ``{type: "terminal"}`` item) to the call's content."""
-        ...
-
-
 class TerminalHandle(metaclass=LibraryCreated):
     """One display-only terminal: bytes streamed exactly, snapshots, exit status, processes.
 
@@ -103,7 +94,7 @@ class TerminalHandle(metaclass=LibraryCreated):
 
     def __init__(
         self,
-        channel: SessionChannel,
+        channel: HandleParts,
         register: Callable[[TerminalHandle], None],
         session: OwningSession,
         terminal_id: str,
@@ -142,7 +133,7 @@ class TerminalHandle(metaclass=LibraryCreated):
         #: Bytes of a command's output :meth:`run` keeps for the agent (head and tail).
         self.output_limit = DEFAULT_OUTPUT_LIMIT
         #: The id of the client's terminal that runs the command, once created (a client
-        #: that runs terminals, see ``SessionEncoding.client_runs_terminals``).
+        #: that runs terminals: the session's host, :mod:`acpio._handles.host`).
         self.client_terminal_id: str | None = None
         # When the client runs terminals: the tool call whose content shows this
         # terminal once it is known which id to show (see ToolCallHandle.terminal).
@@ -430,31 +421,18 @@ class TerminalHandle(metaclass=LibraryCreated):
     ) -> RunningCommand:
         workdir = require_absolute(cwd or self.cwd or self.session.cwd, "process cwd")
         limit = self.output_limit if output_limit is None else output_limit
-        running: RunningCommand
         channel = self._channel
-        if channel.client_runs_terminals:
-            running = ClientCommand(
-                self,
-                begin=self._begin,
-                show_client_terminal=self._show_client_terminal,
-                channel=channel,
-                output_limit=limit,
-                display=display,
-                argv=argv,
-                cwd=workdir,
-                env=env,
-            )
-        else:
-            running = LocalCommand(
-                self,
-                self._begin,
-                channel,
-                limit,
-                display,
-                argv=argv,
-                cwd=workdir,
-                env=env,
-            )
+        running = channel.host.command(
+            self,
+            begin=self._begin,
+            show_client_terminal=self._show_client_terminal,
+            parts=channel,
+            output_limit=limit,
+            display=display,
+            argv=argv,
+            cwd=workdir,
+            env=env,
+        )
         return running
 
     async def _begin(
@@ -473,8 +451,7 @@ class TerminalHandle(metaclass=LibraryCreated):
             )
         if anyio.current_effective_deadline() == -math.inf:
             # Cancelled before anything started: start nothing, end the terminal, raise.
-            if self._channel.client_runs_terminals:
-                self._show_in = None  # no client terminal exists to be shown
+            self._show_in = None  # no client terminal exists to be shown
             if self._announced:
                 with anyio.CancelScope(shield=True):
                     await self.exit()

@@ -36,9 +36,10 @@ from .._errors import ConnectionClosed, LibraryCreated, LocalProtocolError, Requ
 from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.values import FINAL_TOOL_CALL_STATUSES, check_frame, require_value
-from .._session.channel import OwningSession, Question, SessionChannel
+from .._session.channel import OwningSession, Question
 from .._session.work import current_work
 from .edits import DEFAULT_MAX_EDIT_BYTES, FileEdit, propose_edit
+from .host import HandleParts
 from .permission import (
     ALLOW_OR_REJECT,
     CANCELLED,
@@ -172,7 +173,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
     def __init__(
         self,
-        channel: SessionChannel,
+        channel: HandleParts,
         handles: SessionHandles,
         session: OwningSession,
         tool_call_id: str,
@@ -791,17 +792,12 @@ class ToolCallHandle(metaclass=LibraryCreated):
             flush_delay=flush_delay,
         )
         await handle.announce()
-        if self._channel.client_runs_terminals:
-            # A command will show the client's own terminal, under the
-            # client's id; bytes the agent writes itself show this one.
-            handle.show_in(self)
-        else:
-            await self.append(schema.Terminal(terminal_id=handle.id))
+        await self._channel.host.show_terminal(self, handle)
         return handle
 
 
 async def request_permission(
-    channel: SessionChannel,
+    channel: HandleParts,
     offered: Sequence[schema.PermissionOption],
     question: Question[PermissionResponse],
 ) -> Outcome:
@@ -831,7 +827,7 @@ async def request_permission(
     return interpret_outcome(response.outcome, offered)
 
 
-async def _client_gone(channel: SessionChannel) -> Outcome:
+async def _client_gone(channel: HandleParts) -> Outcome:
     """The outcome of a request whose client went away: the work's cancellation, if any.
 
     A closed connection is followed by the shutdown, which cancels every

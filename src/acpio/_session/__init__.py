@@ -2,8 +2,7 @@
 
 :mod:`~acpio._session.turn_machine` owns the turn lifecycle (a transition function
 without I/O), :mod:`~acpio._session.turn` drives it, :mod:`~acpio._session.updates`
-the update path, :mod:`~acpio._session.encoding` how an update becomes lines for the
-connection's protocol version (one object per version; the envelope and splices in
-:mod:`~acpio._session.framing`, what a v1 client is shown in
-:mod:`~acpio._session.v1_projection`).
+the update path, :mod:`~acpio._session.encoding` what it asks of the connection's
+wire version (each version, in ``acpio._wire``, gives its own; the envelope and
+splices in :mod:`~acpio._session.framing`).
 """

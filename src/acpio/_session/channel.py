@@ -62,6 +62,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+HostT = TypeVar("HostT")
 _PosArgsT = TypeVarTuple("_PosArgsT")
 
 #: The request that asks the user for permission.
@@ -128,7 +129,7 @@ class Question(NamedTuple, Generic[T]):
         return self.tail is not None
 
 
-class SessionChannel:
+class SessionChannel(Generic[HostT]):
     """The verbs of one session's core for everything above it (see the module doc).
 
     The invariants it keeps are the core's: updates, streamed chunks, terminal
@@ -147,11 +148,15 @@ class SessionChannel:
         updates: UpdatePath,
         turns: Turns,
         task_group: anyio.abc.TaskGroup,
+        host: HostT,
     ) -> None:
         self.session_id: Final = session_id
         self.cwd: Final = cwd
         #: What the client offers (capabilities negotiated at ``initialize``).
         self.peer: Final = peer
+        #: Who runs the session's commands and serves its editor files, as the wire
+        #: version chose (``_handles/host.py`` ``CommandHost``).
+        self.host: Final = host
         self._updates: Final = updates
         self._turns: Final = turns
         self._encoding: Final = updates.encoding
@@ -199,11 +204,6 @@ class SessionChannel:
         """True once the connection to the client closed: nothing reaches it any more."""
         return self._connection.closed
 
-    @property
-    def client_runs_terminals(self) -> bool:
-        """Whether this session's commands run in the client's terminals."""
-        return self._encoding.client_runs_terminals
-
     @staticmethod
     def work_cancelled() -> bool:
         """Whether the foreground work of the calling task was cancelled."""
@@ -238,11 +238,7 @@ class SessionChannel:
         return Question(
             PERMISSION_METHOD,
             params,
-            (
-                self._encode_question(PERMISSION_METHOD, params)
-                if encoding.stable_permission_params
-                else None
-            ),
+            encoding.reusable_request(self._connection.prepare_request, PERMISSION_METHOD, params),
             encoding.answer_decoder(decode, "RequestPermissionResponse"),
         )
 

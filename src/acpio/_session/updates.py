@@ -145,10 +145,10 @@ class UpdatePath:
         self.connection: Final = connection
         self._task_group: Final = task_group
         self._update_lines: Final = encoding.update_lines
-        self._shows_states: Final = encoding.shows_states
+        self._state_lines: Final = encoding.state_lines
         self._text_chunk_end: Final = encoding.text_chunk_end
         self._message_chunk_end: Final = encoding.message_chunk_end
-        self._timed_flushes: Final = encoding.timed_flushes
+        self._due: Final = encoding.due
         self.send_line: Callable[[bytes], Awaitable[None]] = connection.line_sender
         self._try_send_line: Callable[[bytes], bool] = connection.line_try_sender
         self._record: Callable[[schema.SessionUpdate], None] = history.record
@@ -179,7 +179,7 @@ class UpdatePath:
             self._record(update)
             for line in self._update_lines(update):
                 await self.send_line(line)
-            if self._timed_flushes and not self._flush_timer:
+            if not self._flush_timer and self._due() is not None:
                 self._arm_flush()
 
     async def send_ending(
@@ -206,21 +206,23 @@ class UpdatePath:
         """
         for line in lines:
             await self.send_line(line)
-        if self._timed_flushes and not self._flush_timer:
+        if not self._flush_timer and self._due() is not None:
             self._arm_flush()
 
     async def send_state(self, line: bytes) -> None:
         """Send a mid-turn state update (``running``, ``requires_action``), encoded as ``line``.
 
         Admitted as :meth:`send` admits, but not recorded: live state is never
-        history (a resume reports the current state itself). Nothing is sent
-        when the encoding does not show states.
+        history (a resume reports the current state itself). The encoding's
+        :meth:`~acpio._session.encoding.SessionEncoding.state_lines` go out (none
+        where its version shows no states).
         """
         admitted = self._admit_now()
         if admitted is None:
             admitted = await self._admit()
-        if admitted and self._shows_states:
-            await self.send_line(line)
+        if admitted:
+            for shown in self._state_lines(line):
+                await self.send_line(shown)
 
     def try_send_state(self, line: bytes) -> bool:
         """:meth:`send_state` for the caller's own foreground work, when it needs no waiting.
@@ -232,7 +234,7 @@ class UpdatePath:
         """
         if self.dirty_terminals or self._held:
             return False
-        return not self._shows_states or self._try_send_line(line)
+        return all(map(self._try_send_line, self._state_lines(line)))  # one line, or none
 
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
@@ -338,7 +340,7 @@ class UpdatePath:
             return
         for line in self.encoding.terminal_lines(terminal_id, line_prefix, data):
             await self.send_line(line)
-        if self._timed_flushes and not self._flush_timer:
+        if not self._flush_timer and self._due() is not None:
             self._arm_flush()
 
     async def _emit(self, update: schema.SessionUpdate) -> None:

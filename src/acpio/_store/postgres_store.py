@@ -100,7 +100,7 @@ SCHEMA_VERSION: Final = 2
 # pg_advisory_xact_lock key of the migrations ("acpio" in ASCII).
 _MIGRATION_LOCK: Final = 0x616370696F
 
-_V1: Final = """
+_SCHEMA_1: Final = """
 CREATE TABLE acpio_schema (version INTEGER NOT NULL);
 INSERT INTO acpio_schema VALUES (0);
 CREATE TABLE acpio_sessions (
@@ -134,12 +134,12 @@ CREATE TABLE acpio_agent_states (
 )
 """
 # Who each session belongs to (the principal that created it; NULL: nobody in particular).
-_V2: Final = """
+_SCHEMA_2: Final = """
 ALTER TABLE acpio_sessions ADD COLUMN principal TEXT;
 CREATE INDEX acpio_sessions_by_principal ON acpio_sessions (principal, updated_at)
 """
 # Forward migrations: MIGRATIONS[n] turns a version n-1 database into version n.
-MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2}
+MIGRATIONS: Final[dict[int, str]] = {1: _SCHEMA_1, 2: _SCHEMA_2}
 
 
 def redact(conninfo: str) -> str:

@@ -110,7 +110,7 @@ logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION: Final = 3
 
-_V1: Final = """
+_SCHEMA_1: Final = """
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     cwd TEXT NOT NULL,
@@ -131,7 +131,7 @@ CREATE TABLE events (
 ) WITHOUT ROWID;
 """
 # Each session's durable state (Session.save_agent_state, config values), one row each.
-_V2: Final = """
+_SCHEMA_2: Final = """
 CREATE TABLE agent_states (
     session_id TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
@@ -140,12 +140,12 @@ CREATE TABLE agent_states (
 );
 """
 # Who each session belongs to (the principal that created it; NULL: nobody in particular).
-_V3: Final = """
+_SCHEMA_3: Final = """
 ALTER TABLE sessions ADD COLUMN principal TEXT;
 CREATE INDEX sessions_by_principal ON sessions (principal, updated_at);
 """
 # Forward migrations: MIGRATIONS[n] turns a version n-1 file into version n.
-MIGRATIONS: Final[dict[int, str]] = {1: _V1, 2: _V2, 3: _V3}
+MIGRATIONS: Final[dict[int, str]] = {1: _SCHEMA_1, 2: _SCHEMA_2, 3: _SCHEMA_3}
 
 
 class SqliteSessionStore(WriterStore[sqlite3.Connection]):

@@ -33,9 +33,9 @@ from types import MappingProxyType
 from typing import Final
 
 from .._json import as_list, as_object
-from .._protocol.v1_values import V1_SESSION_UPDATES, V1_STOP_REASONS
 from .._protocol.values import is_known_or_custom
 from .._session.turn_machine import TurnMachine, TurnRecord
+from .._wire.v1.values import V1_SESSION_UPDATES, V1_STOP_REASONS
 from ._rules import RULES, Rule
 from ._rules import short as _short
 from ._schema_check import is_absolute

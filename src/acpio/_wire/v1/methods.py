@@ -1,10 +1,15 @@
 """The v1 method table: ACP v1 requests served by the same agent and sessions as v2.
 
 How this works: when ``initialize`` asks for protocol version 1, the agent
-server looks a v1 request's handler up with :meth:`V1Methods.get`. Each v1 method is
-the v2 one with v1 shapes at the edges: params are rewritten into the v2
-shape and handed to the v2 handler (one implementation of every rule), and
-its v2 result is projected back. What is v1's own lives here:
+server looks a v1 request's handler up with :meth:`V1Methods.get` (the table of
+:data:`~acpio._wire.v1.V1_WIRE`). Each v1 method is the server's own with v1
+shapes at the edges: the v1 params are decoded with msgspec straight into the
+session's types (``session/new``, ``session/load``/``resume``,
+``session/set_config_option``, ``session/set_mode``; a v1 stdio MCP server,
+which has no ``type``, is tagged in the decoder's hook) and handed to the
+server's typed entry (one implementation of every rule); methods whose v1
+params have their v2 shape go to the server's handler as they came. The result
+is projected back. What is v1's own lives here:
 
 * ``initialize``: ``clientInfo``/``clientCapabilities`` in, ``agentInfo``,
   ``agentCapabilities`` (``loadSession``, ``promptCapabilities``,
@@ -18,7 +23,7 @@ its v2 result is projected back. What is v1's own lives here:
   history goes out in v1 form before the answer.
 * ``authenticate``/``logout`` are ``auth/login``/``auth/logout``.
 * Every request's params are first read as the v1 schema says
-  (:func:`acpio._protocol.v1_schema.lenient`: a ``null`` or a mismatched value of a
+  (:func:`acpio._wire.v1.lenient.lenient`: a ``null`` or a mismatched value of a
   field the schema marks so is absent). ``session/set_config_option`` without
   ``type`` (or with a ``type`` v1 does not know and a string value) sets a value id.
 * Modes: the session's config option of category ``mode`` (a select) is v1's
@@ -27,7 +32,7 @@ its v2 result is projected back. What is v1's own lives here:
   (the agent's ``set_config_option``, the same checks). A client change of the mode
   is followed by the update the client lacks: ``config_option_update`` after
   ``session/set_mode``, ``current_mode_update`` after ``session/set_config_option``;
-  the agent's own changes carry both (:mod:`acpio._session.v1_projection`).
+  the agent's own changes carry both (:mod:`acpio._wire.v1.projection`).
 
 The v2-only methods (``tool_call/cancel``, ``terminal/cancel``) are not in
 the v1 table.
@@ -37,43 +42,37 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Final, Protocol, TypeVar, cast
+from collections.abc import Callable, Collection
+from typing import Final, TypeVar, cast
 
 import anyio
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
-from .. import schema
-from .._errors import INTERNAL_ERROR, RequestError
-from .._features.mcp_transports import declared_transports
-from .._protocol.peer import TERMINAL_AUTH_META, Peer
-from .._protocol.v1_schema import lenient_raw, message_definition
-from .._protocol.v1_values import V1_STOP_REASONS
-from .._rpc.connection import RequestContext
-from .._session.encoding import V1Encoding
-from .._session.v1_projection import (
+from ... import schema
+from ..._errors import INTERNAL_ERROR, RequestError
+from ..._features.mcp_transports import declared_transports
+from ..._protocol.peer import TERMINAL_AUTH_META, Peer
+from ..._rpc.connection import RequestContext
+from ..._session.work import Work
+from ...schema._base import dec_hook, join_error_path
+from ..wire import Handler, ServerView
+from .encoding import V1Encoding
+from .lenient import lenient_raw, message_definition
+from .projection import (
     META_KEY,
     V1Projection,
     V1Update,
     config_options,
     mode_option,
 )
-from .._session.work import Work
-from .auth import offered_methods
-
-if TYPE_CHECKING:
-    from .._store.history import SessionRecord
-    from .agent import Agent
-    from .session import Session, SessionCore
+from .values import V1_STOP_REASONS
 
 T = TypeVar("T")
 
-__all__ = ["V1Methods", "V2Server", "v1_peer"]
+__all__ = ["V1Methods", "v1_peer"]
 
 logger = logging.getLogger(__name__)
-
-Handler = Callable[[msgspec.Raw | None, RequestContext], Awaitable[object]]
 
 _to_builtins = msgspec.json.Decoder().decode
 _raw: Final = msgspec.json.encode
@@ -82,11 +81,6 @@ _raw: Final = msgspec.json.encode
 def _object(value: object) -> dict[str, object] | None:
     """``value`` as a JSON object (decoded JSON: its keys are strings), else None."""
     return cast("dict[str, object]", value) if isinstance(value, dict) else None
-
-
-def _array(value: object) -> list[object] | None:
-    """``value`` as a JSON array, else None."""
-    return cast("list[object]", value) if isinstance(value, list) else None
 
 
 def _params(raw: msgspec.Raw | None) -> dict[str, object]:
@@ -102,19 +96,50 @@ def _params(raw: msgspec.Raw | None) -> dict[str, object]:
     return params
 
 
-def _as_raw(value: object) -> msgspec.Raw:
-    return msgspec.Raw(_raw(value))
+def _dec_hook(tp: type, obj: object) -> object:
+    """The schema's union decoding, a v1 stdio MCP server (it has no ``type``) tagged first."""
+    fields = _object(obj)
+    # The union's marker class is the one base of its variants msgspec hands this hook.
+    union = tp is not object and issubclass(schema.McpServerStdio, tp)
+    if union and fields is not None and "type" not in fields:
+        return dec_hook(tp, {**fields, "type": "stdio"})
+    return dec_hook(tp, obj)
 
 
-def _mcp_servers_to_v2(params: dict[str, object]) -> None:
-    """v1 stdio servers have no ``type``, and their ``env`` is required; v2 tags them."""
-    servers = _array(params.get("mcpServers"))
-    if servers is None:
-        return
-    for item in servers:
-        server = _object(item)
-        if server is not None and "type" not in server:
-            server["type"] = "stdio"
+_decode_new: Final = msgspec.json.Decoder(schema.NewSessionRequest, dec_hook=_dec_hook).decode
+_decode_resume: Final = msgspec.json.Decoder(schema.ResumeSessionRequest, dec_hook=_dec_hook).decode
+
+
+class _ConfigParams(msgspec.Struct, kw_only=True, rename="camel"):
+    """v1 ``session/set_config_option`` (``id`` for ``configId`` too; ``type`` optional)."""
+
+    session_id: str
+    config_id: str | UnsetType = UNSET
+    id: str | UnsetType = UNSET
+    type: object = UNSET
+    value: object = UNSET
+    meta: dict[str, object] | None | UnsetType = msgspec.field(name="_meta", default=UNSET)
+
+
+class _ModeParams(msgspec.Struct, kw_only=True, rename="camel"):
+    """v1 ``session/set_mode`` (each field checked with its own message)."""
+
+    session_id: object = UNSET
+    mode_id: object = UNSET
+
+
+_decode_config: Final = msgspec.json.Decoder(_ConfigParams).decode
+_decode_mode: Final = msgspec.json.Decoder(_ModeParams).decode
+
+
+def _decoded(decode: Callable[[msgspec.Raw | bytes], T], raw: msgspec.Raw | None) -> T:
+    """``raw`` params decoded (:raises RequestError: ``-32602`` naming the field)."""
+    try:
+        return decode(raw if raw is not None else b"{}")
+    except msgspec.ValidationError as exc:
+        raise RequestError.invalid_params(join_error_path(str(exc))) from None
+    except msgspec.DecodeError as exc:  # pragma: no cover - the envelope already parsed
+        raise RequestError.invalid_params(str(exc)) from None
 
 
 def _flag(value: object, *keys: str) -> bool:
@@ -209,41 +234,6 @@ def mcp_capabilities_v1(transports: Collection[str]) -> dict[str, bool]:
     return {"http": "http" in declared, "sse": "sse" in declared}
 
 
-class V2Server(Protocol):
-    """What the v1 methods use of the agent server: its v2 handlers and its sessions."""
-
-    agent: Agent
-    peer: Peer
-    sessions: dict[str, Session]
-    cores: dict[str, SessionCore]
-    records: dict[str, SessionRecord]
-
-    @property
-    def v2_requests(self) -> Mapping[str, Handler]:
-        """The v2 handlers, by method."""
-        ...
-
-    async def initialize(self, params: msgspec.Raw | None, context: RequestContext, /) -> object:
-        """The v2 ``initialize`` handler (which negotiates v1 through :class:`V1Methods`)."""
-        ...
-
-    def capabilities(self) -> schema.AgentCapabilities:
-        """The agent's v2 capabilities."""
-        ...
-
-    def check_auth_method(self, method: str) -> None:
-        """:raises RequestError: when the agent does not offer ``method``."""
-        ...
-
-    def decode(self, raw: msgspec.Raw | None, type_: type[T]) -> T:
-        """Decode params (:raises RequestError: ``-32602`` naming the field)."""
-        ...
-
-    def active(self, session_id: str) -> Session:
-        """The active session (:raises RequestError: ``-32002`` when there is none)."""
-        ...
-
-
 #: The v1 method table, built once for every connection: each v1 method's handler
 #: (a method of :class:`V1Methods`), found by name when a request comes.
 _TABLE: Final = {
@@ -271,7 +261,7 @@ class V1Methods:
 
     __slots__ = ("server",)
 
-    def __init__(self, server: V2Server) -> None:
+    def __init__(self, server: ServerView) -> None:
         self.server: Final = server
 
     def get(self, method: str) -> Handler | None:
@@ -337,7 +327,7 @@ class V1Methods:
         }
         methods = [
             converted
-            for method in offered_methods(agent.auth_methods, server.peer)
+            for method in server.offered_auth_methods()
             if (converted := _auth_method(method)) is not None
         ]
         if agent.auth_methods:
@@ -367,10 +357,7 @@ class V1Methods:
     # ------------------------------------------------------------- sessions
 
     async def _new_session(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        request = _params(params)
-        _mcp_servers_to_v2(request)
-        response = await self.server.v2_requests["session/new"](_as_raw(request), context)
-        assert isinstance(response, schema.NewSessionResponse)
+        response = await self.server.new_session(_decoded(_decode_new, params), context)
         out: dict[str, object] = {"sessionId": response.session_id}
         self._config_fields(out, response.session_id, response.config_options)
         self._commands_after(response.session_id, response.available_commands, context)
@@ -438,23 +425,21 @@ class V1Methods:
     async def _resume(
         self, params: msgspec.Raw | None, context: RequestContext, *, replay: bool
     ) -> object:
-        request = _params(params)
-        _mcp_servers_to_v2(request)
-        request.pop("replayFrom", None)
-        if replay:
-            request["replayFrom"] = {"type": "start"}
-        response = await self.server.v2_requests["session/resume"](_as_raw(request), context)
+        request = _decoded(_decode_resume, params)
+        # v1 has no replayFrom: session/load replays from the start, session/resume not.
+        request = msgspec.structs.replace(
+            request, replay_from=schema.ReplayFromStart() if replay else UNSET
+        )
+        response = await self.server.resume_session(request, context)
         out: dict[str, object] = {}
-        if isinstance(response, schema.ResumeSessionResponse):
-            session_id = request.get("sessionId")
-            if isinstance(session_id, str):
-                self._config_fields(out, session_id, response.config_options)
-                if replay:
-                    # session/load: everything of the session before its answer (clients
-                    # that stop reading the replay at the answer keep the commands too).
-                    await self._send_setup_now(session_id, response.available_commands)
-                else:
-                    self._commands_after(session_id, response.available_commands, context)
+        session_id = request.session_id
+        self._config_fields(out, session_id, response.config_options)
+        if replay:
+            # session/load: everything of the session before its answer (clients
+            # that stop reading the replay at the answer keep the commands too).
+            await self._send_setup_now(session_id, response.available_commands)
+        else:
+            self._commands_after(session_id, response.available_commands, context)
         return out
 
     async def _send_setup_now(self, session_id: str, commands: object) -> None:
@@ -480,38 +465,43 @@ class V1Methods:
     async def _set_config_option(
         self, params: msgspec.Raw | None, context: RequestContext
     ) -> object:
-        handler = self.server.v2_requests.get("session/set_config_option")
-        if handler is None:
-            raise RequestError.method_not_found("session/set_config_option")
-        request = _params(params)
-        if "id" in request and "configId" not in request:
-            request["configId"] = request.pop("id")
-        kind, value = request.get("type"), request.get("value")
-        if kind != "boolean":
+        request = _decoded(_decode_config, params)
+        config_id = request.config_id if isinstance(request.config_id, str) else request.id
+        if not isinstance(config_id, str):
+            raise RequestError.invalid_params("Object missing required field `configId`")
+        value = request.value
+        if request.type == "boolean":
+            if not isinstance(value, bool):
+                raise RequestError.invalid_params(
+                    f"Expected `bool`, got `{_json_type(value)}` - at `$.value`"
+                )
+            typed: schema.SetSessionConfigOptionRequest = (
+                schema.SetSessionConfigOptionBooleanRequest(
+                    session_id=request.session_id,
+                    config_id=config_id,
+                    value=value,
+                    meta=request.meta,
+                )
+            )
+        else:
             # v1: a value id has no `type` (one v1 does not know, with a string, is one too).
             if not isinstance(value, str):
                 raise RequestError.invalid_params(
                     "`value` must be a value id (a string), or a boolean with "
                     f'`"type": "boolean"`; got {_raw(value).decode()}'
                 )
-            request["type"] = "id"
-        response = await handler(_as_raw(request), context)
-        options: object = getattr(response, "config_options", UNSET)
-        listed = (
-            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
-        )
-        session_id = request.get("sessionId")
-        if isinstance(session_id, str):
-            # The answer carries the options; the client's mode selector needs its update.
-            self._send_after(session_id, context, lambda p: p.mode_moved(listed))
+            typed = schema.SetSessionConfigOptionIdRequest(
+                session_id=request.session_id, config_id=config_id, value=value, meta=request.meta
+            )
+        response = await self.server.set_config_option(typed)
+        listed = list(response.config_options)
+        # The answer carries the options; the client's mode selector needs its update.
+        self._send_after(request.session_id, context, lambda p: p.mode_moved(listed))
         return {"configOptions": config_options(listed)}
 
     async def _set_mode(self, params: msgspec.Raw | None, context: RequestContext) -> object:
-        handler = self.server.v2_requests.get("session/set_config_option")
-        if handler is None:
-            raise RequestError.method_not_found("session/set_mode")
-        request = _params(params)
-        session_id, mode_id = request.get("sessionId"), request.get("modeId")
+        request = _decoded(_decode_mode, params)
+        session_id, mode_id = request.session_id, request.mode_id
         if not isinstance(session_id, str):
             raise RequestError.invalid_params("`sessionId` must be a string")
         if not isinstance(mode_id, str):
@@ -522,21 +512,12 @@ class V1Methods:
             raise RequestError.invalid_params(
                 f"session {session_id} has no modes (no config option of category mode)"
             )
-        response = await handler(
-            _as_raw(
-                {
-                    "sessionId": session_id,
-                    "configId": option.config_id,
-                    "type": "id",
-                    "value": mode_id,
-                }
-            ),
-            context,
+        response = await self.server.set_config_option(
+            schema.SetSessionConfigOptionIdRequest(
+                session_id=session_id, config_id=option.config_id, value=mode_id
+            )
         )
-        options: object = getattr(response, "config_options", UNSET)
-        listed = (
-            cast("list[schema.SessionConfigOption]", options) if isinstance(options, list) else []
-        )
+        listed = list(response.config_options)
 
         def updates(projection: V1Projection) -> list[V1Update]:
             projection.mode_id = mode_id  # the client set it: it knows
@@ -585,6 +566,15 @@ class V1Methods:
             turns.prompt_answered(work)
             raise
         return _answer(work)
+
+
+def _json_type(value: object) -> str:
+    """The JSON type of decoded ``value``, named as msgspec's messages name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool | int | float | str):
+        return type(value).__name__
+    return "array" if isinstance(value, list) else "object"
 
 
 async def _read_leniently(

@@ -4,7 +4,7 @@ How this works: the official v1 schema (``schema/v1/schema.json``) defines each
 closed string enum as a ``oneOf`` of ``const`` strings. :func:`schema_values`
 reads those constants from one definition; the sets below are made from it
 once, when this module is imported (the schema is read once per process, in
-about a millisecond, by :mod:`acpio._protocol.v1_schema`). The v1 projection, the v1
+about a millisecond, by :mod:`acpio._wire.v1.lenient`). The v1 projection, the v1
 server and the v1 conformance rules import these names, so a new schema
 version changes them all at once.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final, cast
 
-from .v1_schema import Node, definition
+from .lenient import Node, definition
 
 __all__ = [
     "V1_OPTION_KINDS",

@@ -1,6 +1,6 @@
 """What a v1 client does for the agent: run terminals, read and write text files.
 
-How this works: on a v1 connection whose client advertised ``terminal``,
+How this works: on a connection whose client advertised ``terminal``,
 :meth:`TerminalHandle.run` runs the command in the client's terminal
 (:class:`ClientCommand`): ``terminal/create``, then ``terminal/output``
 polled (quickly at first, backing off while nothing changes; each answer's
@@ -37,40 +37,46 @@ command runs; the last poll after an exit the agent did not cause is given
 response the connection could not use (past the message size limit,
 malformed) fails its request at once (see :meth:`acpio.rpc.Connection.request`).
 
-The requests are the v1 shapes of :mod:`acpio._protocol.v1_types` (the vendored v1
+The requests are the v1 shapes of :mod:`acpio._wire.v1.shapes` (the vendored v1
 schema, ``schema/v1/schema.json``), sent with :meth:`Session._client_request`,
 which flushes buffered terminal output first; unknown fields in answers are
 ignored. Asking for a service the client did not
-advertise, or on a v2 connection (v2 has no client-side services), raises
-:class:`~acpio.ClientCapabilityError` before anything is sent.
+advertise raises :class:`~acpio.ClientCapabilityError` before anything is sent.
+The session's host (:class:`~acpio._handles.host.CommandHost`) is
+:data:`CLIENT_TERMINALS` when the client advertised ``terminal``, else
+:data:`CLIENT_FILES`, whose commands the agent runs itself.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import Final, TypeVar
 
 import anyio
 import anyio.lowlevel
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .._errors import (
+from ..._errors import (
     ClientCapabilityError,
     ConnectionClosed,
     RemoteProtocolError,
     RequestError,
     RequestTimeout,
 )
-from .._protocol import v1_types as v1
-from .._protocol.paths import require_absolute
-from .process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
+from ..._handles.host import AgentHost, HandleParts, ShownTerminal, ShowsTerminal
+from ..._handles.process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
+from ..._protocol.paths import require_absolute
+from . import shapes as v1
 
-if TYPE_CHECKING:
-    from .._session.channel import SessionChannel
-
-__all__ = ["ClientCommand", "read_text_file", "write_text_file"]
+__all__ = [
+    "CLIENT_FILES",
+    "CLIENT_TERMINALS",
+    "ClientCommand",
+    "ClientFileHost",
+    "ClientTerminalHost",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +139,7 @@ class ClientCommand(RunningCommand):
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],
-        channel: SessionChannel,
+        parts: HandleParts,
         output_limit: int,
         display: str,
         argv: Sequence[str],
@@ -142,10 +148,10 @@ class ClientCommand(RunningCommand):
     ) -> None:
         super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
         self._show_client_terminal = show_client_terminal
-        self._session_id = channel.session_id
-        self._client_request = channel.client_request
-        self._timeout = channel.limits.client_request_timeout
-        self._spawn = channel.spawn
+        self._session_id = parts.session_id
+        self._client_request = parts.client_request
+        self._timeout = parts.limits.client_request_timeout
+        self._spawn = parts.spawn
         self.terminal_id: str | None = None
         self._last = b""  # the output the client returned last time
         self._seen = 0  # bytes of output read so far
@@ -356,50 +362,93 @@ class ClientCommand(RunningCommand):
 # ------------------------------------------------------------------- file system
 
 
-def _require(channel: SessionChannel, offered: bool, what: str) -> None:
-    peer = channel.peer
-    if peer.protocol_version >= 2:
-        raise ClientCapabilityError(
-            f"{what} is a v1 client service; this connection speaks ACP v{peer.protocol_version}"
-        )
+def _require(offered: bool, what: str) -> None:
     if not offered:
         raise ClientCapabilityError(f"the client did not advertise {what} in initialize")
 
 
-async def read_text_file(
-    channel: SessionChannel, path: str, line: int | None = None, limit: int | None = None
-) -> str:
-    """``fs/read_text_file`` (see :meth:`acpio.Session.read_text_file`)."""
-    _require(channel, channel.peer.read_text_file, "fs.readTextFile")
-    require_absolute(path, "file path")
-    for name, value in (("line", line), ("limit", limit)):
-        if value is not None and value < (1 if name == "line" else 0):
-            raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
-    params = v1.ReadTextFileRequest(
-        session_id=channel.session_id,
-        path=path,
-        line=UNSET if line is None else line,
-        limit=UNSET if limit is None else limit,
-    )
-    answer = await _ask(
-        channel.client_request,
-        "fs/read_text_file",
-        params,
-        _decode_read,
-        channel.limits.client_request_timeout,
-    )
-    return answer.content
+class ClientFileHost(AgentHost):
+    """A v1 client's host: files through the editor (``fs/*``) as far as it advertised
+    them; commands run by the agent (the client advertised no ``terminal``)."""
+
+    __slots__ = ()
+
+    async def read_text_file(
+        self, parts: HandleParts, path: str, line: int | None, limit: int | None
+    ) -> str:
+        """``fs/read_text_file`` (see :meth:`acpio.Session.read_text_file`)."""
+        _require(parts.peer.read_text_file, "fs.readTextFile")
+        require_absolute(path, "file path")
+        for name, value in (("line", line), ("limit", limit)):
+            if value is not None and value < (1 if name == "line" else 0):
+                raise ValueError(f"{name} must be {'1-based' if name == 'line' else 'at least 0'}")
+        params = v1.ReadTextFileRequest(
+            session_id=parts.session_id,
+            path=path,
+            line=UNSET if line is None else line,
+            limit=UNSET if limit is None else limit,
+        )
+        answer = await _ask(
+            parts.client_request,
+            "fs/read_text_file",
+            params,
+            _decode_read,
+            parts.limits.client_request_timeout,
+        )
+        return answer.content
+
+    async def write_text_file(self, parts: HandleParts, path: str, content: str) -> None:
+        """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
+        _require(parts.peer.write_text_file, "fs.writeTextFile")
+        require_absolute(path, "file path")
+        params = v1.WriteTextFileRequest(session_id=parts.session_id, path=path, content=content)
+        await _ask(
+            parts.client_request,
+            "fs/write_text_file",
+            params,
+            _ignore,
+            parts.limits.client_request_timeout,
+        )
 
 
-async def write_text_file(channel: SessionChannel, path: str, content: str) -> None:
-    """``fs/write_text_file`` (see :meth:`acpio.Session.write_text_file`)."""
-    _require(channel, channel.peer.write_text_file, "fs.writeTextFile")
-    require_absolute(path, "file path")
-    params = v1.WriteTextFileRequest(session_id=channel.session_id, path=path, content=content)
-    await _ask(
-        channel.client_request,
-        "fs/write_text_file",
-        params,
-        _ignore,
-        channel.limits.client_request_timeout,
-    )
+class ClientTerminalHost(ClientFileHost):
+    """A v1 client that advertised ``terminal``: every command runs in its terminals."""
+
+    __slots__ = ()
+
+    def command(
+        self,
+        terminal: CommandTerminal,
+        *,
+        begin: BeginCommand,
+        show_client_terminal: Callable[[str], Awaitable[None]],
+        parts: HandleParts,
+        output_limit: int,
+        display: str,
+        argv: Sequence[str],
+        cwd: str,
+        env: Mapping[str, str] | None,
+    ) -> RunningCommand:
+        """A :class:`ClientCommand`: ``terminal/create`` when it starts."""
+        return ClientCommand(
+            terminal,
+            begin=begin,
+            show_client_terminal=show_client_terminal,
+            parts=parts,
+            output_limit=output_limit,
+            display=display,
+            argv=argv,
+            cwd=cwd,
+            env=env,
+        )
+
+    async def show_terminal(self, call: ShowsTerminal, terminal: ShownTerminal) -> None:
+        """A command will show the client's own terminal, under the client's id; bytes
+        the agent writes itself show this one: ``call`` shows whichever comes first."""
+        terminal.show_in(call)
+
+
+#: The host of a v1 client that runs no terminals.
+CLIENT_FILES: Final = ClientFileHost()
+#: The host of a v1 client that runs terminals.
+CLIENT_TERMINALS: Final = ClientTerminalHost()

@@ -48,17 +48,17 @@ from typing import Final, cast
 import msgspec
 from msgspec import UNSET
 
-from .. import schema
-from .._protocol.diff_texts import whole_texts
-from .._protocol.peer import Peer
-from .._protocol.v1_values import (
+from ... import schema
+from ..._protocol.diff_texts import whole_texts
+from ..._protocol.peer import Peer
+from ...schema._base import enc_hook
+from .values import (
     V1_OPTION_KINDS,
     V1_PLAN_PRIORITIES,
     V1_PLAN_STATUSES,
     V1_TOOL_KINDS,
     V1_TOOL_STATUSES,
 )
-from ..schema._base import enc_hook
 
 __all__ = [
     "META_KEY",

@@ -2,10 +2,10 @@
 
 How this works: acpio's model types are v2 (:mod:`acpio.schema`); v1 differs
 only at the connection boundary. Updates are projected by
-:mod:`acpio._session.v1_projection`, and the few v1 requests the agent sends to a v1
+:mod:`acpio._wire.v1.projection`, and the few v1 requests the agent sends to a v1
 client have these hand-written Structs (from ``schema/v1/schema.json``), sent
 with :meth:`acpio.Session._client_request` and decoded with :func:`decoder`,
-which first reads the answer as the v1 schema says (:mod:`acpio._protocol.v1_schema`:
+which first reads the answer as the v1 schema says (:mod:`acpio._wire.v1.lenient`:
 a field marked default-on-error that does not match, an ``exitCode`` of ``1.5``
 or ``2**64``, a numeric ``signal``, is absent).
 Only a v1 connection whose :class:`~acpio._protocol.peer.Peer` advertises the service
@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from .v1_schema import lenient, loads
+from .lenient import lenient, loads
 
 __all__ = [
     "CreateTerminalRequest",
