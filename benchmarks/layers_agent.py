@@ -6,8 +6,9 @@ An analysis tool, not a peer: it reaches into acpio's internals. With
 - ``connection``: each permission request is a bare ``Connection.request_prepared``
   of params encoded once (the request line, the pending request, the
   response's decode and dispatch);
-- ``states``: the same between the session's own ``requires_action`` and
-  ``running`` state updates;
+- ``states``: the same asked through the session channel (``SessionChannel.ask``:
+  pending terminal bytes, the session's own ``requires_action`` and
+  ``running`` state updates around the request);
 - ``full`` (or unset): the bench agent unchanged
   (``ToolCallHandle.request_permission``: option validation, the subject,
   interpreting the outcome against the offered options).
@@ -50,18 +51,17 @@ class LayersAgent(BenchAgent):
             ),
             options=[acpio.permission.option("allow", "Allow", "allow_once")],
         )
-        connection = session._updates.connection  # the session's update path holds it
-        turns = session._turns  # the turn state machine reports the states
+        channel = session._channel  # the session's channel to its core
         # Encoded once, as ToolCallHandle.request_permission sends a request asked again.
-        tail = connection.prepare_request("session/request_permission", params)
+        question = channel.permission_question(params, decode_permission_response)
+        tail = question.tail
+        assert tail is not None  # a v2 permission question is encoded once
+        connection = channel._connection  # the connection alone, below the channel
         for _ in range(int(words[1])):
             if LAYERS == "states":
-                await turns.permission_started()
-            await connection.request_prepared(
-                "session/request_permission", tail, decode_permission_response
-            )
-            if LAYERS == "states":
-                await turns.permission_finished()
+                await channel.ask(question)
+            else:
+                await connection.request_prepared(question.method, tail, question.decode)
         await call.complete()
         return "end_turn"
 

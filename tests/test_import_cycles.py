@@ -8,7 +8,7 @@ heavy dependency off the start; it does not make a cycle through it any less
 one: ``adapters/pydantic_ai.py`` <-> ``adapters/_pydantic_ai_bridge.py`` was one,
 missed while deferred imports were left out). Where a lower module needs to
 name an object of a higher one, it declares a ``Protocol`` of what it uses (for
-example ``_session/parts.py`` ``OwningSession``, ``_handles/process.py``
+example ``_session/channel.py`` ``OwningSession``, ``_handles/process.py``
 ``CommandTerminal``), or the piece both need moves below both.
 """
 

@@ -155,6 +155,37 @@ def test_adapters_use_the_public_api_only() -> None:
                 assert not any(name.startswith("_") for name in names), path.name
 
 
+#: What the layers above the session core may import of ``_session/`` (docs/architecture.md,
+#: "The session channel"): the channel, the work item of the running turn (its context
+#: variable) and the trace types a handle's spans are made with; never the update path or
+#: the turn runner behind the channel.
+SESSION_SEEN_FROM_ABOVE = frozenset(
+    {"acpio._session.channel", "acpio._session.work", "acpio._session.observe"}
+)
+
+
+def test_above_the_core_only_the_channel_is_seen() -> None:
+    """Handles, features, ``mcp.py`` and the adapters reach the session core through its
+    channel only: no import of ``_session.updates``, ``_session.turn`` or any other module
+    of ``_session/`` but those of :data:`SESSION_SEEN_FROM_ABOVE`."""
+    graph = import_graph(PACKAGE, "acpio")
+    above = ("acpio._handles", "acpio._features", "acpio.mcp", "acpio.adapters")
+    reaching = sorted(
+        f"{importer} -> {imported}"
+        for importer, targets in graph.items()
+        if importer.startswith(above)
+        for imported in targets
+        if imported.startswith("acpio._session") and imported not in SESSION_SEEN_FROM_ABOVE
+    )
+    assert not reaching, "past the session channel:\n" + "\n".join(reaching)
+    # The rule holds for the modules it names: the channel is what they import.
+    assert any(
+        "acpio._session.channel" in targets
+        for importer, targets in graph.items()
+        if importer.startswith("acpio._handles")
+    )
+
+
 #: Inside ``_rpc/``, bottom up (docs/architecture.md, "The JSON-RPC layer"): a module
 #: imports modules of lower rank only; ``wire`` and ``scan`` are for every module.
 RPC_RANKS: dict[str, int] = {

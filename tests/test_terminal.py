@@ -336,7 +336,7 @@ async def test_writes_keep_the_sessions_dirty_list_bounded() -> None:
         for _ in range(500):
             await terminal.write(b"123456789")  # buffered
             await terminal.write(b"0")  # fills the chunk: sent at once
-            sizes.append(len(terminal._updates.dirty_terminals))
+            sizes.append(len(terminal._channel._updates.dirty_terminals))
         await terminal.exit(0)
 
     async with MockClient(Scripted(body)) as client:

@@ -1,19 +1,22 @@
-"""Sessions: what agent code reports through, as a thin facade over the session's parts.
+"""Sessions: what agent code reports through, as a thin facade over the session's core.
 
-How this works: a :class:`Session` is composed of two collaborators, created
-together by :func:`create_session` and held in its :class:`SessionCore`:
+How this works: a session's core is two collaborators, created together by
+:func:`create_session` and held in its :class:`SessionCore`:
 
 * the update path (:class:`~acpio._session.updates.UpdatePath`): every update the
   session sends (admission after idle, holding during setup and replay,
   terminal bytes first, history, framing);
-* the turn state machine (:class:`~acpio._session.turn.Turns`): prompts, queueing,
+* the turn runner (:class:`~acpio._session.turn.Turns`): prompts, queueing,
   cancellation and the ``running``/``requires_action``/``idle`` state.
 
-Tool calls and terminals keep a registry (:class:`~acpio._handles.tool_call.SessionHandles`);
-handles and services get a :class:`~acpio._handles.host.HandleParts`, never
-the session's private attributes. The agent server drives a session through
-its :class:`SessionCore` (prompts, cancel, setup holding, resume); agent code
-sees only :class:`Session`.
+Everything above the core talks to it through the session's
+:class:`~acpio._session.channel.SessionChannel`: the :class:`Session` facade
+sends, streams, asks, replays and closes through it, and so do the handles and
+features it creates (they get it as :class:`~acpio._handles.host.HandleParts`,
+the channel with who runs the session's commands; tool calls and terminals keep a registry,
+:class:`~acpio._handles.tool_call.SessionHandles`). The agent server drives a
+session through its :class:`SessionCore` (prompts, cancel, setup holding,
+resume); agent code sees only :class:`Session`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from .. import schema
-from .._errors import LibraryCreated, LocalProtocolError
+from .._errors import LibraryCreated
 from .._features.commands import CommandInvocation, parse_command, validate_commands
 from .._features.config import ConfigState, SessionConfig
 from .._features.elicitation import ElicitationResult, complete_elicitation, elicit, elicit_url
@@ -42,6 +45,7 @@ from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.peer import Peer
 from .._protocol.values import check_frame, check_update, require_value
+from .._session.channel import SessionChannel
 from .._session.turn import Turns
 from .._session.updates import ClientConnection, UpdatePath
 from .._store.history import History
@@ -80,25 +84,28 @@ class SessionCore:
 
     def __init__(
         self,
-        parts: HandleParts,
+        channel: HandleParts,
         *,
+        updates: UpdatePath,
+        turns: Turns,
         task_group: anyio.abc.TaskGroup,
         history: History,
     ) -> None:
-        self.parts: Final = parts
-        self.turns: Final = parts.turns
-        self.updates: Final = parts.updates
+        self.channel: Final = channel
+        self.turns: Final = turns
+        self.updates: Final = updates
         self.task_group: Final = task_group
         self.history: Final = history
-        self.handles: Final = SessionHandles(parts.session_id)
-        self.config: Final = ConfigState(parts.updates)
+        self.handles: Final = SessionHandles(channel.session_id)
+        self.config: Final = ConfigState(channel)
         self.durable: Final = DurableState(self.config)
         self.commands: list[schema.AvailableCommand] = []
-        self.close_done: anyio.Event | None = None
-        #: Run once the session closed (Session.add_close_callback).
-        self.on_close: list[Callable[[], object]] = []
-        #: The scopes of Session.start_soon's tasks, cancelled when the session closed.
-        self.background: set[anyio.CancelScope] = set()
+        # The first thing a close does once the work ended: stop the terminals' processes.
+        channel.add_close_callback(self._cancel_terminals)
+
+    def _cancel_terminals(self) -> None:
+        for terminal in self.handles.terminals.values():
+            terminal.request_cancel()
 
     def setup_features(
         self,
@@ -115,8 +122,7 @@ class SessionCore:
 
     async def resume(self, *, replay: bool) -> None:
         """Send the history (``replay``) and then the current state, before the response."""
-        turns = self.turns
-        await self.updates.replay(self.history.replay() if replay else None, turns.state_snapshot)
+        await self.channel.replay(self.history.replay() if replay else None)
 
 
 def create_session(
@@ -156,15 +162,18 @@ def create_session(
         limits=limits or SessionLimits(),
         run_prompt=_not_yet_running,
     )
-    parts = HandleParts(
-        session_id=session_id,
-        cwd=cwd,
-        peer=peer,
+    channel: HandleParts = SessionChannel(
+        session_id,
+        cwd,
+        peer,
         updates=updates,
         turns=turns,
+        task_group=task_group,
         host=wire.host(peer),
     )
-    core = SessionCore(parts, task_group=task_group, history=history)
+    core = SessionCore(
+        channel, updates=updates, turns=turns, task_group=task_group, history=history
+    )
     session = core.session = object.__new__(Session)
     Session.__init__(session, core)
     session.additional_directories = list(additional_directories)
@@ -215,12 +224,12 @@ class Session(metaclass=LibraryCreated):
     mcp_servers: list[schema.McpServer]
 
     def __init__(self, core: SessionCore, /) -> None:
-        parts = core.parts
+        channel = core.channel
         self._core: Final = core
         self._turns: Final = core.turns
-        self._updates: Final = core.updates
-        self.id: Final = parts.session_id
-        self.cwd: Final = parts.cwd
+        self._channel: Final = channel
+        self.id: Final = channel.session_id
+        self.cwd: Final = channel.cwd
         self.additional_directories = []
         self.mcp_servers = []
         self.remembered_permissions: dict[str, str] = {}
@@ -308,7 +317,8 @@ class Session(metaclass=LibraryCreated):
             before anything is sent.
         """
         check_update(update)
-        await self._updates.send(update)
+        send = self._channel.send  # (see _session/channel.py: bound once)
+        await send(update)
 
     # -------------------------------------------------------- output helpers
 
@@ -401,7 +411,7 @@ class Session(metaclass=LibraryCreated):
         handle = object.__new__(ToolCallHandle)
         ToolCallHandle.__init__(
             handle,
-            self._core.parts,
+            self._channel,
             handles,
             self,
             tool_call_id or new_id("call"),
@@ -430,7 +440,7 @@ class Session(metaclass=LibraryCreated):
         handle = object.__new__(TerminalHandle)
         TerminalHandle.__init__(
             handle,
-            self._core.parts,
+            self._channel,
             self._core.handles.register_terminal,
             self,
             terminal_id or new_id("term"),
@@ -466,9 +476,7 @@ class Session(metaclass=LibraryCreated):
             unreadable, or the editor's refusal (its message and code) or silence.
         """
         roots = (self.cwd, *self.additional_directories, *(os.fspath(p) for p in allow_outside))
-        return await _file_read.read_file(
-            self._core.parts, self.cwd, roots, path, max_bytes=max_bytes
-        )
+        return await _file_read.read_file(self._channel, self.cwd, roots, path, max_bytes=max_bytes)
 
     async def read_text_file(
         self, path: str, line: int | None = None, limit: int | None = None
@@ -481,8 +489,8 @@ class Session(metaclass=LibraryCreated):
             ``fs.readTextFile``, and on v2 connections; nothing is sent.
         :raises RequestError: when the client answers with an error.
         """
-        parts = self._core.parts
-        return await parts.host.read_text_file(parts, path, line, limit)
+        channel = self._channel
+        return await channel.host.read_text_file(channel, path, line, limit)
 
     async def write_text_file(self, path: str, content: str) -> None:
         """Write a text file through the editor (v1 ``fs/write_text_file``).
@@ -491,8 +499,8 @@ class Session(metaclass=LibraryCreated):
             ``fs.writeTextFile``, and on v2 connections; nothing is sent.
         :raises RequestError: when the client answers with an error.
         """
-        parts = self._core.parts
-        await parts.host.write_text_file(parts, path, content)
+        channel = self._channel
+        await channel.host.write_text_file(channel, path, content)
 
     # ----------------------------------------------------- registry of handles
 
@@ -532,7 +540,7 @@ class Session(metaclass=LibraryCreated):
         """
         validate_commands(commands)
         self._core.commands = list(commands)
-        if not self._updates.in_setup:
+        if not self._channel.in_setup:
             await self.send(schema.AvailableCommandsUpdate(available_commands=list(commands)))
 
     def parse_command(self, prompt: Sequence[schema.ContentBlock]) -> CommandInvocation | None:
@@ -543,7 +551,7 @@ class Session(metaclass=LibraryCreated):
 
     def can_elicit(self, mode: str = "form") -> bool:
         """Whether the client advertised elicitation in ``mode`` (``"form"`` or ``"url"``)."""
-        peer = self._core.parts.peer
+        peer = self._channel.peer
         return peer.elicitation_url if mode == "url" else peer.elicitation_form
 
     async def elicit(
@@ -573,7 +581,7 @@ class Session(metaclass=LibraryCreated):
         :raises RemoteProtocolError: when accepted values do not match the schema.
         :raises ConnectionClosed: when the client went away (before or while asking).
         """
-        return await elicit(self._core.parts, message, requested_schema, tool_call=tool_call)
+        return await elicit(self._channel, message, requested_schema, tool_call=tool_call)
 
     async def elicit_url(
         self,
@@ -593,7 +601,7 @@ class Session(metaclass=LibraryCreated):
         :raises ElicitationUnsupported: when the client did not advertise URL elicitation.
         """
         return await elicit_url(
-            self._core.parts,
+            self._channel,
             message,
             url,
             elicitation_id=elicitation_id,
@@ -602,7 +610,7 @@ class Session(metaclass=LibraryCreated):
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
         """Tell the client a URL elicitation's interaction finished (``elicitation/complete``)."""
-        await complete_elicitation(self._core.parts, elicitation_id)
+        await complete_elicitation(self._channel, elicitation_id)
 
     # ---------------------------------------------------------- cancel and close
 
@@ -629,32 +637,7 @@ class Session(metaclass=LibraryCreated):
         and nothing more is sent for this session. Calling it again waits for
         the first close to finish.
         """
-        core = self._core
-        if core.close_done is not None:
-            # Closing already: answer this close, too, only once the work ended.
-            await core.close_done.wait()
-            return
-        turns = self._turns
-        turns.closed = True
-        done = core.close_done = anyio.Event()
-        try:
-            turns.cancel()
-            with anyio.move_on_after(turns.limits.cancel_grace + 1.0):
-                await turns.wait_idle()
-        finally:
-            self._updates.release()
-            turns.drop_all()
-            turns.notify_idle()
-            for terminal in core.handles.terminals.values():
-                terminal.request_cancel()
-            for release in core.on_close:
-                try:
-                    release()
-                except Exception:
-                    logger.exception("a close callback of session %s failed", self.id)
-            for scope in list(core.background):
-                scope.cancel()
-            done.set()
+        await self._channel.close()
 
     def start_soon(
         self, func: Callable[[*_PosArgsT], Awaitable[object]], *args: *_PosArgsT
@@ -668,24 +651,7 @@ class Session(metaclass=LibraryCreated):
 
         :raises LocalProtocolError: when the session is closed.
         """
-        self._refuse_if_closed("start a background task")
-        scope = anyio.CancelScope()
-        self._core.background.add(scope)
-        self._core.task_group.start_soon(self._run_background, scope, func, args)
-
-    async def _run_background(
-        self,
-        scope: anyio.CancelScope,
-        func: Callable[[*_PosArgsT], Awaitable[object]],
-        args: tuple[*_PosArgsT],
-    ) -> None:
-        try:
-            with scope:
-                await func(*args)
-        except Exception:
-            logger.exception("a background task of session %s failed", self.id)
-        finally:
-            self._core.background.discard(scope)
+        self._channel.start_soon(func, *args)
 
     def add_close_callback(self, callback: Callable[[], object]) -> None:
         """Call ``callback()`` once when the session closes, to release what lives as long as it.
@@ -697,12 +663,7 @@ class Session(metaclass=LibraryCreated):
 
         :raises LocalProtocolError: when the session is closed.
         """
-        self._refuse_if_closed("add a close callback")
-        self._core.on_close.append(callback)
-
-    def _refuse_if_closed(self, what: str) -> None:
-        if self._turns.closed:
-            raise LocalProtocolError(f"session {self.id} is closed; cannot {what}")
+        self._channel.add_close_callback(callback)
 
 
 # The updates MessageStream.write(str) sends as pre-encoded lines, the text spliced in:
@@ -722,11 +683,10 @@ class MessageStream(metaclass=LibraryCreated):
         self._session = session
         self.message_id: Final = message_id
         self._thought = thought
-        updates = session._updates  # pyright: ignore[reportPrivateUsage]
-        self._updates: Final = updates
-        # The line of a text chunk up to its text, encoded once by the session's encoding.
-        encoding = updates.encoding
-        self._line_prefix: Final = encoding.message_chunk_prefix(message_id, thought=thought)
+        channel = session._channel  # pyright: ignore[reportPrivateUsage]
+        self._channel: Final = channel
+        # The line of a text chunk up to its text, encoded once for the session's connection.
+        self._line_prefix: Final = channel.message_text_prefix(message_id, thought=thought)
 
     async def write(self, content: str | schema.ContentBlock) -> None:
         """Send one chunk (``agent_message_chunk`` or ``agent_thought_chunk``) of the message.
@@ -738,14 +698,12 @@ class MessageStream(metaclass=LibraryCreated):
         ``agent_message_chunk`` line, as the client shows it.
         """
         if isinstance(content, str):
-            updates = self._updates
-            if updates.try_send_message_text(
-                self._line_prefix, self.message_id, content, self._thought
-            ):
+            channel = self._channel
+            try_send = channel.try_send_message_text  # (see _session/channel.py: bound once)
+            if try_send(self._line_prefix, self.message_id, content, self._thought):
                 return
-            await updates.send_message_text(
-                self._line_prefix, self.message_id, content, self._thought
-            )
+            send = channel.send_message_text
+            await send(self._line_prefix, self.message_id, content, self._thought)
             return
         chunk: schema.SessionUpdate
         if self._thought:

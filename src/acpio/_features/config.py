@@ -26,7 +26,7 @@ saves the current values as part of its durable state, and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import Final, TypeAlias
+from typing import TYPE_CHECKING, Final, TypeAlias
 
 import anyio
 from msgspec import UNSET, UnsetType
@@ -34,7 +34,9 @@ from msgspec import UNSET, UnsetType
 from .. import schema
 from .._errors import LocalProtocolError, RequestError
 from .._protocol.values import check_update, require_value
-from .._session.updates import UpdatePath
+
+if TYPE_CHECKING:
+    from .._handles.host import HandleParts
 
 __all__ = [
     "ConfigState",
@@ -211,8 +213,8 @@ class ConfigState:
     reaches the client as one ``config_option_update`` with the full list.
     """
 
-    def __init__(self, updates: UpdatePath) -> None:
-        self.updates: Final = updates
+    def __init__(self, channel: HandleParts) -> None:
+        self._channel: Final = channel
         self.options: list[schema.SessionConfigOption] = []
         self.quiet = 0  # >0 while the state goes out in an answer: no update needed
         self.client_lock: anyio.Lock | None = None  # one client change at a time
@@ -304,11 +306,11 @@ class ConfigState:
 
     async def announce(self) -> None:
         """Send the full list, unless an answer being prepared carries it."""
-        if self.quiet or self.updates.in_setup:
+        if self.quiet or self._channel.in_setup:
             return  # the answer being prepared carries the new state
         update = schema.ConfigOptionUpdate(config_options=list(self.options))
         check_update(update)  # as Session.send checks what the agent reports
-        await self.updates.send(update)
+        await self._channel.send(update)
 
     def answer_field(self) -> list[schema.SessionConfigOption] | UnsetType:
         """``configOptions`` for a session answer: the list, or omitted when there is none."""

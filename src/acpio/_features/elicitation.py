@@ -5,7 +5,7 @@ session (and optionally one of its tool calls) and waits for the answer. Only
 a mode the client advertised in ``initialize`` is used; otherwise
 :class:`ElicitationUnsupported` is raised before anything is sent. While the
 request is pending the session reports ``requires_action`` (the same
-bookkeeping as permission requests: :meth:`~acpio._session.turn.Turns.permission_started`),
+sequence as permission requests: :meth:`~acpio._session.channel.SessionChannel.ask`),
 then ``running`` again.
 
 Cancellation: when the turn (or the ``async with session.tool_call(...)``
@@ -34,12 +34,12 @@ import msgspec
 from msgspec import UNSET
 
 from .. import schema
-from .._errors import AcpError, ConnectionClosed, LocalProtocolError, RemoteProtocolError
+from .._errors import AcpError, LocalProtocolError, RemoteProtocolError
 from .._protocol.ids import new_id
 from .._session.work import current_work
 
 if TYPE_CHECKING:
-    from .._session.parts import SessionParts
+    from .._handles.host import HandleParts
 
 
 class AnnouncedCall(Protocol):
@@ -180,33 +180,33 @@ def _check_content(requested: schema.ElicitationSchema, content: dict[str, objec
 
 
 async def elicit(
-    parts: SessionParts,
+    channel: HandleParts,
     message: str,
     requested_schema: schema.ElicitationSchema | Mapping[str, object],
     *,
     tool_call: AnnouncedCall | str | None = None,
 ) -> ElicitationResult:
     """Ask the user to fill a form (form mode); see :meth:`acpio.Session.elicit`."""
-    if not parts.peer.elicitation_form:
+    if not channel.peer.elicitation_form:
         raise ElicitationUnsupported(
             "the client did not advertise form elicitation "
             "(capabilities.elicitation.form) in initialize; it cannot show this question"
         )
     requested = _requested_schema(requested_schema)
     params = schema.ElicitationFormMode(
-        session_id=parts.session_id,
+        session_id=channel.session_id,
         tool_call_id=await _tool_call_id(tool_call),  # type: ignore[arg-type]
         message=message,
         requested_schema=requested,
     )
-    result = await _request(parts, params)
+    result = await _request(channel, params)
     if result.accepted:
         _check_content(requested, result.content)
     return result
 
 
 async def elicit_url(
-    parts: SessionParts,
+    channel: HandleParts,
     message: str,
     url: str,
     *,
@@ -214,46 +214,35 @@ async def elicit_url(
     tool_call: AnnouncedCall | str | None = None,
 ) -> ElicitationResult:
     """Ask the user to open ``url`` (URL mode); see :meth:`acpio.Session.elicit_url`."""
-    if not parts.peer.elicitation_url:
+    if not channel.peer.elicitation_url:
         raise ElicitationUnsupported(
             "the client did not advertise URL elicitation "
             "(capabilities.elicitation.url) in initialize; it cannot open this URL"
         )
     elicitation_id = elicitation_id or new_id("elicit")
     params = schema.ElicitationUrlMode(
-        session_id=parts.session_id,
+        session_id=channel.session_id,
         tool_call_id=await _tool_call_id(tool_call),  # type: ignore[arg-type]
         message=message,
         url=url,
         elicitation_id=elicitation_id,
     )
-    result = await _request(parts, params)
+    result = await _request(channel, params)
     return ElicitationResult(result.action, result.content, elicitation_id, result.raw)
 
 
-async def complete_elicitation(parts: SessionParts, elicitation_id: str) -> None:
+async def complete_elicitation(channel: HandleParts, elicitation_id: str) -> None:
     """Send ``elicitation/complete``: the out-of-band interaction of a URL elicitation ended."""
-    updates = parts.updates
-    if updates.dirty_terminals:
-        await updates.flush_terminals()
-    await updates.connection.notify(
+    await channel.notify(
         "elicitation/complete",
         schema.CompleteElicitationNotification(elicitation_id=elicitation_id),
     )
 
 
 async def _request(
-    parts: SessionParts, params: schema.CreateElicitationRequest
+    channel: HandleParts, params: schema.CreateElicitationRequest
 ) -> ElicitationResult:
-    updates = parts.updates
-    connection = updates.connection
-    if connection.closed:
-        # No client to ask: never report requires_action for a request that cannot be sent.
-        raise ConnectionClosed("the connection is closed; the user cannot be asked")
-    if updates.dirty_terminals:
-        # The request is not a session update: flush terminal bytes by hand.
-        await updates.flush_terminals()
-    await parts.turns.permission_started()
+    question = channel.elicitation_question(params, _decode_response)
     work = current_work.get()
     wait = None
     if work is not None and work.trace is not None:
@@ -265,15 +254,12 @@ async def _request(
     try:
         # A cancellation while waiting sends $/cancel_request (the connection
         # does) and propagates: cancelled work gets no answer.
-        decode = updates.encoding.answer_decoder(_decode_response, "CreateElicitationResponse")
-        response = await connection.request("elicitation/create", params, decode)
+        response = await channel.ask(question)
     except BaseException as exc:
         if wait is not None:
             cancelled = isinstance(exc, anyio.get_cancelled_exc_class())
             wait.end("cancelled", None if cancelled else type(exc).__qualname__)
         raise
-    finally:
-        await parts.turns.permission_finished()
     result = _result(response)
     if wait is not None:
         wait.end(result.action)

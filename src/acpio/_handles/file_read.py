@@ -50,7 +50,7 @@ DEFAULT_MAX_READ_BYTES: Final = 8 * 1024 * 1024
 
 
 async def read_file(
-    parts: HandleParts,
+    channel: HandleParts,
     cwd: str,
     roots: Sequence[str],
     path: str | os.PathLike[str],
@@ -63,7 +63,7 @@ async def read_file(
     given = session_path(os.fspath(path), cwd, ReadRefused)
     if "\x00" in given:
         raise ReadRefused(f"Refused: {given!r} contains a NUL character; nothing was read.")
-    through_editor = parts.peer.read_text_file  # (a v1 client service)
+    through_editor = channel.peer.read_text_file  # (a v1 client service)
     try:
         seen = await in_thread(_inspect, given, tuple(roots), max_bytes, through_editor)
     except ReadRefused:
@@ -72,7 +72,7 @@ async def read_file(
         raise ReadRefused(_as_read(str(refusal))) from None
     real, data = seen
     if through_editor:
-        return await _from_editor(parts, real, max_bytes)
+        return await _from_editor(channel, real, max_bytes)
     assert data is not None
     return data.decode("utf-8", "replace")
 
@@ -94,9 +94,9 @@ def _as_read(sentence: str) -> str:
     return sentence.replace("nothing was touched", "nothing was read")
 
 
-async def _from_editor(parts: HandleParts, real: str, max_bytes: int) -> str:
+async def _from_editor(channel: HandleParts, real: str, max_bytes: int) -> str:
     try:
-        text = await parts.host.read_text_file(parts, real, None, None)
+        text = await channel.host.read_text_file(channel, real, None, None)
     except RequestError as exc:
         raise ReadRefused(
             f"The editor could not read {real}: {exc.message} (error {exc.code})."

@@ -14,12 +14,11 @@ files; a client that runs terminals has its own host (``acpio._wire.v1``).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeAlias
 
 from .. import schema
 from .._errors import ClientCapabilityError
-from .._session.parts import SessionParts
+from .._session.channel import SessionChannel
 from .process import BeginCommand, CommandTerminal, LocalCommand, RunningCommand
 
 __all__ = [
@@ -119,7 +118,7 @@ class AgentHost:
         return LocalCommand(
             terminal,
             begin,
-            parts.connection,
+            parts,
             output_limit,
             display,
             argv=argv,
@@ -150,8 +149,5 @@ def _no_files(what: str) -> ClientCapabilityError:
 AGENT_HOST: Final = AgentHost()
 
 
-@dataclass(frozen=True, eq=False, slots=True)
-class HandleParts(SessionParts):
-    """A session's parts as its handles get them: with who runs its commands."""
-
-    host: CommandHost
+#: A session's channel as its handles get it: with who runs its commands (``host``).
+HandleParts: TypeAlias = "SessionChannel[CommandHost]"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
@@ -27,17 +27,20 @@ from .. import schema
 from .._errors import LocalProtocolError
 from .._protocol.values import require_value
 
+if TYPE_CHECKING:
+    from .._session.channel import Question
+
 __all__ = [
     "ALLOW_ALWAYS",
     "ALLOW_ONCE",
     "ALLOW_OR_REJECT",
     "ALL_OPTIONS",
-    "PERMISSION_METHOD",
     "REJECT_ALWAYS",
     "REJECT_ONCE",
     "CancelledAnswer",
     "Outcome",
     "PermissionAnswer",
+    "PermissionResponse",
     "PreparedPermission",
     "SelectedAnswer",
     "copy_options",
@@ -239,8 +242,6 @@ def interpret_outcome(outcome: object, options: Sequence[schema.PermissionOption
 
 # ------------------------------------------------------------- asking again
 
-PERMISSION_METHOD: Final = "session/request_permission"
-
 _decode_options = msgspec.json.Decoder(list[schema.PermissionOption]).decode
 
 
@@ -264,25 +265,25 @@ class PreparedPermission:
 
     A request with an equal ``title``, ``description`` and ``options`` is the
     same request (the session and the subject are the call's own), so it is
-    sent as ``tail`` (``Connection.prepare_request``) with a fresh id, with
-    nothing validated, built or encoded again. ``options`` are copies
+    asked as ``question`` (a reusable :class:`~acpio._session.channel.Question`)
+    with a fresh id, with nothing validated, built or encoded again. ``options`` are copies
     (:func:`copy_options`): changing the objects that were offered can never
     make a later, different request match.
     """
 
-    __slots__ = ("description", "options", "tail", "title")
+    __slots__ = ("description", "options", "question", "title")
 
     def __init__(
         self,
         title: str,
         description: str | None,
         options: list[schema.PermissionOption],
-        tail: bytes,
+        question: Question[PermissionResponse],
     ) -> None:
         self.title: Final = title
         self.description: Final = description
         self.options: Final = options
-        self.tail: Final = tail
+        self.question: Final = question
 
 
 # ------------------------------------------------------------- decoding answers
@@ -326,9 +327,11 @@ class PermissionAnswer(msgspec.Struct, rename={"meta": "_meta"}):
 _decode_answer = msgspec.json.Decoder(PermissionAnswer).decode
 
 
-def decode_permission_response(
-    raw: msgspec.Raw,
-) -> PermissionAnswer | schema.RequestPermissionResponse | None:
+#: What :func:`decode_permission_response` reads from an answer.
+PermissionResponse = PermissionAnswer | schema.RequestPermissionResponse | None
+
+
+def decode_permission_response(raw: msgspec.Raw) -> PermissionResponse:
     """The ``session/request_permission`` result, or None when it is malformed (never approval).
 
     A selected or cancelled outcome is read in one pass (a

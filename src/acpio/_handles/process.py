@@ -87,10 +87,10 @@ READ_SIZE: Final = 64 * 1024
 
 
 #: Every process started by a TerminalHandle that has not been reaped yet,
-#: with the connection of the session that started it.
+#: with the channel of the session that started it (its connection may close).
 class _Closable(Protocol):
     @property
-    def closed(self) -> bool: ...
+    def connection_closed(self) -> bool: ...
 
 
 _live_processes: dict[anyio.abc.Process, _Closable] = {}
@@ -598,6 +598,6 @@ def kill_all_processes() -> None:
     of connections that are still open are left alone.
     """
     for process, connection in list(_live_processes.items()):
-        if connection.closed:
+        if connection.connection_closed:
             _kill_group(process, signal_module.SIGKILL)
             _live_processes.pop(process, None)

@@ -40,7 +40,7 @@ from .. import schema
 from .._errors import LibraryCreated, LocalProtocolError
 from .._protocol.paths import require_absolute
 from .._protocol.values import check_frame
-from .._session.parts import OwningSession
+from .._session.channel import OwningSession
 from .._session.work import Work, current_work
 from .host import HandleParts, ShowsTerminal
 from .process import (
@@ -53,7 +53,7 @@ from .process import (
 )
 
 if TYPE_CHECKING:
-    from .._session.updates import Flushable
+    from .._session.channel import Flushable
 
 __all__ = [
     "CommandResult",
@@ -94,7 +94,7 @@ class TerminalHandle(metaclass=LibraryCreated):
 
     def __init__(
         self,
-        parts: HandleParts,
+        channel: HandleParts,
         register: Callable[[TerminalHandle], None],
         session: OwningSession,
         terminal_id: str,
@@ -108,8 +108,7 @@ class TerminalHandle(metaclass=LibraryCreated):
     ) -> None:
         if max_chunk < 1:
             raise ValueError("max_chunk must be at least 1 byte")
-        self._parts: Final = parts
-        self._updates: Final = parts.updates
+        self._channel: Final = channel
         self._register: Final = register
         self.session: Final = session
         self.id: Final = terminal_id
@@ -140,7 +139,7 @@ class TerminalHandle(metaclass=LibraryCreated):
         # terminal once it is known which id to show (see ToolCallHandle.terminal).
         self._show_in: ShowsTerminal | None = None
         # The line of this terminal's bytes up to the bytes (the session's encoding).
-        self._line_prefix = parts.updates.encoding.terminal_chunk_prefix(terminal_id)
+        self._line_prefix = channel.terminal_prefix(terminal_id)
 
     async def announce(self) -> TerminalHandle:
         """Send the first ``terminal_update`` (command, cwd, size) unless already sent."""
@@ -198,13 +197,13 @@ class TerminalHandle(metaclass=LibraryCreated):
         if len(buffer) >= self.max_chunk:
             await self.flush()
             return
-        updates = self._updates
-        if self._dirty_list is not updates.dirty_terminals:
-            updates.mark_terminal_dirty(self)
-            self._dirty_list = updates.dirty_terminals
+        channel = self._channel
+        mark_pending = channel.mark_terminal_pending  # (see _session/channel.py: bound once)
+        self._dirty_list = mark_pending(self, self._dirty_list)
         if not self._flush_scheduled and self.flush_delay >= 0:
             self._flush_scheduled = True
-            updates.task_group.start_soon(self._flush_later)
+            spawn = channel.spawn
+            spawn(self._flush_later)
 
     async def _flush_later(self) -> None:
         try:
@@ -232,9 +231,7 @@ class TerminalHandle(metaclass=LibraryCreated):
             # The turn was reported idle: nothing of it may reach the client any more.
             return
         step = self.max_chunk
-        updates = self._updates
-        history = updates.history
-        send = updates.send_terminal_bytes
+        send = self._channel.send_terminal_bytes
         prefix = self._line_prefix
         pieces: Iterable[bytes]
         if len(data) <= step:
@@ -243,7 +240,6 @@ class TerminalHandle(metaclass=LibraryCreated):
             view = memoryview(data)
             pieces = (bytes(view[start : start + step]) for start in range(0, len(view), step))
         for piece in pieces:
-            history.record_terminal_output(self.id, piece)
             await send(self.id, prefix, piece)
 
     async def snapshot(self, data: bytes) -> None:
@@ -425,12 +421,12 @@ class TerminalHandle(metaclass=LibraryCreated):
     ) -> RunningCommand:
         workdir = require_absolute(cwd or self.cwd or self.session.cwd, "process cwd")
         limit = self.output_limit if output_limit is None else output_limit
-        parts = self._parts
-        running = parts.host.command(
+        channel = self._channel
+        running = channel.host.command(
             self,
             begin=self._begin,
             show_client_terminal=self._show_client_terminal,
-            parts=parts,
+            parts=channel,
             output_limit=limit,
             display=display,
             argv=argv,
@@ -479,7 +475,7 @@ class TerminalHandle(metaclass=LibraryCreated):
         """Show the client's terminal in the tool call this terminal belongs to."""
         self.client_terminal_id = client_terminal_id
         # The item names the client's own terminal: the encoding shows it as such.
-        self._updates.encoding.client_terminal(client_terminal_id)
+        self._channel.show_client_terminal(client_terminal_id)
         call, self._show_in = self._show_in, None
         if call is not None:
             await call.append(schema.Terminal(terminal_id=client_terminal_id))

@@ -36,16 +36,15 @@ from .._errors import ConnectionClosed, LibraryCreated, LocalProtocolError, Requ
 from .._protocol.ids import new_id
 from .._protocol.paths import require_absolute
 from .._protocol.values import FINAL_TOOL_CALL_STATUSES, check_frame, require_value
-from .._session.parts import OwningSession, SessionParts
-from .._session.turn import REQUIRES_ACTION, RUNNING
+from .._session.channel import OwningSession, Question
 from .._session.work import current_work
 from .edits import DEFAULT_MAX_EDIT_BYTES, FileEdit, propose_edit
 from .host import HandleParts
 from .permission import (
     ALLOW_OR_REJECT,
     CANCELLED,
-    PERMISSION_METHOD,
     Outcome,
+    PermissionResponse,
     PreparedPermission,
     copy_options,
     decode_permission_response,
@@ -174,7 +173,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
 
     def __init__(
         self,
-        parts: HandleParts,
+        channel: HandleParts,
         handles: SessionHandles,
         session: OwningSession,
         tool_call_id: str,
@@ -191,8 +190,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
     ) -> None:
         _check_open_value(kind, KNOWN_KINDS, "tool kind")
         _check_open_value(status, KNOWN_STATUSES, "tool call status")
-        self._parts: Final = parts
-        self._updates: Final = parts.updates
+        self._channel: Final = channel
         self._handles: Final = handles
         self.session: Final = session
         self.id: Final = tool_call_id
@@ -201,7 +199,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self.cancellable: Final = cancellable
         self.cancel_requested: bool = False
         # append_text's line up to the text: a tool_call_content_chunk of one text item.
-        self._text_chunk_prefix = parts.updates.encoding.text_chunk_prefix(tool_call_id)
+        self._text_chunk_prefix = channel.tool_text_prefix(tool_call_id)
         self._first = schema.ToolCallUpdate(
             tool_call_id=tool_call_id,
             title=title,
@@ -288,7 +286,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 or (self.cancel_requested and scope.cancel_called)
                 # Cancelled work can run on to the end of the block (code that
                 # shields itself, or catches the cancellation): not a completion.
-                or self._parts.turns.work_cancel_requested()
+                or self._channel.work_cancelled()
             ):
                 await self._finish_quietly("cancelled")
             elif not self.final:
@@ -297,7 +295,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         if isinstance(exc, cancelled_cls) or _is_cancellation(exc):
             await self._finish_quietly("cancelled")
         elif isinstance(exc, Exception):
-            if self.cancel_requested or self._parts.turns.work_cancel_requested():
+            if self.cancel_requested or self._channel.work_cancelled():
                 # Aborted operations raise; a cancelled call is reported cancelled, not failed.
                 await self._finish_quietly("cancelled")
             else:
@@ -401,12 +399,15 @@ class ToolCallHandle(metaclass=LibraryCreated):
         # The common streaming case: the line is pre-encoded up to the text, and
         # the session does for it what send() does for every update, without
         # a further await when nothing has to be waited for.
-        updates = self._updates
-        if self._announced and updates.try_send_text_chunk(self.id, self._text_chunk_prefix, text):
-            return
-        if not self._announced:
+        channel = self._channel
+        if self._announced:
+            try_send = channel.try_send_text_chunk  # (see _session/channel.py: bound once)
+            if try_send(self.id, self._text_chunk_prefix, text):
+                return
+        else:
             await self.announce()
-        await updates.send_text_chunk(self.id, self._text_chunk_prefix, text)
+        send = channel.send_text_chunk
+        await send(self.id, self._text_chunk_prefix, text)
 
     # ---------------------------------------------------------------- statuses
 
@@ -466,7 +467,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         chunk = schema.ToolCallContentChunk(
             tool_call_id=self.id, content=schema.Content(content=schema.TextContent(text=message))
         )
-        await self._updates.send_ending(chunk, patch)
+        await self._channel.send_ending(chunk, patch)
         self.status = status
         self._end_trace_if_final()
 
@@ -524,7 +525,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         for wait in self._waits:
             wait.cancel()
         if self._scope is None and not self._waits:
-            self._updates.task_group.start_soon(self._finish_quietly, "cancelled")
+            self._channel.spawn(self._finish_quietly, "cancelled")
             return False
         return True
 
@@ -591,9 +592,9 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 if local is not None:
                     return local
         offered: Sequence[schema.PermissionOption]
-        request: schema.RequestPermissionRequest | bytes
+        question: Question[PermissionResponse]
         if prepared is not None:
-            offered, request = prepared.options, prepared.tail
+            offered, question = prepared.options, prepared.question
         else:
             params = self._permission_params(
                 options,
@@ -603,29 +604,23 @@ class ToolCallHandle(metaclass=LibraryCreated):
                 cwd=cwd,
                 terminal_id=terminal_id,
             )
-            offered, request = params.options, params
-            if command is None and (copies := copy_options(params.options)) is not None:
-                # Where the params depend on nothing but these (the encoding says), the
-                # next equal request is sent as is.
-                tail = self._updates.encoding.reusable_request(
-                    self._updates.connection.prepare_request, PERMISSION_METHOD, params
-                )
-                if tail is not None:
-                    request = tail
-                    self._prepared = PreparedPermission(params.title, description, copies, tail)
+            offered = params.options
+            question = self._channel.permission_question(params, decode_permission_response)
+            if command is None and question.reusable:
+                # The params depend on nothing but these: the next equal request is sent as is.
+                copies = copy_options(params.options)
+                if copies is not None:
+                    self._prepared = PreparedPermission(params.title, description, copies, question)
         if not self._announced:
+            # (A question that is not reusable is encoded when asked, once the call is known.)
             await self.announce()
-        updates = self._updates
-        if updates.dirty_terminals:
-            # The request is not a session update: flush terminal bytes by hand.
-            await updates.flush_terminals()
         work = current_work.get()
         if work is not None and work.trace is not None:
-            outcome = await self._traced_permission(work.trace, offered, request)
+            outcome = await self._traced_permission(work.trace, offered, question)
         elif not self.cancellable:
-            outcome = await request_permission(self._parts, offered, request)
+            outcome = await request_permission(self._channel, offered, question)
         else:
-            outcome = await self._cancellable_permission(offered, request)
+            outcome = await self._cancellable_permission(offered, question)
         if (
             remember is not None
             and outcome.kind == "selected"
@@ -638,15 +633,15 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self,
         trace: TurnTrace,
         offered: Sequence[schema.PermissionOption],
-        request: schema.RequestPermissionRequest | bytes,
+        question: Question[PermissionResponse],
     ) -> Outcome:
         """The request of :meth:`request_permission` within a wait span of the turn's trace."""
         wait = trace.wait("permission", self._trace, self.id)
         try:
             if not self.cancellable:
-                outcome = await request_permission(self._parts, offered, request)
+                outcome = await request_permission(self._channel, offered, question)
             else:
-                outcome = await self._cancellable_permission(offered, request)
+                outcome = await self._cancellable_permission(offered, question)
         except BaseException as exc:
             wait.end("cancelled", None if _is_cancelled(exc) else type(exc).__qualname__)
             raise
@@ -693,7 +688,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
     async def _cancellable_permission(
         self,
         offered: Sequence[schema.PermissionOption],
-        request: schema.RequestPermissionRequest | bytes,
+        question: Question[PermissionResponse],
     ) -> Outcome:
         # Its own scope, so tool_call/cancel abandons the wait even outside ``async with``.
         outcome = CANCELLED
@@ -701,7 +696,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         self._waits.add(wait)
         try:
             with wait:
-                outcome = await request_permission(self._parts, offered, request)
+                outcome = await request_permission(self._channel, offered, question)
         finally:
             self._waits.discard(wait)
         if wait.cancel_called:
@@ -785,7 +780,7 @@ class ToolCallHandle(metaclass=LibraryCreated):
         handle = object.__new__(TerminalHandle)
         TerminalHandle.__init__(
             handle,
-            self._parts,
+            self._channel,
             self._handles.register_terminal,
             self.session,
             terminal_id or new_id("term"),
@@ -797,54 +792,32 @@ class ToolCallHandle(metaclass=LibraryCreated):
             flush_delay=flush_delay,
         )
         await handle.announce()
-        await self._parts.host.show_terminal(self, handle)
+        await self._channel.host.show_terminal(self, handle)
         return handle
 
 
 async def request_permission(
-    parts: SessionParts,
+    channel: HandleParts,
     offered: Sequence[schema.PermissionOption],
-    request: schema.RequestPermissionRequest | bytes,
+    question: Question[PermissionResponse],
 ) -> Outcome:
-    """Send ``session/request_permission`` and interpret the answer against ``offered``.
+    """Ask ``question`` (``session/request_permission``) and interpret the answer against
+    ``offered``, the options it offers.
 
-    ``request`` is the params, or the request prepared from params that
-    offer exactly ``offered`` (:class:`~acpio._handles.permission.PreparedPermission`).
-    Cancellation of the waiting task (the turn was cancelled) propagates: the
-    connection withdraws the request with ``$/cancel_request`` and ignores a
-    late answer. An answer that arrives once the work was cancelled is
-    dropped the same way, never returned as if the work went on.
+    The channel asks (:meth:`~acpio._session.channel.SessionChannel.ask`);
+    here the answer becomes an :class:`Outcome`. Cancellation of the waiting
+    task (the turn was cancelled) propagates: the connection withdraws the
+    request with ``$/cancel_request`` and ignores a late answer. An answer
+    that arrives once the work was cancelled is dropped the same way, never
+    returned as if the work went on.
     """
-    updates = parts.updates
-    turns = parts.turns
-    connection = updates.connection
-    if connection.closed:
-        # No client to ask: never report requires_action for a request that cannot be sent.
-        return await _client_gone(parts)
-    if not turns.permission_started_now():
-        await turns.set_state(REQUIRES_ACTION)
     try:
-        try:
-            response = await connection.request_prepared(
-                PERMISSION_METHOD,
-                request
-                if isinstance(request, bytes)
-                else connection.prepare_request(
-                    PERMISSION_METHOD, updates.permission_params(request)
-                ),
-                updates.encoding.answer_decoder(
-                    decode_permission_response, "RequestPermissionResponse"
-                ),
-            )
-        except ConnectionClosed:
-            return await _client_gone(parts)
-        except RequestError as exc:
-            logger.warning("the client answered a permission request with an error: %s", exc)
-            return Outcome("unknown", raw={"error": {"code": exc.code, "message": exc.message}})
-    finally:
-        if not turns.permission_finished_now():
-            with anyio.CancelScope(shield=True):
-                await turns.set_state(RUNNING)
+        response = await channel.ask(question)
+    except ConnectionClosed:
+        return await _client_gone(channel)
+    except RequestError as exc:
+        logger.warning("the client answered a permission request with an error: %s", exc)
+        return Outcome("unknown", raw={"error": {"code": exc.code, "message": exc.message}})
     work = current_work.get()
     if work is not None and work.cancel_requested:
         # The answer raced session/cancel: the work is cancelled, let that reach it.
@@ -854,7 +827,7 @@ async def request_permission(
     return interpret_outcome(response.outcome, offered)
 
 
-async def _client_gone(parts: SessionParts) -> Outcome:
+async def _client_gone(channel: HandleParts) -> Outcome:
     """The outcome of a request whose client went away: the work's cancellation, if any.
 
     A closed connection is followed by the shutdown, which cancels every
@@ -863,7 +836,7 @@ async def _client_gone(parts: SessionParts) -> Outcome:
     is not cancelled within the grace period, get a cancelled outcome.
     """
     if current_work.get() is not None:
-        with anyio.move_on_after(parts.turns.limits.cancel_grace):
+        with anyio.move_on_after(channel.limits.cancel_grace):
             await anyio.sleep_forever()
     return CANCELLED
 

@@ -93,18 +93,18 @@ class Turns:
         run_prompt: PromptRunner,
     ) -> None:
         self.session_id: Final = session_id
-        self.updates: Final = updates
-        self.task_group: Final = task_group
+        self._updates: Final = updates
+        self._task_group: Final = task_group
         self.limits = limits
         self.run_prompt = run_prompt
         # (Not TurnMachine[Work](): calling the alias stores __orig_class__ on each machine.)
-        self.machine: Final[TurnMachine[Work]] = TurnMachine()
+        self._machine: Final[TurnMachine[Work]] = TurnMachine()
         #: The connection's count of received messages at the last ``session/cancel``.
-        self.cancelled_through: int = 0
-        self.runner_active: bool = False
-        self.wake: anyio.Event | None = None
-        self.idle_event: anyio.Event | None = None
-        self.pending_permissions: int = 0
+        self._cancelled_through: int = 0
+        self._runner_active: bool = False
+        self._wake: anyio.Event | None = None
+        self._idle_event: anyio.Event | None = None
+        self._pending_permissions: int = 0
         #: Traces the session's turns; None (the default) when tracing is off.
         self.observer: SessionObserver | None = None
         # The encoded lines of the two state updates a turn reports mid-way, made at the
@@ -112,48 +112,48 @@ class Turns:
         self._lines: tuple[bytes, bytes] | None = None
 
     @property
-    def running_line(self) -> bytes:
+    def _running_line(self) -> bytes:
         """The ``running`` state update of this session, encoded."""
         lines = self._lines or self._encode_states()
         return lines[0]
 
     @property
-    def requires_action_line(self) -> bytes:
+    def _requires_action_line(self) -> bytes:
         """The ``requires_action`` state update of this session, encoded."""
         lines = self._lines or self._encode_states()
         return lines[1]
 
     def _encode_states(self) -> tuple[bytes, bytes]:
-        line = self.updates.encoding.line
+        line = self._updates.encoding.line
         lines = self._lines = (line(_STATE_UPDATES[RUNNING]), line(_STATE_UPDATES[REQUIRES_ACTION]))
         return lines
 
     def _state_line(self, state: SessionState) -> bytes:
-        return self.running_line if state is RUNNING else self.requires_action_line
+        return self._running_line if state is RUNNING else self._requires_action_line
 
     @property
     def busy(self) -> bool:
         """True while foreground work runs or accepted prompts wait to run."""
-        return self.machine.busy
+        return self._machine.busy
 
     @property
     def closed(self) -> bool:
         """The session is closed: no prompt is accepted any more."""
-        return self.machine.closed
+        return self._machine.closed
 
     @closed.setter
     def closed(self, closed: bool) -> None:
-        self.machine.closed = closed
+        self._machine.closed = closed
 
     @property
     def state(self) -> SessionState:
         """The state the session is in (its update may be on its way)."""
-        return self.machine.state
+        return self._machine.state
 
     @property
     def reported_state(self) -> SessionState:
         """The last state whose update was queued for the client."""
-        return self.machine.reported_state
+        return self._machine.reported_state
 
     # ---------------------------------------------------------------- prompts
 
@@ -177,7 +177,7 @@ class Turns:
         """
         if self.closed:
             raise RequestError.session_not_found(self.session_id)
-        waiting = self.machine.waiting
+        waiting = self._machine.waiting
         if waiting >= self.limits.max_queued_prompts:
             raise RequestError.internal_error(
                 f"Session {self.session_id} already has {waiting} "
@@ -185,23 +185,23 @@ class Turns:
                 "cancel"
             )
         work = Work(message_id=new_id("msg"), prompt=prompt, meta=meta)
-        self.machine.accept(work, answer_ends_turn=answer_ends_turn)
+        self._machine.accept(work, answer_ends_turn=answer_ends_turn)
         return work
 
     def prompt_responded(self, work: Work) -> None:
         """The response to ``work``'s ``session/prompt`` was queued: its turn may go on."""
-        self.act(self.machine.responded(work), work)
+        self._act(self._machine.responded(work), work)
 
     def prompt_answered(self, work: Work) -> None:
         """The answer to ``work``'s ``session/prompt``, which ends it on the wire, was queued.
 
         Only for work accepted with ``answer_ends_turn``: the next turn waits for it.
         """
-        self.act(self.machine.answered(work), work)
+        self._act(self._machine.answered(work), work)
 
     def withdraw(self, work: Work) -> None:
         """The client withdrew ``work``'s ``session/prompt`` request itself."""
-        self.act_all(self.machine.withdraw(work))
+        self._act_all(self._machine.withdraw(work))
 
     def cancel_received_through(self, received: int) -> None:
         """A ``session/cancel`` arrived as the connection's ``received``-th message.
@@ -209,21 +209,21 @@ class Turns:
         Prompts received before it are cancelled too, even those whose request
         handler has not run yet (requests run in tasks, notifications inline).
         """
-        self.cancelled_through = received
+        self._cancelled_through = received
 
     def cancelled_by_earlier_cancel(self, sequence: int) -> bool:
         """Whether the prompt received as message ``sequence`` preceded the last cancel."""
-        return sequence < self.cancelled_through
+        return sequence < self._cancelled_through
 
     # ---------------------------------------------------------------- actions
 
-    def act(self, action: Action, work: Work | None) -> None:
+    def _act(self, action: Action, work: Work | None) -> None:
         """Carry out one action of the machine."""
         if action is Action.WAKE:
-            self.wakeup()
+            self._wakeup()
             return
         if action is Action.RUN_RUNNER:
-            self.kick()
+            self._kick()
             return
         assert work is not None  # every other action is about one turn
         if action is Action.END:
@@ -231,9 +231,9 @@ class Turns:
         elif action is Action.CANCEL_HANDLER:
             work.scope.cancel()
         elif action is Action.START_WATCHDOG:
-            self.task_group.start_soon(self.cancel_watchdog, work)
+            self._task_group.start_soon(self._cancel_watchdog, work)
         elif action is Action.RUN_HANDLER:
-            self.task_group.start_soon(self.work_task, work)
+            self._task_group.start_soon(self._work_task, work)
         elif action is Action.SKIP_HANDLER:
             work.done.set()
         else:  # Action.ABANDONED
@@ -243,38 +243,38 @@ class Turns:
                 self.limits.cancel_grace,
             )
 
-    def act_all(self, actions: list[tuple[Action, Work | None]]) -> None:
+    def _act_all(self, actions: list[tuple[Action, Work | None]]) -> None:
         """Carry out the machine's actions, in order."""
         for action, work in actions:
-            self.act(action, work)
+            self._act(action, work)
 
     # ----------------------------------------------------------------- runner
 
-    def kick(self) -> None:
+    def _kick(self) -> None:
         """Wake the runner, or start it when there is work and it is not running."""
-        if self.runner_active:
-            self.wakeup()
+        if self._runner_active:
+            self._wakeup()
         elif self.busy:
-            self.runner_active = True
-            self.task_group.start_soon(self.run)
+            self._runner_active = True
+            self._task_group.start_soon(self._run)
 
-    def wakeup(self) -> None:
+    def _wakeup(self) -> None:
         """Let a waiting runner look again."""
-        wake = self.wake
+        wake = self._wake
         if wake is not None:
-            self.wake = None
+            self._wake = None
             wake.set()
 
-    async def sleep(self) -> None:
-        """Wait for :meth:`wakeup` (callers check their condition right before)."""
+    async def _sleep(self) -> None:
+        """Wait for :meth:`_wakeup` (callers check their condition right before)."""
         # No await between the caller's check and this wait, so a wakeup cannot fall between.
-        wake = self.wake = anyio.Event()
+        wake = self._wake = anyio.Event()
         await wake.wait()
 
-    async def run(self) -> None:
+    async def _run(self) -> None:
         """The runner: every turn message of this session, in order (see the module doc)."""
         try:
-            while await self.step():
+            while await self._step():
                 pass
         except ConnectionClosed:
             self.drop_all()
@@ -282,7 +282,7 @@ class Turns:
             logger.exception("the prompt lifecycle of session %s failed", self.session_id)
             self.drop_all()
         finally:
-            self.runner_active = False
+            self._runner_active = False
             if self.busy:
                 # Cancelled (the agent is shutting down): nothing more goes out.
                 self.drop_all()
@@ -290,30 +290,30 @@ class Turns:
 
     def notify_idle(self) -> None:
         """Wake :meth:`wait_idle` callers once nothing is left to run."""
-        if self.idle_event is not None and not self.busy:
-            self.idle_event.set()
-            self.idle_event = None
+        if self._idle_event is not None and not self.busy:
+            self._idle_event.set()
+            self._idle_event = None
 
-    async def step(self) -> bool:
+    async def _step(self) -> bool:
         """Take the machine's next step; False when nothing is left to do."""
-        step, work = self.machine.next_step()
+        step, work = self._machine.next_step()
         if step is Step.WAIT:
-            await self.sleep()
+            await self._sleep()
         elif step is Step.ANNOUNCE:
             assert work is not None
-            await self.updates.send(
+            await self._updates.send(
                 schema.UserMessage(message_id=work.message_id, content=work.prompt)
             )
         elif step is Step.START:
             assert work is not None
             await self.set_state(RUNNING)
-            self.act(self.machine.running_reported(work), work)
+            self._act(self._machine.running_reported(work), work)
         elif step is Step.FINISH:
             assert work is not None
-            await self.finish(work)
+            await self._finish(work)
         return step is not Step.STOP
 
-    async def work_task(self, work: Work) -> None:
+    async def _work_task(self, work: Work) -> None:
         """Run the agent's handler for ``work`` and report its outcome to the machine."""
         current_work.set(work)
         outcome: TurnEnding = CANCELLED
@@ -346,9 +346,9 @@ class Turns:
             if restore is not None:
                 restore()
             work.done.set()
-            self.act(self.machine.handler_ended(work, outcome), work)
+            self._act(self._machine.handler_ended(work, outcome), work)
 
-    async def finish(self, work: Work) -> None:
+    async def _finish(self, work: Work) -> None:
         """Close out foreground work: finalize its handles, then exactly one idle."""
         assert work.outcome is not None
         stop_reason, error = work.outcome
@@ -356,8 +356,8 @@ class Turns:
             token = current_work.set(work)
             try:
                 await _finalize_handles(work, stop_reason)
-                self.machine.idle_due()
-                await self.updates.send(
+                self._machine.idle_due()
+                await self._updates.send(
                     schema.IdleStateUpdate(
                         stop_reason=stop_reason, error=UNSET if error is None else error
                     )
@@ -369,12 +369,12 @@ class Turns:
             finally:
                 if work.trace is not None:
                     work.trace.end(stop_reason)
-                self.act(self.machine.idle_sent(work), work)
+                self._act(self._machine.idle_sent(work), work)
                 current_work.reset(token)
 
     def drop_all(self) -> None:
         """Nothing more may be sent: end every work item without a word."""
-        for work in self.machine.drop_all():
+        for work in self._machine.drop_all():
             work.scope.cancel()
             work.ended.set()
             if work.trace is not None:
@@ -384,98 +384,79 @@ class Turns:
 
     def cancel(self) -> None:
         """Cancel the foreground work and discard queued prompts (``session/cancel``)."""
-        self.act_all(self.machine.cancel())
+        self._act_all(self._machine.cancel())
 
-    async def cancel_watchdog(self, work: Work) -> None:
+    async def _cancel_watchdog(self, work: Work) -> None:
         """Report ``work`` cancelled once it ignored cancellation for the grace period."""
         with anyio.move_on_after(self.limits.cancel_grace):
             await work.done.wait()
-        self.act_all(self.machine.watchdog_expired(work))
+        self._act_all(self._machine.watchdog_expired(work))
 
     def abandon(self) -> None:
         """Report cancelled work that still runs as cancelled now (shutdown)."""
-        self.act_all(self.machine.abandon())
+        self._act_all(self._machine.abandon())
 
     async def wait_idle(self) -> None:
         """Wait until no foreground work runs and no accepted prompt waits to run."""
         while self.busy:
-            if self.idle_event is None:
-                self.idle_event = anyio.Event()
-            await self.idle_event.wait()
-
-    @staticmethod
-    def work_cancel_requested() -> bool:
-        """Whether the foreground work of the calling task was cancelled."""
-        work = current_work.get()
-        return work is not None and work.cancel_requested
+            if self._idle_event is None:
+                self._idle_event = anyio.Event()
+            await self._idle_event.wait()
 
     # ------------------------------------------------------------ permissions
 
-    async def permission_started(self) -> None:
-        """A permission request (or elicitation) goes out: ``requires_action`` for the turn.
-
-        :raises LocalProtocolError: when too many are pending in the session.
-        """
-        if not self.permission_started_now():
-            await self.set_state(REQUIRES_ACTION)
-
     def permission_started_now(self) -> bool:
-        """:meth:`permission_started` when it needs no waiting; False when the
-        caller must ``await set_state(REQUIRES_ACTION)``.
+        """A question to the user (permission, elicitation) goes out: ``requires_action`` for
+        the turn, if that needs no waiting; False when the caller must ``await
+        set_state(REQUIRES_ACTION)`` (:meth:`acpio._session.channel.SessionChannel.ask` does).
 
         :raises LocalProtocolError: when too many are pending in the session.
         """
-        if self.pending_permissions >= self.limits.max_pending_permissions:
+        if self._pending_permissions >= self.limits.max_pending_permissions:
             raise LocalProtocolError(
                 f"too many pending permission requests in session {self.session_id} "
                 f"(limit {self.limits.max_pending_permissions})"
             )
-        self.pending_permissions += 1
+        self._pending_permissions += 1
         work = current_work.get()
         if work is None:
             return True  # not foreground work: the session state does not change
-        if not self.machine.permission_asked(work) or self.updates.try_send_state(
-            self.requires_action_line
+        if not self._machine.permission_asked(work) or self._updates.try_send_state(
+            self._requires_action_line
         ):
             return True
-        self.machine.report_failed()
+        self._machine.report_failed()
         return False
 
-    async def permission_finished(self) -> None:
-        """The request was answered (or withdrawn): ``running`` again for the turn."""
-        if not self.permission_finished_now():
-            with anyio.CancelScope(shield=True):
-                await self.set_state(RUNNING)
-
     def permission_finished_now(self) -> bool:
-        """:meth:`permission_finished` when it needs no waiting; False when the
-        caller must ``await set_state(RUNNING)``, shielded."""
-        self.pending_permissions -= 1
+        """The question was answered (or withdrawn): ``running`` again for the turn, if that
+        needs no waiting; False when the caller must ``await set_state(RUNNING)``, shielded."""
+        self._pending_permissions -= 1
         work = current_work.get()
         if work is None:
             return True
-        if not self.machine.permission_answered(work) or self.updates.try_send_state(
-            self.running_line
+        if not self._machine.permission_answered(work) or self._updates.try_send_state(
+            self._running_line
         ):
             return True
-        self.machine.report_failed()
+        self._machine.report_failed()
         return False
 
     async def set_state(self, state: SessionState) -> None:
         """Report ``state`` (``running`` or ``requires_action``) unless it is the current one."""
-        if self.set_state_now(state):
+        if self._set_state_now(state):
             return
-        self.machine.state_queued(state)
-        await self.updates.send_state(self._state_line(state))
-        self.machine.state_sent(state)
+        self._machine.state_queued(state)
+        await self._updates.send_state(self._state_line(state))
+        self._machine.state_sent(state)
 
-    def set_state_now(self, state: SessionState) -> bool:
+    def _set_state_now(self, state: SessionState) -> bool:
         """Report ``state`` if that needs no waiting; False when :meth:`set_state` must."""
-        if not self.machine.report_due(state, current_work.get()):
+        if not self._machine.report_due(state, current_work.get()):
             return True
-        if not self.updates.try_send_state(self._state_line(state)):
+        if not self._updates.try_send_state(self._state_line(state)):
             return False
-        self.machine.state_reported(state)
+        self._machine.state_reported(state)
         return True
 
     def state_snapshot(self) -> schema.SessionUpdate:
@@ -483,9 +464,9 @@ class Turns:
 
         A repeated idle carries no stop reason: it is not a new end of work.
         """
-        if self.machine.reported_state is IDLE:
+        if self._machine.reported_state is IDLE:
             return schema.IdleStateUpdate()
-        return _STATE_UPDATES[self.machine.reported_state]
+        return _STATE_UPDATES[self._machine.reported_state]
 
 
 #: The two state updates a turn reports mid-way: they carry no fields, so they are shared.

@@ -14,7 +14,7 @@ bytes, and it asks the session's :class:`~acpio._session.encoding.SessionEncodin
 of an update (possibly none), the one-line splices of the hot paths (prefix,
 encoded value, suffix), whether state updates are shown, and, when the encoding
 has lines that fall due later (a rate-limited refresh), when to ask again: one
-timer, :meth:`UpdatePath.flush_later`. Nothing here depends on the version;
+timer, :meth:`UpdatePath._flush_later`. Nothing here depends on the version;
 agent code never sees it either.
 
 Setup order: editors drop updates for a session they do not know yet, so
@@ -30,7 +30,7 @@ kept either way.
 The try-variants (:meth:`UpdatePath.try_send_state`, :meth:`UpdatePath.try_send_text_chunk`,
 :meth:`UpdatePath.try_send_message_text`) send without an ``await`` when nothing
 has to be waited for; they are the hot paths of state updates, streamed tool-call
-text and streamed replies, and admit with the same :meth:`UpdatePath.admit_now`
+text and streamed replies, and admit with the same :meth:`UpdatePath._admit_now`
 as every other update.
 """
 
@@ -143,42 +143,44 @@ class UpdatePath:
         self.session_id: Final = session_id
         self.encoding: Final = encoding
         self.connection: Final = connection
-        self.history: Final = history
-        self.task_group: Final = task_group
-        self.update_lines: Final = encoding.update_lines
-        self.state_lines: Final = encoding.state_lines
-        self.text_chunk_end: Final = encoding.text_chunk_end
-        self.message_chunk_end: Final = encoding.message_chunk_end
-        self.due: Final = encoding.due
+        self._task_group: Final = task_group
+        self._update_lines: Final = encoding.update_lines
+        self._state_lines: Final = encoding.state_lines
+        self._text_chunk_end: Final = encoding.text_chunk_end
+        self._message_chunk_end: Final = encoding.message_chunk_end
+        self._due: Final = encoding.due
         self.send_line: Callable[[bytes], Awaitable[None]] = connection.line_sender
-        self.try_send_line: Callable[[bytes], bool] = connection.line_try_sender
-        self.record: Callable[[schema.SessionUpdate], None] = history.record
-        self.record_text_chunk: Callable[[str, str], None] = _text_chunk_recorder(history)
-        self.record_message_text: Callable[[str, str, bool], None] = _message_text_recorder(history)
+        self._try_send_line: Callable[[bytes], bool] = connection.line_try_sender
+        self._record: Callable[[schema.SessionUpdate], None] = history.record
+        self._record_text_chunk: Callable[[str, str], None] = _text_chunk_recorder(history)
+        self._record_message_text: Callable[[str, str, bool], None] = _message_text_recorder(
+            history
+        )
+        self._record_terminal_output: Final = history.record_terminal_output
         #: Terminals with buffered bytes; replaced by a fresh list on each flush.
         self.dirty_terminals: list[Flushable] = []
         #: True once the session was closed: nothing more goes out.
-        self.released: bool = False
-        self.replay_gate: anyio.Event | None = None
+        self._released: bool = False
+        self._replay_gate: anyio.Event | None = None
         # One flag on the hot path for the two rare reasons to hold an update back.
-        self.held: bool = False
-        self.setup_lines: list[bytes] | None = None
+        self._held: bool = False
+        self._setup_lines: list[bytes] | None = None
         # True while a task waits to send what the encoding has due later (flush_later).
-        self.flush_timer: bool = False
+        self._flush_timer: bool = False
 
     # ------------------------------------------------------------- updates
 
     async def send(self, update: schema.SessionUpdate) -> None:
         """Send an update (already checked, or built by acpio): admitted, recorded, encoded."""
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
-            admitted = await self.admit()
+            admitted = await self._admit()
         if admitted:
-            self.record(update)
-            for line in self.update_lines(update):
+            self._record(update)
+            for line in self._update_lines(update):
                 await self.send_line(line)
-            if not self.flush_timer and self.due() is not None:
-                self.arm_flush()
+            if not self._flush_timer and self._due() is not None:
+                self._arm_flush()
 
     async def send_ending(
         self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate
@@ -188,15 +190,15 @@ class UpdatePath:
         Recorded as the two updates they are; the encoding shows them as one
         update where its version can (v1: the final status with the whole content).
         """
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
-            admitted = await self.admit()
+            admitted = await self._admit()
         if admitted:
-            self.record(chunk)
-            self.record(patch)
-            await self.send_lines(self.encoding.ending_lines(chunk, patch))
+            self._record(chunk)
+            self._record(patch)
+            await self._send_lines(self.encoding.ending_lines(chunk, patch))
 
-    async def send_lines(self, lines: Sequence[bytes]) -> None:
+    async def _send_lines(self, lines: Sequence[bytes]) -> None:
         """Send lines the encoding made, in order; then arm its flush if it has one due.
 
         (:meth:`send` and :meth:`send_terminal_bytes` do the same inline: one
@@ -204,8 +206,8 @@ class UpdatePath:
         """
         for line in lines:
             await self.send_line(line)
-        if not self.flush_timer and self.due() is not None:
-            self.arm_flush()
+        if not self._flush_timer and self._due() is not None:
+            self._arm_flush()
 
     async def send_state(self, line: bytes) -> None:
         """Send a mid-turn state update (``running``, ``requires_action``), encoded as ``line``.
@@ -215,11 +217,11 @@ class UpdatePath:
         :meth:`~acpio._session.encoding.SessionEncoding.state_lines` go out (none
         where its version shows no states).
         """
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
-            admitted = await self.admit()
+            admitted = await self._admit()
         if admitted:
-            for shown in self.state_lines(line):
+            for shown in self._state_lines(line):
                 await self.send_line(shown)
 
     def try_send_state(self, line: bytes) -> bool:
@@ -230,22 +232,22 @@ class UpdatePath:
         holds updates back is checked here. False when nothing was sent and
         :meth:`send_state` is needed.
         """
-        if self.dirty_terminals or self.held:
+        if self.dirty_terminals or self._held:
             return False
-        return all(map(self.try_send_line, self.state_lines(line)))  # one line, or none
+        return all(map(self._try_send_line, self._state_lines(line)))  # one line, or none
 
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
-        end = self.text_chunk_end
+        end = self._text_chunk_end
         if end is None:
             return False  # no one-line form: the encoding makes its lines (send_text_chunk)
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
             return False
         if admitted:
-            if not self.try_send_line(line_prefix + _encode(text) + end):
+            if not self._try_send_line(line_prefix + _encode(text) + end):
                 return False
-            self.record_text_chunk(tool_call_id, text)
+            self._record_text_chunk(tool_call_id, text)
         return True  # sent, or dropped as send() drops it
 
     async def send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> None:
@@ -255,12 +257,12 @@ class UpdatePath:
         :meth:`~acpio._session.encoding.SessionEncoding.text_chunk_prefix`); the same
         checks and history record as :meth:`send`, without building the update.
         """
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
-            admitted = await self.admit()
+            admitted = await self._admit()
         if admitted:
-            self.record_text_chunk(tool_call_id, text)
-            end = self.text_chunk_end
+            self._record_text_chunk(tool_call_id, text)
+            end = self._text_chunk_end
             if end is not None:
                 await self.send_line(line_prefix + _encode(text) + end)
             else:
@@ -272,13 +274,13 @@ class UpdatePath:
         self, line_prefix: bytes, message_id: str, text: str, thought: bool
     ) -> bool:
         """:meth:`send_message_text` when it would not wait; False when nothing was done."""
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
             return False
         if admitted:
-            if not self.try_send_line(line_prefix + _encode(text) + self.message_chunk_end):
+            if not self._try_send_line(line_prefix + _encode(text) + self._message_chunk_end):
                 return False
-            self.record_message_text(message_id, text, thought)
+            self._record_message_text(message_id, text, thought)
         return True  # sent, or dropped as send() drops it
 
     async def send_message_text(
@@ -289,65 +291,77 @@ class UpdatePath:
 
         ``line_prefix`` is the encoding's
         :meth:`~acpio._session.encoding.SessionEncoding.message_chunk_prefix`; the line is
-        that prefix, the encoded text and :attr:`message_chunk_end`, on every version.
+        that prefix, the encoded text and :attr:`_message_chunk_end`, on every version.
         The same checks and history record as :meth:`send`, without building the update.
         """
-        admitted = self.admit_now()
+        admitted = self._admit_now()
         if admitted is None:
-            admitted = await self.admit()
+            admitted = await self._admit()
         if admitted:
-            self.record_message_text(message_id, text, thought)
-            await self.send_line(line_prefix + _encode(text) + self.message_chunk_end)
+            self._record_message_text(message_id, text, thought)
+            await self.send_line(line_prefix + _encode(text) + self._message_chunk_end)
 
-    def admit_now(self) -> bool | None:
+    def _admit_now(self) -> bool | None:
         """Whether an update may be sent, if that is known without waiting.
 
         None while terminal bytes are buffered or a replay holds updates back
-        (then :meth:`admit` decides); False for an update of foreground work
+        (then :meth:`_admit` decides); False for an update of foreground work
         already reported idle, which is dropped; True otherwise.
         """
-        if self.dirty_terminals or self.held:
+        if self.dirty_terminals or self._held:
             return None
         work = current_work.get()
-        return work is None or not work.finished or self.drop_finished()
+        return work is None or not work.finished or self._drop_finished()
 
-    async def admit(self) -> bool:
-        """Flush buffered terminal bytes and wait out a replay; then as :meth:`admit_now`."""
+    async def _admit(self) -> bool:
+        """Flush buffered terminal bytes and wait out a replay; then as :meth:`_admit_now`."""
         if self.dirty_terminals:
             await self.flush_terminals()
-        if self.held and not await self.wait_held():
+        if self._held and not await self._wait_held():
             return False
         work = current_work.get()
-        return work is None or not work.finished or self.drop_finished()
+        return work is None or not work.finished or self._drop_finished()
 
-    def drop_finished(self) -> bool:
+    def _drop_finished(self) -> bool:
         """Drop an update of work already reported idle (logged); always False."""
         logger.debug("dropping an update of finished work in session %s", self.session_id)
         return False
 
     async def send_terminal_bytes(self, terminal_id: str, line_prefix: bytes, data: bytes) -> None:
-        """Send bytes of an agent-side terminal, as the encoding shows them.
+        """Record bytes of an agent-side terminal in the history and send them, as the
+        encoding shows them.
 
         ``line_prefix`` is the encoding's
         :meth:`~acpio._session.encoding.SessionEncoding.terminal_chunk_prefix`.
-        No terminal flush and no history record: the caller records the bytes.
+        No terminal flush: these are the bytes a flush sends.
         """
-        if self.held and not await self.wait_held():
+        self._record_terminal_output(terminal_id, data)
+        if self._held and not await self._wait_held():
             return
         for line in self.encoding.terminal_lines(terminal_id, line_prefix, data):
             await self.send_line(line)
-        if not self.flush_timer and self.due() is not None:
-            self.arm_flush()
+        if not self._flush_timer and self._due() is not None:
+            self._arm_flush()
 
-    async def emit(self, update: schema.SessionUpdate) -> None:
+    async def _emit(self, update: schema.SessionUpdate) -> None:
         """Send an update as is: not recorded, not held back (replay and state snapshots)."""
-        await self.send_lines(self.update_lines(update, replay=True))
+        await self._send_lines(self._update_lines(update, replay=True))
 
     # ------------------------------------------------------------- terminals
 
-    def mark_terminal_dirty(self, terminal: Flushable) -> None:
-        """``terminal`` has buffered bytes: they are flushed before the next update."""
-        self.dirty_terminals.append(terminal)
+    def mark_terminal_pending(
+        self, terminal: Flushable, listed: list[Flushable] | None
+    ) -> list[Flushable]:
+        """``terminal`` has buffered bytes: they are flushed before the next update.
+
+        ``listed`` is what this returned to the terminal last time: while it is
+        still the current list, the terminal is on it already. Returns the
+        current list.
+        """
+        dirty = self.dirty_terminals
+        if listed is not dirty:
+            dirty.append(terminal)
+        return dirty
 
     async def flush_terminals(self) -> None:
         """Send every terminal's buffered bytes (before a request or an update)."""
@@ -356,47 +370,25 @@ class UpdatePath:
         for terminal in dirty:
             await terminal.flush()
 
-    # ------------------------------------------------------------- requests
-
-    async def client_request(
-        self, method: str, params: object, decode: Callable[[msgspec.Raw], T]
-    ) -> T:
-        """Send a request to the client (``terminal/*``, ``fs/*``, ...) after pending output.
-
-        Buffered terminal bytes are flushed first, so the request never
-        overtakes output sent before it. ``params`` is sent as given: it must
-        already have the shape of the connection's protocol version.
-
-        :raises RequestError: for an error answer; :raises ConnectionClosed:
-            when the connection ends first.
-        """
-        if self.dirty_terminals:
-            await self.flush_terminals()
-        return await self.connection.request(method, params, decode)
-
-    def permission_params(self, params: schema.RequestPermissionRequest) -> object:
-        """The ``session/request_permission`` params in the connection's encoding."""
-        return self.encoding.permission_params(params)
-
     # ---------------------------------------------------------------- holding
 
-    async def wait_held(self) -> bool:
+    async def _wait_held(self) -> bool:
         """Wait while a replay is being sent; False when the update must be dropped."""
-        while not self.released:
-            gate = self.replay_gate
+        while not self._released:
+            gate = self._replay_gate
             if gate is None:
                 return True
             await gate.wait()
         return False
 
-    def update_held(self) -> None:
-        """Recompute :attr:`held` after a change of the gate or of :attr:`released`."""
-        self.held = self.released or self.replay_gate is not None
+    def _update_held(self) -> None:
+        """Recompute :attr:`_held` after a change of the gate or of :attr:`_released`."""
+        self._held = self._released or self._replay_gate is not None
 
     def release(self) -> None:
         """The session closed: nothing more goes out."""
-        self.released = True
-        self.update_held()
+        self._released = True
+        self._update_held()
 
     async def replay(
         self,
@@ -408,33 +400,33 @@ class UpdatePath:
         Live updates wait while the replay is sent, so the client never sees
         one of them overtaken by the older snapshot of the same thing.
         """
-        while self.replay_gate is not None:
-            await self.replay_gate.wait()
-        gate = self.replay_gate = anyio.Event()
-        self.update_held()
+        while self._replay_gate is not None:
+            await self._replay_gate.wait()
+        gate = self._replay_gate = anyio.Event()
+        self._update_held()
         try:
             if updates is not None:
                 # The client rebuilds its view from the replay.
                 self.encoding.reset()
                 for update in list(updates):
-                    await self.emit(update)
-            await self.emit(snapshot())
+                    await self._emit(update)
+            await self._emit(snapshot())
         finally:
-            self.replay_gate = None
-            self.update_held()
+            self._replay_gate = None
+            self._update_held()
             gate.set()
 
     @property
     def in_setup(self) -> bool:
         """True while ``session/new`` or ``session/resume`` is being answered."""
-        return self.setup_lines is not None
+        return self._setup_lines is not None
 
     def hold_setup(self) -> None:
         """Hold every line of this session until :meth:`release_setup` (see the module doc)."""
-        if self.setup_lines is not None:
+        if self._setup_lines is not None:
             return
         lines: list[bytes] = []
-        self.setup_lines = lines
+        self._setup_lines = lines
 
         async def hold(line: bytes) -> None:
             lines.append(line)
@@ -444,38 +436,38 @@ class UpdatePath:
             return True
 
         self.send_line = hold
-        self.try_send_line = try_hold
+        self._try_send_line = try_hold
 
     def release_setup(self) -> None:
         """The answer was queued: send what was held, in order, before anything newer."""
-        lines = self.setup_lines
+        lines = self._setup_lines
         if lines is None:
             return
-        self.setup_lines = None
+        self._setup_lines = None
         self.send_line = self.connection.line_sender
-        self.try_send_line = self.connection.line_try_sender
+        self._try_send_line = self.connection.line_try_sender
         for index, line in enumerate(lines):
-            if not self.try_send_line(line):
+            if not self._try_send_line(line):
                 gate = anyio.Event()
-                previous = self.replay_gate
-                self.replay_gate = gate
-                self.update_held()
-                self.task_group.start_soon(self.send_held, lines[index:], gate, previous)
+                previous = self._replay_gate
+                self._replay_gate = gate
+                self._update_held()
+                self._task_group.start_soon(self._send_held, lines[index:], gate, previous)
                 return
 
     async def release_setup_now(self) -> None:
         """Send what was held, in order, before the answer (a v1 ``session/load``, whose
         client knows the session already and reads everything of it before the answer)."""
-        lines = self.setup_lines
+        lines = self._setup_lines
         if lines is None:
             return
-        self.setup_lines = None
+        self._setup_lines = None
         self.send_line = self.connection.line_sender
-        self.try_send_line = self.connection.line_try_sender
+        self._try_send_line = self.connection.line_try_sender
         for line in lines:
             await self.send_line(line)
 
-    async def send_held(
+    async def _send_held(
         self, lines: list[bytes], gate: anyio.Event, previous: anyio.Event | None
     ) -> None:
         """Send held setup lines that did not fit, then open the gate for later updates."""
@@ -485,33 +477,33 @@ class UpdatePath:
         except ConnectionClosed:
             pass  # the client went away: nobody is left to tell
         finally:
-            if self.replay_gate is gate:
-                self.replay_gate = previous
-                self.update_held()
+            if self._replay_gate is gate:
+                self._replay_gate = previous
+                self._update_held()
             gate.set()
 
     # ------------------------------------------------------------- timed flushes
 
-    def arm_flush(self) -> None:
+    def _arm_flush(self) -> None:
         """Start the task that sends what the encoding has due later, if it has any."""
-        if self.flush_timer or self.released:
+        if self._flush_timer or self._released:
             return
         due = self.encoding.due()
         if due is not None:
-            self.flush_timer = True
-            self.task_group.start_soon(self.flush_later, due)
+            self._flush_timer = True
+            self._task_group.start_soon(self._flush_later, due)
 
-    async def flush_later(self, due: float) -> None:
+    async def _flush_later(self, due: float) -> None:
         """Send the encoding's lines due at ``due`` (a rate-limited refresh), then re-arm."""
         try:
             await anyio.sleep(max(0.0, due - anyio.current_time()))
-            self.flush_timer = False
-            if self.held and not await self.wait_held():
+            self._flush_timer = False
+            if self._held and not await self._wait_held():
                 return
             for line in self.encoding.flush_due(anyio.current_time()):
                 await self.send_line(line)
         except Exception:
             logger.debug("timed flush of session %s failed", self.session_id, exc_info=True)
         finally:
-            self.flush_timer = False
-        self.arm_flush()
+            self._flush_timer = False
+        self._arm_flush()

@@ -149,9 +149,9 @@ class ClientCommand(RunningCommand):
         super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
         self._show_client_terminal = show_client_terminal
         self._session_id = parts.session_id
-        self._client_request = parts.updates.client_request
-        self._timeout = parts.turns.limits.client_request_timeout
-        self._task_group = parts.turns.task_group
+        self._client_request = parts.client_request
+        self._timeout = parts.limits.client_request_timeout
+        self._spawn = parts.spawn
         self.terminal_id: str | None = None
         self._last = b""  # the output the client returned last time
         self._seen = 0  # bytes of output read so far
@@ -190,7 +190,7 @@ class ClientCommand(RunningCommand):
         self.terminal_id = created.terminal_id
         try:
             done = anyio.Event()
-            self._task_group.start_soon(self._watch_exit, done)
+            self._spawn(self._watch_exit, done)
             self._watch_done = done
         except RuntimeError:  # the session's task group is closing: polling alone tells
             logger.debug("not watching client terminal %s for its exit", self.terminal_id)
@@ -389,11 +389,11 @@ class ClientFileHost(AgentHost):
             limit=UNSET if limit is None else limit,
         )
         answer = await _ask(
-            parts.updates.client_request,
+            parts.client_request,
             "fs/read_text_file",
             params,
             _decode_read,
-            parts.turns.limits.client_request_timeout,
+            parts.limits.client_request_timeout,
         )
         return answer.content
 
@@ -403,11 +403,11 @@ class ClientFileHost(AgentHost):
         require_absolute(path, "file path")
         params = v1.WriteTextFileRequest(session_id=parts.session_id, path=path, content=content)
         await _ask(
-            parts.updates.client_request,
+            parts.client_request,
             "fs/write_text_file",
             params,
             _ignore,
-            parts.turns.limits.client_request_timeout,
+            parts.limits.client_request_timeout,
         )
 
 
