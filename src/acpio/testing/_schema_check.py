@@ -266,9 +266,39 @@ def _any_of(
     yield from _any_of_generic(validator, any_of, instance)
 
 
+def _one_of_by_tag(validator: Any, union: _Union, instance: object) -> list[ValidationError] | None:
+    """The ``oneOf`` findings when `instance`'s discriminator picks a const variant that
+    accepts it and no other variant can (the other const variants require another value),
+    else ``None``: then every branch is checked, as the generic rule does."""
+    if union.key is None:
+        tag = instance
+    else:
+        fields = as_object(instance)
+        tag = None if fields is None else fields.get(union.key)
+    entry = union.table.get(tag) if isinstance(tag, str) else None
+    if entry is None:
+        return None
+    errors: list[ValidationError] = []
+    if union.key is not None:
+        index, branch = entry
+        errors = list(_descend(validator, instance, branch, schema_path=index))
+        if _has_official(errors):
+            return None
+    for index, branch, _ in union.rest:
+        if not _has_official(list(_descend(validator, instance, branch, schema_path=index))):
+            return None  # two variants accept it: the generic rule reports that
+    return errors
+
+
 def _one_of(
     validator: Any, one_of: list[object], instance: object, schema: object
 ) -> Iterator[ValidationError]:
+    union = _union(one_of)
+    if union is not None:
+        found = _one_of_by_tag(validator, union, instance)
+        if found is not None:
+            yield from found
+            return
     context: list[ValidationError] = []
     valid: list[list[ValidationError]] = []
     for index, branch in enumerate(one_of):
