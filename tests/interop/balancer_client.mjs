@@ -29,6 +29,7 @@ import * as v1 from "@agentclientprotocol/sdk";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream, MemoryAcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { NodeWebSocket, within } from "./remote_support.mjs";
 
 const STEP_TIMEOUT_MS = 30_000;
 
@@ -56,23 +57,6 @@ function parseArgs(argv) {
 
 const options = parseArgs(process.argv.slice(2));
 const acp = options.protocol === 1 ? v1 : v2;
-
-function within(ms, what, promise) {
-  let timer;
-  return Promise.race([
-    promise,
-    new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
-// Node's WebSocket takes the handshake's headers (token, cookies) in its second argument.
-class NodeWebSocket extends globalThis.WebSocket {
-  constructor(url, protocols, init) {
-    super(url, { protocols, headers: init?.headers });
-  }
-}
 
 function openStream(cookieStore) {
   const headers = { Authorization: `Bearer ${options.token}` };

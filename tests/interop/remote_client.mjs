@@ -36,6 +36,7 @@ import * as v1 from "@agentclientprotocol/sdk";
 import * as v2 from "@agentclientprotocol/sdk/experimental/v2";
 import { createHttpStream, MemoryAcpCookieStore } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
+import { NodeWebSocket, within } from "./remote_support.mjs";
 
 const TURN_TIMEOUT_MS = 20_000;
 
@@ -81,22 +82,6 @@ function parseArgs(argv) {
 
 const options = parseArgs(process.argv.slice(2));
 const acp = options.protocol === 1 ? v1 : v2;
-
-function within(ms, what, promise) {
-  let timer;
-  return Promise.race([
-    promise,
-    new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
-class NodeWebSocket extends globalThis.WebSocket {
-  constructor(url, protocols, init) {
-    super(url, { protocols, headers: init?.headers });
-  }
-}
 
 function openStream(url, cookieStore) {
   const headers = options.token ? { Authorization: `Bearer ${options.token}` } : {};
