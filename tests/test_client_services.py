@@ -297,6 +297,23 @@ async def test_a_command_runs_in_the_clients_terminal_and_the_call_shows_it(
     assert not [u for u in updates if u["sessionUpdate"] == "terminal_output_chunk"]
 
 
+async def test_the_clients_terminal_gets_the_env_the_command_was_made_with(
+    tmp_path: Path,
+) -> None:
+    async with connected(tmp_path) as (session, editor):
+        async with session.tool_call("Run", kind="execute", tool_call_id="c") as call:
+            terminal = await call.terminal(terminal_id="agent-term")
+            env = {"GREETING": "hi"}
+            running = terminal.start(["/bin/sh", "-c", "echo $GREETING"], env=env)
+            env["GREETING"] = "changed"  # after the command was made: it runs as made
+            async with running:
+                result = await running.wait()
+        create = editor.requests[0][1]
+
+    assert result.output == b"hi\n"
+    assert create["env"] == [{"name": "GREETING", "value": "hi"}]
+
+
 async def test_the_output_streams_from_the_clients_terminal(tmp_path: Path) -> None:
     script = "i=0; while [ $i -lt 300 ]; do echo line$i; i=$((i+1)); done"
     chunks: list[bytes] = []

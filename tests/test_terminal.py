@@ -440,6 +440,36 @@ async def test_run_streams_stdout_and_stderr_and_reports_the_exit_status(tmp_pat
     assert views["killed"].signal == "SIGKILL"
 
 
+async def test_a_command_is_fixed_when_made_and_bad_ones_are_refused(tmp_path: Path) -> None:
+    greeting: dict[str, str] = {}
+
+    async def body(session: acpio.Session) -> None:
+        async with session.tool_call("Run", kind="execute") as call:
+            terminal = await call.terminal(terminal_id="t")
+            with pytest.raises(ValueError, match="argv must not be empty"):
+                terminal.start([], cwd="relative")  # the first rule broken is named
+            with pytest.raises(acpio.RelativePathError, match="process cwd"):
+                terminal.start(["true"], cwd="relative", output_limit=-1)
+            with pytest.raises(ValueError, match="output_limit must not be negative"):
+                terminal.start(["true"], output_limit=-1)
+            env = {"GREETING": "hi", "PATH": os.environ["PATH"]}
+            running = terminal.start_shell("echo $GREETING", cwd=str(tmp_path), env=env)
+            env["GREETING"] = "changed"  # after the command was made: it runs as made
+            async with running:
+                result = await running.wait()
+            greeting["said"] = result.text
+
+    async with MockClient(Scripted(body)) as client:
+        session = await client.new_session()
+        result = await session.prompt("go")
+        view = session.view.terminals["t"]
+
+    assert result.stop_reason == "end_turn"
+    assert greeting == {"said": "hi\n"}
+    # Nothing was sent for the refused commands: the terminal ran the one good command.
+    assert (view.command, view.output, view.exit_code) == ("echo $GREETING", b"hi\n", 0)
+
+
 async def test_run_shows_its_command_on_a_terminal_created_without_one() -> None:
     async def body(session: acpio.Session) -> None:
         unnamed = await session.terminal(terminal_id="unnamed")

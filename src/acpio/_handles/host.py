@@ -2,7 +2,8 @@
 
 How this works: the wire version a connection negotiated gives each of its
 sessions a :class:`CommandHost` (``acpio._wire``), held by the session's
-:class:`HandleParts`. A terminal's command starts with :meth:`CommandHost.command`,
+:class:`HandleParts`. A terminal's command (a
+:class:`~acpio._handles.process.CommandSpec`) starts with :meth:`CommandHost.command`,
 a tool call shows a terminal it made with :meth:`CommandHost.show_terminal`, and
 ``Session.read_text_file``/``write_text_file`` and editor reads go to
 :meth:`CommandHost.read_text_file`/:meth:`CommandHost.write_text_file`; nobody
@@ -13,13 +14,13 @@ files; a client that runs terminals has its own host (``acpio._wire.v1``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Final, Protocol, TypeAlias
 
 from .. import schema
 from .._errors import ClientCapabilityError
 from .._session.channel import SessionChannel
-from .process import BeginCommand, CommandTerminal, LocalCommand, RunningCommand
+from .process import BeginCommand, CommandSpec, CommandTerminal, LocalCommand, RunningCommand
 
 __all__ = [
     "AGENT_HOST",
@@ -62,17 +63,17 @@ class CommandHost(Protocol):
     def command(
         self,
         terminal: CommandTerminal,
+        spec: CommandSpec,
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],
         parts: HandleParts,
-        output_limit: int,
-        display: str,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
     ) -> RunningCommand:
-        """The command ``argv`` of ``terminal``, not yet started (``async with`` starts it)."""
+        """The command ``spec`` of ``terminal``, not yet started (``async with`` starts it).
+
+        It runs ``spec`` as given; the host only chooses where (and so how
+        ``spec.env`` applies, see :class:`~acpio._handles.process.CommandSpec`).
+        """
         ...
 
     async def show_terminal(self, call: ShowsTerminal, terminal: ShownTerminal) -> None:
@@ -104,27 +105,14 @@ class AgentHost:
     def command(
         self,
         terminal: CommandTerminal,
+        spec: CommandSpec,
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],
         parts: HandleParts,
-        output_limit: int,
-        display: str,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
     ) -> RunningCommand:
         """A process group of this program, registered with the session's connection."""
-        return LocalCommand(
-            terminal,
-            begin,
-            parts,
-            output_limit,
-            display,
-            argv=argv,
-            cwd=cwd,
-            env=env,
-        )
+        return LocalCommand(terminal, begin, parts, spec)
 
     async def show_terminal(self, call: ShowsTerminal, terminal: ShownTerminal) -> None:
         """The terminal is the agent's: ``call`` shows it at once, under its own id."""

@@ -22,6 +22,8 @@ starts nothing.
 Two kinds of process sit behind the same class: :class:`LocalCommand` (a real
 process group of this program) and, where the client runs terminals, the
 client's terminal (the session's host chooses, :mod:`acpio._handles.host`).
+Both read what to run from one :class:`CommandSpec`, which the terminal builds
+once per command and hands through the host unchanged.
 """
 
 from __future__ import annotations
@@ -30,17 +32,20 @@ import contextlib
 import logging
 import os
 import signal as signal_module
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
-from types import TracebackType
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType, TracebackType
 from typing import Final, Protocol, Self
 
 import anyio
 import anyio.abc
 
+from .._protocol.paths import require_absolute
+
 __all__ = [
     "BeginCommand",
     "CommandResult",
+    "CommandSpec",
     "CommandTerminal",
     "ExitStatus",
     "LocalCommand",
@@ -101,6 +106,45 @@ _live_processes: dict[anyio.abc.Process, _Closable] = {}
 BeginCommand = Callable[
     ["RunningCommand", Callable[[], Awaitable[None]], Callable[[], None]], Awaitable[None]
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """What one command of a terminal runs, where, with what, and how it is shown.
+
+    Built once per command (:meth:`TerminalHandle.start`, ``start_shell``) and
+    handed unchanged through the session's host (:class:`CommandHost.command
+    <acpio._handles.host.CommandHost>`) to the command it makes, so every kind
+    of process reads the same values. Checked when made, in this order:
+    ``argv`` is not empty (:class:`ValueError`), ``cwd`` is absolute
+    (:class:`~acpio.RelativePathError`), ``output_limit`` is not negative
+    (:class:`ValueError`). Immutable: ``argv`` is a tuple and ``env`` a
+    read-only copy of the mapping given, so changing that mapping later
+    changes no command.
+    """
+
+    #: The program and its arguments (``argv[0]`` is the program).
+    argv: tuple[str, ...]
+    #: The command line as the terminal shows it (``shlex.join(argv)``, or a shell command).
+    display: str
+    #: The absolute directory the command runs in.
+    cwd: str
+    #: The environment given, or None. The host decides how it applies: a process of
+    #: this program gets it as its whole environment (None: this program's own); a v1
+    #: client's terminal gets it added to the client's environment (None: nothing added).
+    env: Mapping[str, str] | None = field(hash=False)
+    #: Bytes of output kept for the agent (:class:`CommandResult`, head and tail); the
+    #: client is sent every byte whatever the limit.
+    output_limit: int
+
+    def __post_init__(self) -> None:
+        if not self.argv:
+            raise ValueError("argv must not be empty")
+        require_absolute(self.cwd, "process cwd")
+        if self.output_limit < 0:
+            raise ValueError("output_limit must not be negative")
+        if self.env is not None:
+            object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,27 +341,14 @@ class RunningCommand:
     pipe and pause: output is read on demand, never buffered without bound.
     """
 
-    def __init__(
-        self,
-        terminal: CommandTerminal,
-        begin: BeginCommand,
-        output_limit: int,
-        display: str,
-        *,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
-    ) -> None:
+    def __init__(self, terminal: CommandTerminal, begin: BeginCommand, spec: CommandSpec) -> None:
         self.terminal: Final = terminal
         self._begin = begin
+        self._spec: Final = spec
         #: The command line as the terminal shows it.
-        self.display: Final = display
-        self._argv = list(argv)
-        self._cwd = cwd
-        self._env = dict(env) if env is not None else None
+        self.display: Final = spec.display
         self._entered = False
-        self._limit = output_limit
-        self._capture = _OutputCapture(output_limit)
+        self._capture = _OutputCapture(spec.output_limit)
         self._grace = terminal.kill_grace
         self._result: CommandResult | None = None
         self._eof = False
@@ -500,23 +531,19 @@ class LocalCommand(RunningCommand):
         terminal: CommandTerminal,
         begin: BeginCommand,
         connection: _Closable,
-        output_limit: int,
-        display: str,
-        *,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
+        spec: CommandSpec,
     ) -> None:
-        super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
+        super().__init__(terminal, begin, spec)
         self._connection = connection
 
     async def _start(self) -> None:
         import subprocess  # noqa: PLC0415 - loaded by anyio.open_process anyway
 
+        spec = self._spec
         process = await anyio.open_process(
-            self._argv,
-            cwd=self._cwd,
-            env=self._env,
+            spec.argv,
+            cwd=spec.cwd,
+            env=None if spec.env is None else dict(spec.env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -47,6 +47,7 @@ from .process import (
     DEFAULT_OUTPUT_LIMIT,
     KILL_GRACE,
     CommandResult,
+    CommandSpec,
     ExitStatus,
     RunningCommand,
     kill_all_processes,
@@ -390,7 +391,7 @@ class TerminalHandle(metaclass=LibraryCreated):
         ``async with terminal.start_shell("make") as make:`` then ``async for
         chunk in make.output: ...`` and ``result = await make.wait()``.
         """
-        return self._command([shell, "-c", command], command, cwd, env, output_limit)
+        return self._command((shell, "-c", command), command, cwd, env, output_limit)
 
     def start(
         self,
@@ -407,33 +408,32 @@ class TerminalHandle(metaclass=LibraryCreated):
         returns the :class:`CommandResult`. The rules of :meth:`run` hold;
         leaving the block while the process runs stops it and reports its exit.
         """
-        if not argv:
-            raise ValueError("argv must not be empty")
-        return self._command(list(argv), shlex.join(argv), cwd, env, output_limit)
+        return self._command(tuple(argv), shlex.join(argv), cwd, env, output_limit)
 
     def _command(
         self,
-        argv: list[str],
+        argv: tuple[str, ...],
         display: str,
         cwd: str | None,
         env: Mapping[str, str] | None,
         output_limit: int | None,
     ) -> RunningCommand:
-        workdir = require_absolute(cwd or self.cwd or self.session.cwd, "process cwd")
-        limit = self.output_limit if output_limit is None else output_limit
+        """The command as the session's host runs it; its :class:`CommandSpec` is made here."""
+        spec = CommandSpec(
+            argv=argv,
+            display=display,
+            cwd=cwd or self.cwd or self.session.cwd,
+            env=env,
+            output_limit=self.output_limit if output_limit is None else output_limit,
+        )
         channel = self._channel
-        running = channel.host.command(
+        return channel.host.command(
             self,
+            spec,
             begin=self._begin,
             show_client_terminal=self._show_client_terminal,
             parts=channel,
-            output_limit=limit,
-            display=display,
-            argv=argv,
-            cwd=workdir,
-            env=env,
         )
-        return running
 
     async def _begin(
         self,

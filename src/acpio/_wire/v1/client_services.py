@@ -50,7 +50,7 @@ The session's host (:class:`~acpio._handles.host.CommandHost`) is
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Final, TypeVar
 
 import anyio
@@ -66,7 +66,13 @@ from ..._errors import (
     RequestTimeout,
 )
 from ..._handles.host import AgentHost, HandleParts, ShownTerminal, ShowsTerminal
-from ..._handles.process import BeginCommand, CommandTerminal, ExitStatus, RunningCommand
+from ..._handles.process import (
+    BeginCommand,
+    CommandSpec,
+    CommandTerminal,
+    ExitStatus,
+    RunningCommand,
+)
 from ..._protocol.paths import require_absolute
 from . import shapes as v1
 
@@ -136,17 +142,13 @@ class ClientCommand(RunningCommand):
     def __init__(
         self,
         terminal: CommandTerminal,
+        spec: CommandSpec,
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],
         parts: HandleParts,
-        output_limit: int,
-        display: str,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
     ) -> None:
-        super().__init__(terminal, begin, output_limit, display, argv=argv, cwd=cwd, env=env)
+        super().__init__(terminal, begin, spec)
         self._show_client_terminal = show_client_terminal
         self._session_id = parts.session_id
         self._client_request = parts.client_request
@@ -176,13 +178,14 @@ class ClientCommand(RunningCommand):
 
     async def _start(self) -> None:
         """``terminal/create``, watch for the exit, show the client's terminal; runs shielded."""
+        spec = self._spec
         params = v1.CreateTerminalRequest(
             session_id=self._session_id,
-            command=self._argv[0],
-            args=list(self._argv[1:]),
-            env=[v1.EnvVariable(name=k, value=v) for k, v in (self._env or {}).items()],
-            cwd=self._cwd,
-            output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * self._limit),
+            command=spec.argv[0],
+            args=list(spec.argv[1:]),
+            env=[v1.EnvVariable(name=k, value=v) for k, v in (spec.env or {}).items()],
+            cwd=spec.cwd,
+            output_byte_limit=max(CLIENT_OUTPUT_LIMIT, 2 * spec.output_limit),
         )
         created = await _ask(
             self._client_request, "terminal/create", params, _decode_create, self._timeout
@@ -419,27 +422,19 @@ class ClientTerminalHost(ClientFileHost):
     def command(
         self,
         terminal: CommandTerminal,
+        spec: CommandSpec,
         *,
         begin: BeginCommand,
         show_client_terminal: Callable[[str], Awaitable[None]],
         parts: HandleParts,
-        output_limit: int,
-        display: str,
-        argv: Sequence[str],
-        cwd: str,
-        env: Mapping[str, str] | None,
     ) -> RunningCommand:
         """A :class:`ClientCommand`: ``terminal/create`` when it starts."""
         return ClientCommand(
             terminal,
+            spec,
             begin=begin,
             show_client_terminal=show_client_terminal,
             parts=parts,
-            output_limit=output_limit,
-            display=display,
-            argv=argv,
-            cwd=cwd,
-            env=env,
         )
 
     async def show_terminal(self, call: ShowsTerminal, terminal: ShownTerminal) -> None:
