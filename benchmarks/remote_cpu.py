@@ -66,6 +66,7 @@ HERE = Path(__file__).resolve().parent
 AGENT = HERE / "bench_agent.py"
 TS_SERVER = HERE / "ts_agent" / "remote_server.mjs"
 TS = "ts"
+TS_REQUESTS_ONLY = "ts-requests-only"
 INIT = {"protocolVersion": 2, "info": {"name": "bench", "version": "1"}}
 ALLOW = {"outcome": {"outcome": "selected", "optionId": "allow"}}
 SCENARIOS = (
@@ -142,9 +143,11 @@ class ServerCpu:
 async def serve(server: str, limit: float) -> AsyncIterator[tuple[str, int]]:
     """A fresh server on loopback (``ts`` or an acpio tree): its ``/acp`` URL and pid."""
     with tempfile.TemporaryFile() as log:
-        if server == TS:
+        if server in (TS, TS_REQUESTS_ONLY):
             argv = ["node", str(TS_SERVER)]
             env = dict(os.environ)
+            if server == TS_REQUESTS_ONLY:
+                env["BENCH_PERMISSION"] = "requests-only"
         else:
             argv = [sys.executable, "-m", "acpio._cli", "serve", "--listen", "127.0.0.1:0"]
             argv += ["--max-connections", "1000", "--store", "memory", f"{AGENT}:BenchAgent"]
@@ -174,7 +177,7 @@ async def serve(server: str, limit: float) -> AsyncIterator[tuple[str, int]]:
 
 
 async def _listening(server: str, process: asyncio.subprocess.Process, log: Any) -> str:
-    if server == TS:
+    if server in (TS, TS_REQUESTS_ONLY):
         assert process.stdout is not None
         line = (await process.stdout.readline()).decode().strip()
         if not line:
@@ -435,6 +438,8 @@ def _load() -> str:
 
 
 def _label(server: str) -> str:
+    if server == TS_REQUESTS_ONLY:
+        return "TS AcpServer, requests only"
     return "TS AcpServer" if server == TS else f"acpio {server or '(installed)'}"
 
 
@@ -459,6 +464,8 @@ class Bench:
         try:
             async with serve(server, self.args.timeout) as (url, pid):
                 for name in self.scenarios:
+                    if server == TS_REQUESTS_ONLY and not name.startswith("permission:"):
+                        continue  # the same server as TS but for `permission N`
                     figures = await scenario(url, pid, name, self.args)
                     self.results.setdefault((server, name), []).append(figures)
                     print(
@@ -498,12 +505,14 @@ class Bench:
             for server in self.servers:
                 runs = self.results.get((server, name))
                 if not runs:
-                    print(f"| {name} | {_label(server)} | failed | | | | | |")
+                    if server != TS_REQUESTS_ONLY or name.startswith("permission:"):
+                        print(f"| {name} | {_label(server)} | failed | | | | | |")
                     continue
                 cpu = statistics.median(r.cpu_us for r in runs)
-                vs_ts = f"{cpu / ts_cpu:.2f}x" if ts_cpu and server != TS else ""
+                acpio = server not in (TS, TS_REQUESTS_ONLY)
+                vs_ts = f"{cpu / ts_cpu:.2f}x" if ts_cpu and acpio else ""
                 vs_first = (
-                    f"{cpu / first_cpu:.2f}x" if first_cpu and server not in (TS, first) else ""
+                    f"{cpu / first_cpu:.2f}x" if first_cpu and acpio and server != first else ""
                 )
                 messages = statistics.median(r.messages for r in runs)
                 size = statistics.median(r.bytes for r in runs)
@@ -530,6 +539,11 @@ def _arguments() -> argparse.Namespace:
     )
     parser.add_argument("trees", nargs="*", help="directories that hold the acpio package")
     parser.add_argument("--no-ts", action="store_true", help="leave out the TypeScript server")
+    parser.add_argument(
+        "--ts-requests-only",
+        action="store_true",
+        help="also the TS server sending only the permission requests (no tool call or states)",
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--permissions", type=int, default=2000)
     parser.add_argument("--chunks", type=int, default=20000)
@@ -557,6 +571,8 @@ async def main() -> int:
     servers = [str(Path(tree).resolve()) for tree in args.trees] or [""]
     if not args.no_ts:
         servers.append(TS)
+        if args.ts_requests_only:
+            servers.append(TS_REQUESTS_ONLY)
     bench = Bench(args, servers, args.scenarios.split(","))
     for repeat in range(args.repeats):
         for server in servers if repeat % 2 == 0 else servers[::-1]:

@@ -9,6 +9,8 @@
 // benchmarks/remote_cpu.py): a tool call `bench` (pending), then per request a
 // `requires_action` state, the `session/request_permission` (its subject the tool
 // call) awaited and checked, and a `running` state; then the call `completed`.
+// With BENCH_PERMISSION=requests-only in the environment it sends only the N
+// requests, as agent.mjs does over stdio (no tool call, no state lines).
 //
 // Usage: node remote_server.mjs [PORT]   (prints the port it listens on, then serves)
 
@@ -22,6 +24,8 @@ import {
   createNodeHttpHandler,
   createNodeWebSocketUpgradeHandler,
 } from "@agentclientprotocol/sdk/experimental/node";
+
+const requestsOnly = process.env.BENCH_PERMISSION === "requests-only";
 
 async function runTurn(params, messageId, client) {
   const { sessionId } = params;
@@ -51,6 +55,18 @@ async function runTurn(params, messageId, client) {
       });
     }
     await update({ sessionUpdate: "tool_call_update", toolCallId: "bench", status: "completed" });
+  } else if (kind === "permission" && requestsOnly) {
+    for (let i = 0; i < n; i++) {
+      const response = await client.request(acp.methods.client.session.requestPermission, {
+        sessionId,
+        title: "bench",
+        options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }],
+      });
+      const outcome = response.outcome;
+      if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
+        throw new Error(`permission ${i} not granted: ${JSON.stringify(outcome)}`);
+      }
+    }
   } else if (kind === "permission") {
     await update({
       sessionUpdate: "tool_call_update",
