@@ -3,7 +3,14 @@
 // SDK's Streamable HTTP and WebSocket transport) on Node's http server, its
 // WebSocket upgrades through the `ws` package, both adapters from the SDK's
 // `experimental/node` entry point. One agent app per connection (the same
-// bench agent as agent.mjs: `reply N`, `notify N`), on loopback.
+// bench agent as agent.mjs: `reply N`, `notify N`, `permission N`), on loopback.
+//
+// `permission N` puts on the wire what acpio's bench_agent.py does over v2 (see
+// benchmarks/remote_cpu.py): a tool call `bench` (pending), then per request a
+// `requires_action` state, the `session/request_permission` (its subject the tool
+// call) awaited and checked, and a `running` state; then the call `completed`.
+// With BENCH_PERMISSION=requests-only in the environment it sends only the N
+// requests, as agent.mjs does over stdio (no tool call, no state lines).
 //
 // Usage: node remote_server.mjs [PORT]   (prints the port it listens on, then serves)
 
@@ -17,6 +24,8 @@ import {
   createNodeHttpHandler,
   createNodeWebSocketUpgradeHandler,
 } from "@agentclientprotocol/sdk/experimental/node";
+
+const requestsOnly = process.env.BENCH_PERMISSION === "requests-only";
 
 async function runTurn(params, messageId, client) {
   const { sessionId } = params;
@@ -44,6 +53,40 @@ async function runTurn(params, messageId, client) {
         toolCallId: "bench",
         content: { type: "content", content: { type: "text", text: `chunk ${i}` } },
       });
+    }
+    await update({ sessionUpdate: "tool_call_update", toolCallId: "bench", status: "completed" });
+  } else if (kind === "permission" && requestsOnly) {
+    for (let i = 0; i < n; i++) {
+      const response = await client.request(acp.methods.client.session.requestPermission, {
+        sessionId,
+        title: "bench",
+        options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }],
+      });
+      const outcome = response.outcome;
+      if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
+        throw new Error(`permission ${i} not granted: ${JSON.stringify(outcome)}`);
+      }
+    }
+  } else if (kind === "permission") {
+    await update({
+      sessionUpdate: "tool_call_update",
+      toolCallId: "bench",
+      title: "bench",
+      status: "pending",
+    });
+    for (let i = 0; i < n; i++) {
+      await update({ sessionUpdate: "state_update", state: "requires_action" });
+      const response = await client.request(acp.methods.client.session.requestPermission, {
+        sessionId,
+        title: "bench",
+        subject: { type: "tool_call", toolCall: { toolCallId: "bench" } },
+        options: [{ optionId: "allow", name: "Allow", kind: "allow_once" }],
+      });
+      const outcome = response.outcome;
+      if (outcome.outcome !== "selected" || outcome.optionId !== "allow") {
+        throw new Error(`permission ${i} not granted: ${JSON.stringify(outcome)}`);
+      }
+      await update({ sessionUpdate: "state_update", state: "running" });
     }
     await update({ sessionUpdate: "tool_call_update", toolCallId: "bench", status: "completed" });
   }
