@@ -192,6 +192,7 @@ RPC_RANKS: dict[str, int] = {
     "lines": 0,
     "outgoing": 0,
     "handler": 0,
+    "routes": 0,
     "fd": 1,
     "channel": 2,
     "transport": 2,

@@ -37,7 +37,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import anyio
 import anyio.lowlevel
@@ -372,14 +372,9 @@ class AsyncioChannel:
         self._flush_handle: asyncio.Handle | None = None
         # True while the writer task holds a block it took from the buffer.
         self._writing = False
-        import asyncio  # noqa: PLC0415 - loaded already: the loop is running
-
-        self._new_future: Callable[[], asyncio.Future[Answer]] = (
-            # The default loop's create_future, without its Python frame.
-            functools.partial(asyncio.Future, loop=loop)
-            if type(loop).create_future is asyncio.BaseEventLoop.create_future
-            else loop.create_future
-        )
+        futures = running_loop_future_factory()
+        assert futures is not None  # the loop runs
+        self._new_future: Callable[[], asyncio.Future[Answer]] = futures
 
     def waiter_factory(self) -> Callable[[], asyncio.Future[Answer]]:
         """What makes a slot for one sent request's response: a bare future of this loop."""
@@ -479,6 +474,21 @@ class AsyncioChannel:
         # While the writer task holds a block, it takes the rest itself when done.
         if not self._writing and self._send_nowait is not None:
             self._write_inline(self._send_nowait)
+
+
+def running_loop_future_factory() -> Callable[[], asyncio.Future[Answer]] | None:
+    """What makes bare futures of the running asyncio loop; None when not on asyncio."""
+    loop = _running_asyncio_loop()
+    if loop is None:
+        return None
+    import asyncio  # noqa: PLC0415 - loaded already: the loop is running
+
+    if type(loop).create_future is asyncio.BaseEventLoop.create_future:
+        # The default loop's create_future, without its Python frame.
+        return cast(
+            "Callable[[], asyncio.Future[Answer]]", functools.partial(asyncio.Future, loop=loop)
+        )
+    return loop.create_future
 
 
 def asyncio_channel(

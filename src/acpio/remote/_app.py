@@ -546,8 +546,7 @@ class RemoteApp:
                     "close one first",
                 )
                 return
-        connection.track_request(message, route, reserved=reserved)
-        await connection.send_line(body)
+        await connection.send_line(body, connection.answer_route(message, route, reserved=reserved))
 
     async def _get(
         self, receive: Receive, send: Send, headers: Mapping[str, str], principal: str | None
@@ -916,9 +915,9 @@ class RemoteApp:
                         "close one first",
                     )
                     continue
-            connection.track_request(envelope, envelope.session_id, reserved=reserved)
+            answer_route = connection.answer_route(envelope, envelope.session_id, reserved=reserved)
             try:
-                await connection.send_line(data)
+                await connection.send_line(data, answer_route)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return True
 
