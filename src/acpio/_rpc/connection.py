@@ -159,7 +159,9 @@ class Connection(Receiver):
         self._pending: dict[int, Waiter] = {}
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
         self._open = True
-        self._closed = anyio.Event()
+        # Made by the first who waits (an idle connection holds none it does not need).
+        self._closed: anyio.Event | None = None
+        self._ended = False
         self.received = 0
         """How many messages were received so far; requests carry their position in
         :attr:`RequestContext.sequence`, and a notification handler (run inline, in
@@ -172,7 +174,7 @@ class Connection(Receiver):
         self._task_group: anyio.abc.TaskGroup | None = None
         self._reader_scope: anyio.CancelScope | None = None
         self._writer_scope: anyio.CancelScope | None = None
-        self._writer_done = anyio.Event()
+        self._writer_done: anyio.Event | None = None
         self._active = 0
         self._idle: anyio.Event | None = None
         if self._streams is None:
@@ -204,11 +206,11 @@ class Connection(Receiver):
             self._new_waiter = plain_waiter_factory()
             group = self._task_group = anyio.create_task_group()
             await group.__aenter__()
-            self._writer_done.set()
             self._routes.attach(self)
             return self
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
+        self._writer_done = anyio.Event()
         self._use_channel(
             open_channel(streams.receive, streams.send, self._outgoing, self._max_message_size)
         )
@@ -238,7 +240,8 @@ class Connection(Receiver):
                     await idle.wait()
             # (Routed: what was sent is with the transport already; it has no writer.)
             self._outgoing.close()
-            await self._writer_done.wait()
+            if self._writer_done is not None:
+                await self._writer_done.wait()
         self._outgoing.close(discard=True)
         if self._writer_scope is not None:
             self._writer_scope.cancel()
@@ -265,7 +268,7 @@ class Connection(Receiver):
                 if self._streams is not None:
                     with anyio.CancelScope(shield=True):
                         await self._streams.aclose()
-                self._closed.set()
+                self._set_closed()
 
     @property
     def closed(self) -> bool:
@@ -274,7 +277,10 @@ class Connection(Receiver):
 
     async def wait_closed(self) -> None:
         """Wait until the connection ended (the peer closed its side, or we did)."""
-        await self._closed.wait()
+        if not self._ended:
+            if self._closed is None:
+                self._closed = anyio.Event()
+            await self._closed.wait()
 
     @property
     def buffered_bytes(self) -> int:
@@ -517,6 +523,7 @@ class Connection(Receiver):
                         self._reader_scope.cancel()
                     self._mark_closed("the peer stopped reading")
         finally:
+            assert self._writer_done is not None
             self._writer_done.set()
 
     # ---------------------------------------------------------------- receiving
@@ -544,7 +551,12 @@ class Connection(Receiver):
                 self._waiter_set()
         for scope in self._incoming.values():
             scope.cancel()
-        self._closed.set()
+        self._set_closed()
+
+    def _set_closed(self) -> None:
+        self._ended = True
+        if self._closed is not None:
+            self._closed.set()
 
     # ---------------------------------------------------------- answering requests
 

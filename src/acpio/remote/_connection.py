@@ -667,8 +667,43 @@ class RemoteConnection:
     is dropped after the client closed the connection), in the order sent on
     its route; every message the client sends reaches the agent in the order
     the transport delivered it. It is the agent connection's
-    :class:`~acpio._rpc.routes.Routes`.
+    :class:`acpio.rpc.Routes`.
     """
+
+    __slots__ = (
+        "_agent",
+        "_agent_limits",
+        "_agent_stop",
+        "_finished",
+        "_input_closed",
+        "_limits",
+        "_registry",
+        "_routes",
+        "_rpc",
+        "_rpc_ready",
+        "_send_lock",
+        "_socket_changed",
+        "_stop",
+        "_store",
+        "_tracked",
+        "active_requests",
+        "attached",
+        "close_reason",
+        "closed",
+        "closing",
+        "connection_stream",
+        "finished",
+        "id",
+        "last_activity",
+        "principal",
+        "reports_states",
+        "reserved",
+        "session_streams",
+        "socket_generation",
+        "states",
+        "stream_limit",
+        "transport",
+    )
 
     def __init__(
         self,
@@ -716,15 +751,18 @@ class RemoteConnection:
         #: Session slots of the registry held by requests not answered yet.
         self.reserved: int = 0
         #: Requests whose answers change what the connection holds, not answered yet.
-        self._tracked: set[_Tracked] = set()
+        self._tracked: dict[_Tracked, None] = {}
         # Over WebSocket one task sends (the socket's reader): no lock needed.
         self._send_lock = anyio.Lock() if transport == "http" else None
         #: No more client input reaches the agent (it saw the end of its input).
         self._input_closed: bool = False
         self.closing: bool = False
         self.closed: bool = False
-        self.finished: anyio.Event = anyio.Event()
-        self._stop = anyio.CancelScope()
+        #: True once the connection ended (:meth:`wait_finished`).
+        self.finished: bool = False
+        self._finished: anyio.Event | None = None
+        # Stops the idle watch (HTTP only: a socket's connection ends with its socket).
+        self._stop = anyio.CancelScope() if transport == "http" else None
         self._agent_stop = anyio.CancelScope()
         self.last_activity: float = anyio.current_time()
         self.active_requests = 0
@@ -735,10 +773,12 @@ class RemoteConnection:
     async def run(self) -> None:
         """Serve the agent until it has ended."""
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._serve_agent)
-                if self.transport == "http":
+            if self.transport == "http":
+                async with anyio.create_task_group() as group:
                     group.start_soon(self._watch_idle)
+                    await self._serve_agent()
+            else:  # (a socket's connection ends with its socket: nothing to watch)
+                await self._serve_agent()
         finally:
             self.closing = self.closed = True
             self._input_closed = True
@@ -756,7 +796,9 @@ class RemoteConnection:
                     await anyio.sleep(_READ_MOMENT)
             self.connection_stream.close()
             self._registry.forget(self)
-            self.finished.set()
+            self.finished = True
+            if self._finished is not None:
+                self._finished.set()
 
     async def _serve_agent(self) -> None:
         try:
@@ -772,13 +814,23 @@ class RemoteConnection:
         finally:
             self._input_closed = True
             self._wake_senders()
-            self._stop.cancel()
+            if self._stop is not None:
+                self._stop.cancel()
+
+    async def wait_finished(self) -> None:
+        """Return once the connection ended (its agent stopped, its streams closed)."""
+        if not self.finished:
+            if self._finished is None:
+                self._finished = anyio.Event()
+            await self._finished.wait()
 
     def _wake_senders(self) -> None:
         if self._rpc_ready is not None:
             self._rpc_ready.set()
+            self._rpc_ready = None
 
     async def _watch_idle(self) -> None:
+        assert self._stop is not None
         with self._stop:
             while True:
                 limits = self._limits
@@ -850,7 +902,7 @@ class RemoteConnection:
     def note_answer(self, tracked: _Tracked, lines: bytes) -> bytes | None:
         """Note what the answer to ``tracked`` changed; the lines to put on its stream
         (``None``: kept as the POST's answer)."""
-        self._tracked.discard(tracked)
+        self._tracked.pop(tracked, None)
         line = lines.rstrip(b"\n")
         try:
             message: ClientMessage | None = _ENVELOPE.decode(line)
@@ -1022,7 +1074,7 @@ class RemoteConnection:
             async with anyio.create_task_group() as group:
 
                 async def ended() -> None:
-                    await self.finished.wait()
+                    await self.wait_finished()
                     group.cancel_scope.cancel()
 
                 group.start_soon(ended)
@@ -1063,7 +1115,7 @@ class RemoteConnection:
             tracked = _Tracked(
                 self, answer_route, method, message.session_id, reserved=bool(reserved)
             )
-            self._tracked.add(tracked)
+            self._tracked[tracked] = None
             return tracked
         return answer_route
 
