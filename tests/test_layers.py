@@ -194,6 +194,7 @@ RPC_RANKS: dict[str, int] = {
     "handler": 0,
     "routes": 0,
     "fd": 1,
+    "tasks": 2,
     "channel": 2,
     "transport": 2,
     "incoming": 3,

@@ -60,6 +60,7 @@ from .handler import run_after_response
 from .incoming import Job, Receiver
 from .outgoing import OutgoingBuffer
 from .routes import RouteOut, Routes
+from .tasks import RequestTasks
 from .transport import StreamPair
 from .wire import (
     CANCEL_REQUEST,
@@ -206,6 +207,7 @@ class Connection(Receiver):
             self._new_waiter = plain_waiter_factory()
             group = self._task_group = anyio.create_task_group()
             await group.__aenter__()
+            self._requests = RequestTasks(group)
             self._routes.attach(self)
             return self
         self._reader_scope = anyio.CancelScope()
@@ -216,6 +218,7 @@ class Connection(Receiver):
         )
         group = self._task_group = anyio.create_task_group()
         await group.__aenter__()
+        self._requests = RequestTasks(group)
         group.start_soon(self._write_loop, self._writer_scope)
         group.start_soon(self._read_loop, self._reader_scope)
         return self
@@ -263,6 +266,8 @@ class Connection(Receiver):
             # it propagates as itself instead of inside an exception group.
             group.cancel_scope.cancel()
             try:
+                with anyio.CancelScope(shield=True):
+                    await self._requests.aclose()
                 await group.__aexit__(None, None, None)
             finally:
                 if self._streams is not None:

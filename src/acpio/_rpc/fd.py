@@ -133,7 +133,7 @@ class FdReceiveStream(ByteReceiveStream):
         if self._closed or not self._pollable:
             return False
         try:
-            loop = _running_asyncio_loop()
+            loop = running_asyncio_loop()
             if loop is None:
                 return False
             loop.add_reader(self._fd, self._on_readable)
@@ -322,7 +322,7 @@ def _restore_blocking(fd: int, was_changed: bool) -> None:
 # ------------------------------------------------------------ the asyncio channel
 
 
-def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop when the current task runs on asyncio, else None (trio)."""
     # No asyncio loop runs before asyncio is imported: acpio leaves that import to the
     # backend (anyio.run), so a trio agent never pays for it.
@@ -478,7 +478,7 @@ class AsyncioChannel:
 
 def running_loop_future_factory() -> Callable[[], asyncio.Future[Answer]] | None:
     """What makes bare futures of the running asyncio loop; None when not on asyncio."""
-    loop = _running_asyncio_loop()
+    loop = running_asyncio_loop()
     if loop is None:
         return None
     import asyncio  # noqa: PLC0415 - loaded already: the loop is running
@@ -495,7 +495,7 @@ def asyncio_channel(
     receive: ByteReceiveStream, send: ByteSendStream, outgoing: OutgoingBuffer, max_line: int
 ) -> AsyncioChannel | None:
     """The asyncio line channel when the current task runs on asyncio, else None."""
-    loop = _running_asyncio_loop()
+    loop = running_asyncio_loop()
     if loop is None:
         return None
     return AsyncioChannel(receive, send, outgoing, max_line, loop)

@@ -25,7 +25,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
-import anyio.abc
 import msgspec
 
 from .._errors import ConnectionClosed, RequestError
@@ -41,6 +40,7 @@ from .scan import (
     _top_level_members,
     leading_members,
 )
+from .tasks import RequestTasks
 from .wire import (
     CANCEL_REQUEST,
     DECODE_ERRORS,
@@ -95,7 +95,7 @@ class Receiver:
     _waiter_set: Callable[[], None]
     _incoming: dict[RequestId, anyio.CancelScope]
     _open: bool
-    _task_group: anyio.abc.TaskGroup | None
+    _requests: RequestTasks
     _active: int
 
     if TYPE_CHECKING:
@@ -341,9 +341,8 @@ class Receiver:
             await self._reply(replies[0], route)
             return
         if jobs:
-            assert self._task_group is not None
             self._active += 1
-            self._task_group.start_soon(self._run_batch, jobs, replies, route)
+            self._requests.start_soon(self._run_batch, jobs, replies, route)
         elif replies:
             await self._reply(batch_line(replies), route)
 
@@ -416,9 +415,8 @@ class Receiver:
         self._incoming[request_id] = scope
         job = (request_id, method, raw_params, scope, self.received, route)
         if jobs is None:
-            assert self._task_group is not None
             self._active += 1
-            self._task_group.start_soon(self._run_single, job)
+            self._requests.start_soon(self._run_single, job)
         else:
             jobs.append(job)
         return None
