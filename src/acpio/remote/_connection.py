@@ -1149,6 +1149,8 @@ class RemoteConnection:
         if b"\n" in body or b"\r" in body:
             body = body.replace(b"\r", b" ").replace(b"\n", b" ")
         self.last_activity = anyio.current_time()
+        if self._input_closed:
+            raise anyio.ClosedResourceError
         rpc = self._rpc
         if rpc is None:
             rpc = await self._agent_ready()
