@@ -640,25 +640,26 @@ class RouteView:
     answers, so an answer arriving on any route wakes its request.
     """
 
-    __slots__ = ("_connection", "_out", "_route", "_sender", "_try_sender")
+    __slots__ = ("_connection", "_out", "_route")
 
     def __init__(self, connection: Connection, route: object, out: RouteOut) -> None:
         self._connection = connection
         self._route = route
         self._out = out
-        tapped = connection._on_raw is not None  # pyright: ignore[reportPrivateUsage]
-        self._sender: Callable[[bytes], Awaitable[None]] = self._send_tapped if tapped else out.put
-        self._try_sender: Callable[[bytes], bool] = self._try_send_tapped if tapped else out.try_put
 
     @property
     def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
         """Send one encoded line (ending in a newline) on the route, waiting for its room."""
-        return self._sender
+        if self._connection._on_raw is not None:  # pyright: ignore[reportPrivateUsage]
+            return self._send_tapped
+        return self._out.put
 
     @property
     def line_try_sender(self) -> Callable[[bytes], bool]:
         """Send one encoded line now if the route has room; False (nothing sent) otherwise."""
-        return self._try_sender
+        if self._connection._on_raw is not None:  # pyright: ignore[reportPrivateUsage]
+            return self._try_send_tapped
+        return self._out.try_put
 
     @property
     def closed(self) -> bool:
@@ -677,7 +678,7 @@ class RouteView:
 
     async def notify(self, method: str, params: object) -> None:
         """Send a notification on the route (``params=None`` omits params)."""
-        await self._sender(self._connection.notification_line(method, params))
+        await self.line_sender(self._connection.notification_line(method, params))
 
     async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
         """:meth:`Connection.request`, sent on the route."""
