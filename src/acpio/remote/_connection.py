@@ -34,7 +34,7 @@ import re
 import secrets
 from collections import deque
 from collections.abc import Callable, Collection
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import anyio
 import msgspec
@@ -43,6 +43,7 @@ from .._agent.agent import Agent
 from .._agent.serve import _serve  # pyright: ignore[reportPrivateUsage]
 from .._errors import INVALID_REQUEST, PARSE_ERROR
 from .._limits import AgentLimits, RemoteLimits
+from .._rpc.fd import running_loop_future_factory
 from .._rpc.routes import Inbound, RouteOut
 from .._rpc.scan import decode_scalar, too_deep, top_level_members
 from .._store.history import SessionStore
@@ -325,6 +326,40 @@ class ResumeRefused(Exception):
         self.text = text
 
 
+class _Wakeup:
+    """One task's wait for :meth:`set`: a bare future on asyncio (an anyio event costs
+    several times more to make), an anyio event elsewhere. Setting it twice is harmless.
+
+    ``futures`` makes futures of the running asyncio loop (``None``: not on asyncio).
+    """
+
+    __slots__ = ("_event", "_future")
+
+    def __init__(self, futures: Callable[[], Any] | None) -> None:
+        self._future: Any = futures() if futures is not None else None
+        self._event = anyio.Event() if futures is None else None
+
+    def set(self) -> None:
+        """Let the waiter go on (now or when it waits)."""
+        future = self._future
+        if future is None:
+            assert self._event is not None
+            self._event.set()
+        elif not future.done():
+            future.set_result(None)
+
+    async def wait(self) -> None:
+        """Wait until :meth:`set` was called."""
+        if self._future is None:
+            assert self._event is not None
+            await self._event.wait()
+        else:
+            await self._future
+
+
+_NOT_YET: Final = object()
+
+
 class Outbox:
     """The messages of one stream: those waiting for its reader, and those kept to resume.
 
@@ -354,7 +389,8 @@ class Outbox:
         self.has_receiver: bool = False
         self.closed: bool = False
         # Made by whoever waits (an idle stream holds none: each costs about 1 KiB).
-        self._ready: anyio.Event | None = None
+        self._ready: _Wakeup | None = None
+        self._futures: object = _NOT_YET  # what makes a waiter (known once the reader waits)
         self._room: anyio.Event | None = None
         self._released: anyio.Event | None = None
         self._let_go: anyio.Event | None = None
@@ -464,7 +500,10 @@ class Outbox:
         while not self._queue:
             if self.closed:
                 return None
-            ready = self._ready = anyio.Event()
+            futures = self._futures
+            if futures is _NOT_YET:
+                futures = self._futures = running_loop_future_factory()
+            ready = self._ready = _Wakeup(cast("Callable[[], Any] | None", futures))
             await ready.wait()
         return self.take_now()
 
@@ -1148,7 +1187,8 @@ class RemoteConnection:
         """
         if b"\n" in body or b"\r" in body:
             body = body.replace(b"\r", b" ").replace(b"\n", b" ")
-        self.last_activity = anyio.current_time()
+        if self._stop is not None:  # (only HTTP connections are watched for idleness)
+            self.last_activity = anyio.current_time()
         if self._input_closed:
             raise anyio.ClosedResourceError
         rpc = self._rpc
