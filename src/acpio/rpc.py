@@ -13,7 +13,11 @@ test harness) or brings its own transport:
   about the request it serves;
 - :class:`StreamPair` and where one comes from: :func:`stdio_streams` (this
   process's stdin and stdout) and :func:`memory_stream_pair` (two connected
-  in-memory ends, for tests and embedding).
+  in-memory ends, for tests and embedding);
+- :class:`Routes`, :class:`RouteOut` and :class:`Inbound`: a transport that
+  carries one connection over several streams (the remote transport: a stream
+  per session) gives the connection its routes instead of a stream pair, and
+  :class:`RouteView` is one route of such a connection.
 
 The errors a connection raises (:class:`acpio.RequestError`,
 :class:`acpio.ConnectionClosed`, :class:`acpio.RemoteProtocolError`,
@@ -22,16 +26,24 @@ them too. The connection's default limits are those of :class:`acpio.AgentLimits
 """
 
 from ._rpc.connection import Connection as Connection
+from ._rpc.connection import RouteView as RouteView
 from ._rpc.handler import MessageHandler as MessageHandler
 from ._rpc.handler import RequestContext as RequestContext
+from ._rpc.routes import Inbound as Inbound
+from ._rpc.routes import RouteOut as RouteOut
+from ._rpc.routes import Routes as Routes
 from ._rpc.transport import StreamPair as StreamPair
 from ._rpc.transport import memory_stream_pair as memory_stream_pair
 from ._rpc.transport import stdio_streams as stdio_streams
 
 __all__ = (
     "Connection",
+    "Inbound",
     "MessageHandler",
     "RequestContext",
+    "RouteOut",
+    "RouteView",
+    "Routes",
     "StreamPair",
     "memory_stream_pair",
     "stdio_streams",

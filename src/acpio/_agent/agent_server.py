@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar, cast
 
 import anyio
@@ -116,12 +116,6 @@ def _same_path(a: str, b: str) -> bool:
     return os.path.normpath(a) == os.path.normpath(b)
 
 
-#: What a session talks to the client through, given the connection and the session's id:
-#: the connection itself unless a transport puts something of its own in between (the
-#: remote transport: a per-session gate, so a slow reader holds back its session only).
-SessionConnection = Callable[[Connection, str], ClientConnection]
-
-
 class AgentServer:
     """The connection's message handler for one agent (see the module docstring)."""
 
@@ -131,11 +125,9 @@ class AgentServer:
         work_group: anyio.abc.TaskGroup,
         store: SessionStore,
         limits: AgentLimits,
-        session_connection: SessionConnection | None = None,
     ) -> None:
         self.agent = agent
         self._prompt_handler: Final = prompt_handler(agent)  # one for every session
-        self._session_connection = session_connection
         self.work_group = work_group
         self.store = store
         self.limits = limits
@@ -353,9 +345,8 @@ class AgentServer:
             raise RequestError.internal_error(
                 f"Too many active sessions (limit {self.limits.max_sessions}); close one first"
             )
-        connection: ClientConnection = self.connection
-        if self._session_connection is not None:
-            connection = self._session_connection(self.connection, record.session_id)
+        # The session's own route (the connection itself but on a routed transport).
+        connection: ClientConnection = self.connection.for_route(record.session_id)
         core = create_session(
             record.session_id,
             record.cwd,

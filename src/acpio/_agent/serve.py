@@ -31,9 +31,9 @@ from .._rpc.connection import Connection
 from .._rpc.transport import StreamPair, stdio_streams
 
 if TYPE_CHECKING:
+    from .._rpc.routes import Routes
     from .._store.history import SessionStore
     from .agent import Agent
-    from .agent_server import SessionConnection
 
 __all__ = ["run", "serve"]
 
@@ -63,21 +63,20 @@ async def serve(
 
 async def _serve(
     agent: Agent,
-    streams: StreamPair,
+    streams: StreamPair | Routes,
     *,
     store: SessionStore | None = None,
     limits: AgentLimits | None = None,
     on_shutdown: Callable[[], None] | None = None,
     stop: anyio.CancelScope | None = None,
-    session_connection: SessionConnection | None = None,
 ) -> None:
     """:func:`serve`, plus a hook called when shutdown begins and a scope that starts it.
 
     Cancelling ``stop`` shuts down exactly as if the client had closed the
     connection: work is cancelled and reported while the connection still
     writes (the work itself is not cancelled from outside).
-    ``session_connection`` puts a transport's own object between each session
-    and the connection (see :data:`~acpio._agent.agent_server.SessionConnection`).
+    ``streams`` may be a routed transport's :class:`~acpio._rpc.routes.Routes`
+    (see :mod:`acpio._rpc.routes`): each session then sends on its own route.
     """
     # The session machinery loads when serving starts, not with `import acpio`.
     from .._handles.terminal import kill_all_processes  # noqa: PLC0415
@@ -92,7 +91,7 @@ async def _serve(
     try:
         async with anyio.create_task_group() as work_group:
             store = store or InMemorySessionStore(limits.history)
-            server = AgentServer(agent, work_group, store, limits, session_connection)
+            server = AgentServer(agent, work_group, store, limits)
             server.tracer = tracer
             try:
                 async with Connection(

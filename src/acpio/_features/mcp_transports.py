@@ -84,6 +84,8 @@ def check_mcp_servers(servers: Sequence[schema.McpServer], transports: Collectio
 
     :raises RequestError: ``-32602`` naming the server and its transport.
     """
+    if not servers:
+        return
     declared = declared_transports(transports)
     for index, server in enumerate(servers):
         if isinstance(server, schema.McpServerStdio) and not is_absolute(server.command):

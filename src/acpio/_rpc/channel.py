@@ -34,12 +34,19 @@ from typing import Any, Protocol
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from .fd import asyncio_channel
+from .fd import asyncio_channel, running_loop_future_factory
 from .lines import LineReader
 from .outgoing import OutgoingBuffer
 from .wire import Answer
 
-__all__ = ["AnyioChannel", "EventWaiter", "LineChannel", "Waiter", "open_channel"]
+__all__ = [
+    "AnyioChannel",
+    "EventWaiter",
+    "LineChannel",
+    "Waiter",
+    "open_channel",
+    "plain_waiter_factory",
+]
 
 
 class Waiter(Protocol):
@@ -166,3 +173,10 @@ def open_channel(
     if channel is None:
         channel = AnyioChannel(receive, send, outgoing, max_line)
     return channel
+
+
+def plain_waiter_factory() -> Callable[[], Waiter]:
+    """What makes request slots without a line channel (a routed connection): a bare
+    future of the running asyncio loop, else (trio, or no loop yet) :class:`EventWaiter`."""
+    futures = running_loop_future_factory()
+    return futures if futures is not None else EventWaiter

@@ -53,12 +53,14 @@ from .._limits import (
     DEFAULT_MAX_NESTING_DEPTH,
     DEFAULT_WRITE_BUFFER_SIZE,
 )
-from .channel import AnyioChannel, LineChannel, Waiter, open_channel
+from .channel import AnyioChannel, LineChannel, Waiter, open_channel, plain_waiter_factory
 from .handler import MessageHandler as MessageHandler
 from .handler import RequestContext as RequestContext
 from .handler import run_after_response
 from .incoming import Job, Receiver
 from .outgoing import OutgoingBuffer
+from .routes import RouteOut, Routes
+from .tasks import RequestTasks
 from .transport import StreamPair
 from .wire import (
     CANCEL_REQUEST,
@@ -76,7 +78,7 @@ from .wire import (
     short,
 )
 
-__all__ = ["Connection", "MessageHandler", "RequestContext", "RequestId"]
+__all__ = ["Connection", "MessageHandler", "RequestContext", "RequestId", "RouteView"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,12 @@ _serving: contextvars.ContextVar[Connection | None] = contextvars.ContextVar(
 class Connection(Receiver):
     """A JSON-RPC 2.0 connection over a :class:`StreamPair`, usable from either side.
 
+    Over :class:`acpio.rpc.Routes` instead of a stream pair, the
+    connection is routed (see :class:`acpio.rpc.Routes`): it runs no reader
+    and no writer task; what arrives is handed to :meth:`receive_message`,
+    and each message it sends goes on the route it belongs to (an answer on
+    its request's, a session's messages on :meth:`for_route`'s).
+
     Use it as an async context manager: entering starts the reader and the
     writer; :meth:`wait_closed` returns when the peer closed its side (every
     pending outgoing request has then failed with :class:`ConnectionClosed`
@@ -108,7 +116,7 @@ class Connection(Receiver):
 
     def __init__(
         self,
-        streams: StreamPair,
+        streams: StreamPair | Routes,
         handler: MessageHandler,
         *,
         encode: Callable[[object], bytes] = encode_plain,
@@ -131,7 +139,8 @@ class Connection(Receiver):
         """
         if max_nesting_depth < 1:
             raise ValueError("max_nesting_depth must be at least 1")
-        self._streams = streams
+        self._streams = streams if isinstance(streams, StreamPair) else None
+        self._routes = None if isinstance(streams, StreamPair) else streams
         self._handler = handler
         self._encode = encode
         self._max_message_size = max_message_size
@@ -143,12 +152,17 @@ class Connection(Receiver):
         self._response_hook_limit = min(self._depth_check_above, max_message_size)
         self._max_concurrent = max_concurrent_requests
         outgoing = self._outgoing = OutgoingBuffer(write_buffer_size)
+        # Where what is not sent on a route of its own goes: the stream, or route None.
+        self._out: RouteOut = outgoing if self._routes is None else self._routes.out(None)
+        self._asked_routes: dict[int, object] = {}
         self._on_raw = on_raw_message
         self._next_id = 0
         self._pending: dict[int, Waiter] = {}
         self._incoming: dict[RequestId, anyio.CancelScope] = {}
         self._open = True
-        self._closed = anyio.Event()
+        # Made by the first who waits (an idle connection holds none it does not need).
+        self._closed: anyio.Event | None = None
+        self._ended = False
         self.received = 0
         """How many messages were received so far; requests carry their position in
         :attr:`RequestContext.sequence`, and a notification handler (run inline, in
@@ -161,13 +175,18 @@ class Connection(Receiver):
         self._task_group: anyio.abc.TaskGroup | None = None
         self._reader_scope: anyio.CancelScope | None = None
         self._writer_scope: anyio.CancelScope | None = None
-        self._writer_done = anyio.Event()
+        self._writer_done: anyio.Event | None = None
         self._active = 0
         self._idle: anyio.Event | None = None
+        if self._streams is None:
+            self._new_waiter: Callable[[], Waiter] = plain_waiter_factory()
+            self._waiter_set: Callable[[], None] = _nothing
+            self._send_request: Callable[[bytes], bool] = self._out.try_put
+            return
         # Chosen again when entered, once the running event loop is known; until
         # then (a request made before entering) the plain anyio channel serves.
         self._channel: LineChannel = AnyioChannel(
-            streams.receive, streams.send, outgoing, max_message_size
+            self._streams.receive, self._streams.send, outgoing, max_message_size
         )
         self._use_channel(self._channel)
 
@@ -182,14 +201,24 @@ class Connection(Receiver):
     async def __aenter__(self) -> Self:
         if self._task_group is not None:
             raise RuntimeError("a Connection can be entered only once")
+        streams = self._streams
+        if streams is None:
+            assert self._routes is not None
+            self._new_waiter = plain_waiter_factory()
+            group = self._task_group = anyio.create_task_group()
+            await group.__aenter__()
+            self._requests = RequestTasks(group)
+            self._routes.attach(self)
+            return self
         self._reader_scope = anyio.CancelScope()
         self._writer_scope = anyio.CancelScope()
-        streams = self._streams
+        self._writer_done = anyio.Event()
         self._use_channel(
             open_channel(streams.receive, streams.send, self._outgoing, self._max_message_size)
         )
         group = self._task_group = anyio.create_task_group()
         await group.__aenter__()
+        self._requests = RequestTasks(group)
         group.start_soon(self._write_loop, self._writer_scope)
         group.start_soon(self._read_loop, self._reader_scope)
         return self
@@ -212,8 +241,10 @@ class Connection(Receiver):
                 while self._active:
                     idle = self._idle = anyio.Event()
                     await idle.wait()
+            # (Routed: what was sent is with the transport already; it has no writer.)
             self._outgoing.close()
-            await self._writer_done.wait()
+            if self._writer_done is not None:
+                await self._writer_done.wait()
         self._outgoing.close(discard=True)
         if self._writer_scope is not None:
             self._writer_scope.cancel()
@@ -235,11 +266,14 @@ class Connection(Receiver):
             # it propagates as itself instead of inside an exception group.
             group.cancel_scope.cancel()
             try:
+                with anyio.CancelScope(shield=True):
+                    await self._requests.aclose()
                 await group.__aexit__(None, None, None)
             finally:
-                with anyio.CancelScope(shield=True):
-                    await self._streams.aclose()
-                self._closed.set()
+                if self._streams is not None:
+                    with anyio.CancelScope(shield=True):
+                        await self._streams.aclose()
+                self._set_closed()
 
     @property
     def closed(self) -> bool:
@@ -248,12 +282,56 @@ class Connection(Receiver):
 
     async def wait_closed(self) -> None:
         """Wait until the connection ended (the peer closed its side, or we did)."""
-        await self._closed.wait()
+        if not self._ended:
+            if self._closed is None:
+                self._closed = anyio.Event()
+            await self._closed.wait()
 
     @property
     def buffered_bytes(self) -> int:
-        """Bytes queued for the peer but not yet written (bounded by the write buffer)."""
+        """Bytes queued for the peer but not yet written (bounded by the write buffer;
+        routed: always 0, the transport holds what was sent)."""
         return self._outgoing.buffered
+
+    # ------------------------------------------------------------------- routes
+
+    def for_route(self, route: object) -> Connection | RouteView:
+        """What to send ``route``'s messages through (a session's: its id): the
+        connection itself unless it is routed, else a :class:`RouteView` of it."""
+        if self._routes is None or route is None:
+            return self
+        return RouteView(self, route, self._routes.out(route))
+
+    async def receive_message(self, line: bytes, route: object = None) -> None:
+        """Handle one message that arrived (routed connections; see :class:`acpio.rpc.Routes`).
+
+        The same as a line read from a stream: checked, refused or answered
+        at once when invalid, a request started in its own task and answered
+        on ``route``, a notification handled before this returns, a response
+        given to the request waiting for it. Newlines in ``line`` must be
+        JSON whitespace (the transport framed it).
+        """
+        if len(line) > self._max_message_size:
+            reply = self._refuse_oversized(line[:4096])
+            if reply is not None:
+                await self._reply(reply, route)
+            return
+        if not line.strip():
+            return
+        if self._on_raw is not None:
+            self._on_raw("in", line)
+        await self._handle_line(line, route)
+
+    def end_input(self, reason: str) -> None:
+        """Nothing more will arrive (routed connections): as the end of a stream's input."""
+        self._mark_closed(reason)
+
+    def asked(self, request_id: object) -> tuple[bool, object]:
+        """Whether ``request_id`` names a request this side sent and still waits for,
+        and the route it went on (routed connections; ``None`` otherwise)."""
+        if type(request_id) is not int or request_id not in self._pending:
+            return False, None
+        return True, self._asked_routes.get(request_id)
 
     # ------------------------------------------------------------------ sending
 
@@ -263,27 +341,27 @@ class Connection(Receiver):
         ``params=None`` omits params (JSON-RPC forbids ``"params": null``).
         Raises :class:`ConnectionClosed` once the connection is closing.
         """
+        await self.send_line(self.notification_line(method, params))
+
+    def notification_line(self, method: str, params: object) -> bytes:
+        """The encoded line of a notification (``params=None`` omits params)."""
         if params is None:
-            line = b'{"jsonrpc":"2.0","method":' + encode_plain(method) + b"}\n"
-        else:
-            line = notification_prefix(method) + self._encode(params) + b"}\n"
-        if self._on_raw is not None:
-            self._on_raw("out", line[:-1])
-        await self._outgoing.put(line)
+            return b'{"jsonrpc":"2.0","method":' + encode_plain(method) + b"}\n"
+        return notification_prefix(method) + self._encode(params) + b"}\n"
 
     @property
     def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
         """The fastest way to call :meth:`send_line` (skips a layer when nothing taps the wire)."""
-        return self.send_line if self._on_raw is not None else self._outgoing.put
+        return self.send_line if self._on_raw is not None else self._out.put
 
     @property
     def line_try_sender(self) -> Callable[[bytes], bool]:
         """The fastest way to call :meth:`try_send_line` (no tap on the wire: one layer less)."""
-        return self.try_send_line if self._on_raw is not None else self._outgoing.try_put
+        return self.try_send_line if self._on_raw is not None else self._out.try_put
 
     def try_send_line(self, line: bytes) -> bool:
         """:meth:`send_line` if that needs no waiting; False (nothing sent) otherwise."""
-        if not self._outgoing.try_put(line):
+        if not self._out.try_put(line):
             return False
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
@@ -296,17 +374,14 @@ class Connection(Receiver):
         """
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
-        await self._outgoing.put(line)
+        await self._out.put(line)
 
     async def send_raw_params(self, method: str, encoded_params: bytes) -> None:
         """Send a notification whose params are already encoded JSON (hot paths).
 
         ``encoded_params`` must be a JSON object or array; it is sent as is.
         """
-        line = notification_prefix(method) + encoded_params + b"}\n"
-        if self._on_raw is not None:
-            self._on_raw("out", line[:-1])
-        await self._outgoing.put(line)
+        await self.send_line(notification_prefix(method) + encoded_params + b"}\n")
 
     async def request(
         self,
@@ -358,6 +433,29 @@ class Connection(Receiver):
         The same guarantees: withdrawn with ``$/cancel_request`` if the caller
         is cancelled, and the same errors.
         """
+        return await self._request_on(
+            None,
+            self._out,
+            self._send_request,
+            method=method,
+            tail=tail,
+            decode=decode,
+            on_sent=on_sent,
+        )
+
+    async def _request_on(
+        self,
+        route: object,
+        out: RouteOut,
+        send_now: Callable[[bytes], bool],
+        *,
+        method: str,
+        tail: bytes,
+        decode: Callable[[msgspec.Raw], T],
+        on_sent: Callable[[int], None] | None = None,
+    ) -> T:
+        """Send a request on ``out`` (``send_now`` queues it if it needs no waiting) and
+        wait for its answer; see :meth:`request` for the guarantees."""
         if not self._open:
             raise ConnectionClosed("the connection is closed")
         request_id = self._next_id = self._next_id + 1
@@ -365,16 +463,21 @@ class Connection(Receiver):
         pending = self._new_waiter()
         # Registered before queueing, so a close while we wait for space fails it too.
         self._pending[request_id] = pending
-        if self._on_raw is not None or not self._send_request(line):
-            await self._queue_request(request_id, line)
+        if route is not None:
+            self._asked_routes[request_id] = route
         try:
+            if self._on_raw is not None or not send_now(line):
+                await self._queue_request(request_id, line, out)
             if on_sent is not None:
                 on_sent(request_id)
             answer = await pending
         except BaseException:
             if self._pending.pop(request_id, None) is not None:
-                self._send_cancel(request_id)
+                self._send_cancel(request_id, out)
             raise
+        finally:
+            if route is not None:
+                del self._asked_routes[request_id]
         if isinstance(answer, BaseException):
             if type(answer) is Refused:
                 raise RequestError(
@@ -392,26 +495,26 @@ class Connection(Receiver):
                 short(f"the peer's result for {method} is invalid: {exc}")
             ) from exc
 
-    async def _queue_request(self, request_id: int, line: bytes) -> None:
+    async def _queue_request(self, request_id: int, line: bytes, out: RouteOut) -> None:
         """Tap and queue a request line when that may wait (a full buffer, a tap on the wire)."""
         try:
             if self._on_raw is not None:
                 self._on_raw("out", line[:-1])
-                if self._send_request(line):
+                if out is self._out and self._send_request(line):
                     return
-            await self._outgoing.put(line)
+            await out.put(line)
         except BaseException:
             self._pending.pop(request_id, None)
             raise
 
-    def _send_cancel(self, request_id: int) -> None:
+    def _send_cancel(self, request_id: int, out: RouteOut) -> None:
         if not self._open or not self.withdraws_requests:
             return
         line = _CANCEL_LINE % request_id
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
         # A cancellation must go out promptly, so it does not queue for space.
-        self._outgoing.put_nowait(line)
+        out.put_nowait(line)
 
     async def _write_loop(self, scope: anyio.CancelScope) -> None:
         try:
@@ -425,6 +528,7 @@ class Connection(Receiver):
                         self._reader_scope.cancel()
                     self._mark_closed("the peer stopped reading")
         finally:
+            assert self._writer_done is not None
             self._writer_done.set()
 
     # ---------------------------------------------------------------- receiving
@@ -452,7 +556,12 @@ class Connection(Receiver):
                 self._waiter_set()
         for scope in self._incoming.values():
             scope.cancel()
-        self._closed.set()
+        self._set_closed()
+
+    def _set_closed(self) -> None:
+        self._ended = True
+        if self._closed is not None:
+            self._closed.set()
 
     # ---------------------------------------------------------- answering requests
 
@@ -466,19 +575,19 @@ class Connection(Receiver):
         _serving.set(self)
         context = RequestContext(job[0], job[1], job[3], job[4])
         try:
-            await self._reply(await self._answer(job, context))
+            await self._reply(await self._answer(job, context), job[5])
             run_after_response(context)
         finally:
             self._task_done()
 
-    async def _run_batch(self, jobs: list[Job], replies: list[bytes]) -> None:
+    async def _run_batch(self, jobs: list[Job], replies: list[bytes], route: object) -> None:
         _serving.set(self)
         try:
             contexts = [RequestContext(job[0], job[1], job[3], job[4]) for job in jobs]
             async with anyio.create_task_group() as group:
                 for job, context in zip(jobs, contexts, strict=True):
                     group.start_soon(self._answer_into, job, context, replies)
-            await self._reply(batch_line(replies))
+            await self._reply(batch_line(replies), route)
             for context in contexts:
                 run_after_response(context)
         finally:
@@ -489,7 +598,7 @@ class Connection(Receiver):
 
     async def _answer(self, job: Job, context: RequestContext) -> bytes:
         """Run the handler for one request; return its response line."""
-        request_id, method, params, scope, _ = job
+        request_id, method, params, scope, _, _ = job
         result: object = None
         try:
             with scope:
@@ -516,3 +625,77 @@ class Connection(Receiver):
                 RequestError(INTERNAL_ERROR, short(f"Could not encode result: {describe(exc)}")),
             )
         return b'{"jsonrpc":"2.0","id":%b,"result":%b}\n' % (encode_plain(request_id), encoded)
+
+
+def _nothing() -> None:
+    pass
+
+
+class RouteView:
+    """One route of a routed connection: what a session sends through (see
+    :meth:`Connection.for_route`).
+
+    Everything sent through it goes on its route, in the order sent, and waits
+    only for its own route's room; requests share the connection's ids and
+    answers, so an answer arriving on any route wakes its request.
+    """
+
+    __slots__ = ("_connection", "_out", "_route")
+
+    def __init__(self, connection: Connection, route: object, out: RouteOut) -> None:
+        self._connection = connection
+        self._route = route
+        self._out = out
+
+    @property
+    def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
+        """Send one encoded line (ending in a newline) on the route, waiting for its room."""
+        if self._connection._on_raw is not None:  # pyright: ignore[reportPrivateUsage]
+            return self._send_tapped
+        return self._out.put
+
+    @property
+    def line_try_sender(self) -> Callable[[bytes], bool]:
+        """Send one encoded line now if the route has room; False (nothing sent) otherwise."""
+        if self._connection._on_raw is not None:  # pyright: ignore[reportPrivateUsage]
+            return self._try_send_tapped
+        return self._out.try_put
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has closed."""
+        return self._connection.closed
+
+    async def _send_tapped(self, line: bytes) -> None:
+        self._connection._on_raw("out", line[:-1])  # type: ignore[misc]  # pyright: ignore[reportPrivateUsage, reportOptionalCall]
+        await self._out.put(line)
+
+    def _try_send_tapped(self, line: bytes) -> bool:
+        if not self._out.try_put(line):
+            return False
+        self._connection._on_raw("out", line[:-1])  # type: ignore[misc]  # pyright: ignore[reportPrivateUsage, reportOptionalCall]
+        return True
+
+    async def notify(self, method: str, params: object) -> None:
+        """Send a notification on the route (``params=None`` omits params)."""
+        await self.line_sender(self._connection.notification_line(method, params))
+
+    async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
+        """:meth:`Connection.request`, sent on the route."""
+        connection = self._connection
+        return await self.request_prepared(
+            method, connection.prepare_request(method, params), decode
+        )
+
+    def prepare_request(self, method: str, params: object) -> bytes:
+        """:meth:`Connection.prepare_request`."""
+        return self._connection.prepare_request(method, params)
+
+    async def request_prepared(
+        self, method: str, tail: bytes, decode: Callable[[msgspec.Raw], T]
+    ) -> T:
+        """:meth:`Connection.request_prepared`, sent on the route."""
+        out = self._out
+        return await self._connection._request_on(  # pyright: ignore[reportPrivateUsage]
+            self._route, out, out.try_put, method=method, tail=tail, decode=decode
+        )

@@ -37,7 +37,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import anyio
 import anyio.lowlevel
@@ -133,7 +133,7 @@ class FdReceiveStream(ByteReceiveStream):
         if self._closed or not self._pollable:
             return False
         try:
-            loop = _running_asyncio_loop()
+            loop = running_asyncio_loop()
             if loop is None:
                 return False
             loop.add_reader(self._fd, self._on_readable)
@@ -322,7 +322,7 @@ def _restore_blocking(fd: int, was_changed: bool) -> None:
 # ------------------------------------------------------------ the asyncio channel
 
 
-def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
     """The running asyncio loop when the current task runs on asyncio, else None (trio)."""
     # No asyncio loop runs before asyncio is imported: acpio leaves that import to the
     # backend (anyio.run), so a trio agent never pays for it.
@@ -372,14 +372,9 @@ class AsyncioChannel:
         self._flush_handle: asyncio.Handle | None = None
         # True while the writer task holds a block it took from the buffer.
         self._writing = False
-        import asyncio  # noqa: PLC0415 - loaded already: the loop is running
-
-        self._new_future: Callable[[], asyncio.Future[Answer]] = (
-            # The default loop's create_future, without its Python frame.
-            functools.partial(asyncio.Future, loop=loop)
-            if type(loop).create_future is asyncio.BaseEventLoop.create_future
-            else loop.create_future
-        )
+        futures = running_loop_future_factory()
+        assert futures is not None  # the loop runs
+        self._new_future: Callable[[], asyncio.Future[Answer]] = futures
 
     def waiter_factory(self) -> Callable[[], asyncio.Future[Answer]]:
         """What makes a slot for one sent request's response: a bare future of this loop."""
@@ -481,11 +476,26 @@ class AsyncioChannel:
             self._write_inline(self._send_nowait)
 
 
+def running_loop_future_factory() -> Callable[[], asyncio.Future[Answer]] | None:
+    """What makes bare futures of the running asyncio loop; None when not on asyncio."""
+    loop = running_asyncio_loop()
+    if loop is None:
+        return None
+    import asyncio  # noqa: PLC0415 - loaded already: the loop is running
+
+    if type(loop).create_future is asyncio.BaseEventLoop.create_future:
+        # The default loop's create_future, without its Python frame.
+        return cast(
+            "Callable[[], asyncio.Future[Answer]]", functools.partial(asyncio.Future, loop=loop)
+        )
+    return loop.create_future
+
+
 def asyncio_channel(
     receive: ByteReceiveStream, send: ByteSendStream, outgoing: OutgoingBuffer, max_line: int
 ) -> AsyncioChannel | None:
     """The asyncio line channel when the current task runs on asyncio, else None."""
-    loop = _running_asyncio_loop()
+    loop = running_asyncio_loop()
     if loop is None:
         return None
     return AsyncioChannel(receive, send, outgoing, max_line, loop)

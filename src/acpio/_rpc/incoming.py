@@ -25,14 +25,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import anyio
-import anyio.abc
 import msgspec
 
 from .._errors import ConnectionClosed, RequestError
 from .channel import Waiter
 from .handler import MessageHandler
 from .lines import LineReader, Oversized
-from .outgoing import OutgoingBuffer
+from .routes import RouteOut, Routes
 from .scan import (
     _is_object,
     _scalar,
@@ -41,6 +40,7 @@ from .scan import (
     _top_level_members,
     leading_members,
 )
+from .tasks import RequestTasks
 from .wire import (
     CANCEL_REQUEST,
     DECODE_ERRORS,
@@ -72,8 +72,9 @@ __all__ = ["Job", "Receiver"]
 logger = logging.getLogger(__name__)
 
 
-# (request id, method, params, cancel scope, sequence) of an accepted incoming request.
-Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope, int]
+# (request id, method, params, cancel scope, sequence, route of its answer) of an
+# accepted incoming request (the route is ``None`` but on a routed connection).
+Job = tuple[RequestId, str, msgspec.Raw | None, anyio.CancelScope, int, object]
 
 
 class Receiver:
@@ -87,20 +88,23 @@ class Receiver:
     _depth_check_above: int
     _response_hook_limit: int
     _max_concurrent: int
-    _outgoing: OutgoingBuffer
+    _out: RouteOut
+    _routes: Routes | None
     _on_raw: Callable[[str, bytes], None] | None
     _pending: dict[int, Waiter]
     _waiter_set: Callable[[], None]
     _incoming: dict[RequestId, anyio.CancelScope]
     _open: bool
-    _task_group: anyio.abc.TaskGroup | None
+    _requests: RequestTasks
     _active: int
 
     if TYPE_CHECKING:
         # Run by the connection, which builds each request's context.
         async def _run_single(self, job: Job) -> None: ...
 
-        async def _run_batch(self, jobs: list[Job], replies: list[bytes]) -> None: ...
+        async def _run_batch(
+            self, jobs: list[Job], replies: list[bytes], route: object
+        ) -> None: ...
 
     async def _read_all(self, reader: LineReader) -> None:
         while True:
@@ -158,7 +162,7 @@ class Receiver:
             start = end
         return data[start:] if start else data
 
-    async def _handle_line(self, line: bytes) -> None:
+    async def _handle_line(self, line: bytes, route: object = None) -> None:
         # msgspec leaves the inside of raw params unchecked, so check UTF-8 here.
         if not line.isascii():
             try:
@@ -167,7 +171,8 @@ class Receiver:
                 await self._reply(
                     error_line(
                         None, RequestError.parse_error("Parse error: the message is not UTF-8")
-                    )
+                    ),
+                    route,
                 )
                 return
         first = line[0]
@@ -178,12 +183,12 @@ class Receiver:
                 "refused an incoming message nested deeper than %d levels", self._max_depth
             )
             if first == OPEN_BRACKET:
-                await self._handle_batch(line, deep=True)
+                await self._handle_batch(line, route, deep=True)
             else:
-                await self._refuse_deep(line)
+                await self._refuse_deep(line, route)
             return
         if first == OPEN_BRACKET:
-            await self._handle_batch(line)
+            await self._handle_batch(line, route)
             return
         reply: bytes | None
         try:
@@ -198,25 +203,25 @@ class Receiver:
                 )
         except RecursionError:
             # Only when the depth limit was set beyond what the decoder can take.
-            await self._refuse_deep(line)
+            await self._refuse_deep(line, route)
             return
         except msgspec.DecodeError as exc:
             reply = self._unreadable(line, parse_error(exc), valid_json=False)
         else:
-            reply = await self._dispatch(envelope, None)
+            reply = await self._dispatch(envelope, None, route)
         if reply is not None:
-            await self._reply(reply)
+            await self._reply(reply, route)
 
     def _deep_error(self) -> RequestError:
         return RequestError.parse_error(
             f"Parse error: the message is nested deeper than the limit of {self._max_depth} levels"
         )
 
-    async def _refuse_deep(self, line: bytes) -> None:
+    async def _refuse_deep(self, line: bytes, route: object) -> None:
         """Answer a message nested too deeply without decoding it (see the module doc)."""
         reply = self._unreadable(line, self._deep_error(), valid_json=True)
         if reply is not None:
-            await self._reply(reply)
+            await self._reply(reply, route)
 
     def _unreadable(self, line: bytes, error: RequestError, *, valid_json: bool) -> bytes | None:
         """What to do with a message the decoder refused; returns the reply, if any.
@@ -289,7 +294,7 @@ class Receiver:
             pending.set_result(Refused(short(reason)))
             self._waiter_set()
 
-    async def _handle_batch(self, line: bytes, *, deep: bool = False) -> None:
+    async def _handle_batch(self, line: bytes, route: object, *, deep: bool = False) -> None:
         """Unpack a batch; one that is too deep is split without decoding its entries."""
         entries: list[msgspec.Raw] | list[bytes] | None
         try:
@@ -298,13 +303,13 @@ class Receiver:
             entries = _top_level_items(line)
             deep = True
         except msgspec.DecodeError as exc:
-            await self._reply(error_line(None, parse_error(exc)))
+            await self._reply(error_line(None, parse_error(exc)), route)
             return
         if entries is None:
-            await self._reply(error_line(None, self._deep_error()))
+            await self._reply(error_line(None, self._deep_error()), route)
             return
         if not entries:
-            await self._reply(error_line(None, RequestError.invalid_request("Empty batch")))
+            await self._reply(error_line(None, RequestError.invalid_request("Empty batch")), route)
             return
         replies: list[bytes] = []
         jobs: list[Job] = []
@@ -327,22 +332,23 @@ class Receiver:
                     )
                 )
             else:
-                reply = await self._dispatch(envelope, jobs)
+                reply = await self._dispatch(envelope, jobs, route)
             if reply is not None:
                 replies.append(reply)
         if deep and not jobs and replies and all(r.startswith(NULL_ID_REPLY) for r in replies):
             # Nothing in it could be read: the batch is refused as a whole.
             replies = [error_line(None, self._deep_error())]
-            await self._reply(replies[0])
+            await self._reply(replies[0], route)
             return
         if jobs:
-            assert self._task_group is not None
             self._active += 1
-            self._task_group.start_soon(self._run_batch, jobs, replies)
+            self._requests.start_soon(self._run_batch, jobs, replies, route)
         elif replies:
-            await self._reply(batch_line(replies))
+            await self._reply(batch_line(replies), route)
 
-    async def _dispatch(self, envelope: Envelope, jobs: list[Job] | None) -> bytes | None:
+    async def _dispatch(
+        self, envelope: Envelope, jobs: list[Job] | None, route: object = None
+    ) -> bytes | None:
         """Handle one message; return the error line to answer at once, if any.
 
         A valid request is registered (so duplicates, the concurrency limit
@@ -407,11 +413,10 @@ class Receiver:
             # Shutting down: the request is accepted but answered as cancelled.
             scope.cancel()
         self._incoming[request_id] = scope
-        job = (request_id, method, raw_params, scope, self.received)
+        job = (request_id, method, raw_params, scope, self.received, route)
         if jobs is None:
-            assert self._task_group is not None
             self._active += 1
-            self._task_group.start_soon(self._run_single, job)
+            self._requests.start_soon(self._run_single, job)
         else:
             jobs.append(job)
         return None
@@ -443,11 +448,17 @@ class Receiver:
         else:
             logger.debug("ignoring $/cancel_request for unknown request %r", request_id)
 
-    async def _reply(self, line: bytes) -> None:
+    async def _reply(self, line: bytes, route: object = None) -> None:
+        """Send an answer on ``route`` (that of the request it answers; ``None``: the
+        connection's own, and every answer of a connection over a stream)."""
         if self._on_raw is not None:
             self._on_raw("out", line[:-1])
         try:
-            await self._outgoing.put(line)
+            if route is None:
+                await self._out.put(line)
+            else:
+                assert self._routes is not None
+                await self._routes.out(route).put(line)
         except ConnectionClosed:
             logger.debug("connection closed before a response could be sent")
 

@@ -55,7 +55,7 @@ class OutgoingBuffer:
         self._limit = limit
         self._closed = False
         self._blocked = 0
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None  # made when a sender first has to wait
         self._data_ready: anyio.Event | None = None
         self._space: anyio.Event | None = None
         self.on_data: Callable[[], None] | None = None
@@ -136,6 +136,8 @@ class OutgoingBuffer:
         self._blocked += 1
         try:
             # The lock queues waiting senders first come, first served.
+            if self._lock is None:
+                self._lock = anyio.Lock()
             async with self._lock:
                 while self._size and self._size + len(line) > self._limit and not self._closed:
                     space = self._space = anyio.Event()

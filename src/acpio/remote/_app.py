@@ -272,7 +272,7 @@ class RemoteApp:
             grace if grace is not None else self.agent_limits.shutdown_grace + 1
         ):
             for connection in connections:
-                await connection.finished.wait()
+                await connection.wait_finished()
 
     # -- checks common to HTTP and WebSocket -------------------------------------
 
@@ -546,8 +546,7 @@ class RemoteApp:
                     "close one first",
                 )
                 return
-        connection.track_request(message, route, reserved=reserved)
-        await connection.send_line(body)
+        await connection.send_line(body, connection.answer_route(message, route, reserved=reserved))
 
     async def _get(
         self, receive: Receive, send: Send, headers: Mapping[str, str], principal: str | None
@@ -698,6 +697,7 @@ class RemoteApp:
         if _SUBPROTOCOL in offered:
             accept["subprotocol"] = _SUBPROTOCOL
         await send(accept)
+        del headers, accept, offered, first  # not kept for the socket's lifetime
         socket = _Socket(send)
         frame = await receive()
         if frame["type"] == "websocket.disconnect":
@@ -728,10 +728,10 @@ class RemoteApp:
         """After the first socket ended: close the connection, or keep it for a resume
         (:meth:`_after_socket`); return once it finished."""
         if await self._after_socket(connection, clean, generation):
-            await connection.finished.wait()  # a socket that resumed it now serves it
+            await connection.wait_finished()  # a socket that resumed it now serves it
             return
         with anyio.move_on_after(self.agent_limits.shutdown_grace + 1):
-            await connection.finished.wait()
+            await connection.wait_finished()
 
     async def _resume_socket(
         self, receive: Receive, socket: _Socket, principal: str | None, resume: _Resume
@@ -916,9 +916,9 @@ class RemoteApp:
                         "close one first",
                     )
                     continue
-            connection.track_request(envelope, envelope.session_id, reserved=reserved)
+            answer_route = connection.answer_route(envelope, envelope.session_id, reserved=reserved)
             try:
-                await connection.send_line(data)
+                await connection.send_line(data, answer_route)
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 return True
 

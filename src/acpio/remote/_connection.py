@@ -1,39 +1,40 @@
-"""One remote ACP connection: an agent served over in-memory streams, its output routed to streams.
+"""One remote ACP connection: an agent served over routes, its output put on streams.
 
 How this works: each ACP connection (an ``Acp-Connection-Id``) runs
-:func:`acpio.serve` over a :func:`~acpio.rpc.memory_stream_pair`, exactly as
-over stdio, so the agent and the JSON-RPC layer know nothing of HTTP. What the
-client sends is written to the agent as one line per message. What the agent
-writes is read back line by line and routed:
+:func:`acpio.serve` over a routed JSON-RPC connection (see
+:mod:`acpio._rpc.routes`), so the agent and the JSON-RPC layer know nothing of
+HTTP, and nothing the agent writes is read back. What the client sends is
+handed to the agent's connection one message at a time, with the route its
+answer goes on:
 
-- a response goes where its request came from (the session's stream for a
-  request carrying a session id, the connection's stream otherwise, and
-  ``session/load`` answers on the connection's stream, as the TypeScript SDK
-  expects);
-- a request or notification with ``params.sessionId`` goes to that session's
-  stream, anything else to the connection's stream;
-- over WebSocket everything goes to the one socket.
+- the session's stream for a request carrying a session id, the
+  connection's stream otherwise, and ``session/load`` answers on the
+  connection's stream, as the TypeScript SDK expects;
+- a session's own messages (updates, requests to the client) go on its
+  stream, anything else on the connection's stream;
+- over WebSocket every route is the one socket.
 
-Each stream (:class:`Outbox`) is bounded: once a session's stream holds
-``max_buffered_bytes`` its reader has not taken, that session's gate
-(:class:`SessionGate`, seen by the session through a :class:`GatedConnection`)
-makes its own sends wait while the connection's other sessions go on; past a
-hard bound (what was already on its way) or on the connection's own stream,
-the router waits, which holds back the whole connection. A session held back,
-or a stream full, for ``stall_timeout`` seconds closes the connection. The
-connection also keeps which sessions it attached (created, loaded, resumed or
-forked), so a message for a session it never attached is refused (HTTP 409)
-until the client reattaches it.
+Each stream (:class:`Outbox`) is bounded: once a stream holds
+``max_buffered_bytes`` its reader has not taken, whoever sends on a route of
+that stream waits (over HTTP a session's stream holds back that session only;
+its other sessions and the connection go on). A sender held back for
+``stall_timeout`` seconds closes the connection. The connection also keeps
+which sessions it attached (created, loaded, resumed or forked), so a message
+for a session it never attached is refused (HTTP 409) until the client
+reattaches it; the answers that change that are seen on their way out, on a
+route of their own (:class:`_Tracked`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
+import re
 import secrets
 from collections import deque
-from collections.abc import Awaitable, Callable, Collection
-from typing import Final, Literal, TypeVar, cast
+from collections.abc import Callable, Collection
+from typing import Any, Final, Literal, cast
 
 import anyio
 import msgspec
@@ -42,10 +43,9 @@ from .._agent.agent import Agent
 from .._agent.serve import _serve  # pyright: ignore[reportPrivateUsage]
 from .._errors import INVALID_REQUEST, PARSE_ERROR
 from .._limits import AgentLimits, RemoteLimits
-from .._rpc.connection import Connection
+from .._rpc.fd import running_loop_future_factory
+from .._rpc.routes import Inbound, RouteOut
 from .._rpc.scan import decode_scalar, too_deep, top_level_members
-from .._rpc.transport import StreamPair, memory_stream_pair
-from .._session.updates import ClientConnection
 from .._store.history import SessionStore
 from .._store.principal_store import PrincipalStore
 
@@ -96,9 +96,6 @@ _STREAMS_OUT_WAIT: Final = 2.0
 #: Then how long the client has to read what the session streams brought.
 _READ_MOMENT: Final = 0.25
 
-#: Writes of the agent (each at most its write buffer) the stream pair holds unread.
-_IN_FLIGHT_CHUNKS: Final = 4
-
 
 class _SessionRef(msgspec.Struct):
     sessionId: object = None
@@ -137,10 +134,28 @@ _STATE_UPDATE: Final = b'"sessionUpdate":"state_update"'
 CURSOR_KEY: Final = "acp/cursor"
 
 
+#: The start of a message as this process's encoders lay it out, up to the opening brace
+#: of its ``params`` or ``result`` object, which they always write last
+#: (:func:`acpio._rpc.wire.notification_prefix`, ``request_tail``, and an answer's
+#: ``{"jsonrpc":"2.0","id":N,"result":``).
+_PARAMS_LAST: Final = re.compile(
+    rb'\{"jsonrpc":"2\.0",(?:"id":-?[0-9]+,)?(?:"method":"[^"\\]*","params"|"result"):\{'
+)
+
+
 def with_cursor(line: bytes, cursor: str) -> bytes:
     """``line`` with ``cursor`` in its ``_meta["acp/cursor"]``: in ``params`` (made when
     absent) for a request or notification, in ``result`` for an answer, in ``error.data``
-    for an error answer. A message of another shape is returned as it is."""
+    for an error answer. A message of another shape is returned as it is.
+
+    A message laid out as this process's encoders write it, ``params`` or ``result``
+    an object and last, with no ``_meta`` anywhere, gets the member spliced in
+    before its closing braces (no decoding: this is on the path of every message
+    over a resumable WebSocket); any other is decoded and encoded again.
+    """
+    if line[-2:] == b"}}" and b'"_meta"' not in line and _PARAMS_LAST.match(line):
+        member = b'"_meta":{"acp/cursor":' + _ENCODE.encode(cursor) + b"}}}"
+        return line[:-2] + (member if line[-3:-2] == b"{" else b"," + member)
     try:
         message = msgspec.json.decode(line)
     except msgspec.DecodeError:
@@ -289,10 +304,6 @@ def _wrong_shape(body: bytes) -> MessageRefused:
     return MessageRefused(INVALID_REQUEST, "Invalid request: expected a JSON-RPC message object")
 
 
-def _key(value: Id) -> tuple[str, Id]:
-    return (type(value).__name__, value)
-
-
 def error_line(request_id: Id, code: int, message: str) -> bytes:
     """A JSON-RPC error response, encoded."""
     return _ENCODE.encode(
@@ -313,6 +324,40 @@ class ResumeRefused(Exception):
         super().__init__(f"{reason}: {text}")
         self.reason = reason
         self.text = text
+
+
+class _Wakeup:
+    """One task's wait for :meth:`set`: a bare future on asyncio (an anyio event costs
+    several times more to make), an anyio event elsewhere. Setting it twice is harmless.
+
+    ``futures`` makes futures of the running asyncio loop (``None``: not on asyncio).
+    """
+
+    __slots__ = ("_event", "_future")
+
+    def __init__(self, futures: Callable[[], Any] | None) -> None:
+        self._future: Any = futures() if futures is not None else None
+        self._event = anyio.Event() if futures is None else None
+
+    def set(self) -> None:
+        """Let the waiter go on (now or when it waits)."""
+        future = self._future
+        if future is None:
+            assert self._event is not None
+            self._event.set()
+        elif not future.done():
+            future.set_result(None)
+
+    async def wait(self) -> None:
+        """Wait until :meth:`set` was called."""
+        if self._future is None:
+            assert self._event is not None
+            await self._event.wait()
+        else:
+            await self._future
+
+
+_NOT_YET: Final = object()
 
 
 class Outbox:
@@ -344,12 +389,12 @@ class Outbox:
         self.has_receiver: bool = False
         self.closed: bool = False
         # Made by whoever waits (an idle stream holds none: each costs about 1 KiB).
-        self._ready: anyio.Event | None = None
+        self._ready: _Wakeup | None = None
+        self._futures: object = _NOT_YET  # what makes a waiter (known once the reader waits)
         self._room: anyio.Event | None = None
         self._released: anyio.Event | None = None
         self._let_go: anyio.Event | None = None
         self.waiting: int = 0
-        self.gate: SessionGate | None = None
         self._on_release = on_release
         #: The scope of the receiver's sending, cancelled when a client resuming takes over.
         self.reader_scope: anyio.CancelScope | None = None
@@ -447,8 +492,7 @@ class Outbox:
             self._kept_first = self._sent
         if self._room is not None:
             self._room.set()
-        if self.gate is not None:
-            self.gate.open()
+            self._room = None
         return first, batch
 
     async def take_numbered(self) -> tuple[int, list[bytes]] | None:
@@ -456,7 +500,10 @@ class Outbox:
         while not self._queue:
             if self.closed:
                 return None
-            ready = self._ready = anyio.Event()
+            futures = self._futures
+            if futures is _NOT_YET:
+                futures = self._futures = running_loop_future_factory()
+            ready = self._ready = _Wakeup(cast("Callable[[], Any] | None", futures))
             await ready.wait()
         return self.take_now()
 
@@ -511,10 +558,25 @@ class Outbox:
             self._ready.set()
 
     async def wait_for_room(self, limit: int) -> None:
-        """Return once at most ``limit`` bytes are queued (or the outbox is closed)."""
+        """Return once at most ``limit`` bytes are queued (or the outbox is closed).
+
+        Any number of senders may wait (over WebSocket every route is one stream).
+        """
         while self.buffered > limit and not self.closed:
+            await self.wait_taken()
+
+    async def wait_taken(self) -> None:
+        """Return at the next take, :meth:`close` or :meth:`wake_senders`."""
+        room = self._room
+        if room is None:
             room = self._room = anyio.Event()
-            await room.wait()
+        await room.wait()
+
+    def wake_senders(self) -> None:
+        """Wake whoever waits in :meth:`wait_taken` (to look again at why it waits)."""
+        if self._room is not None:
+            self._room.set()
+            self._room = None
 
     def close(self) -> None:
         """No more messages; the receiver gets what is queued, then the end."""
@@ -522,6 +584,7 @@ class Outbox:
         for event in (self._ready, self._room):
             if event is not None:
                 event.set()
+        self._room = None
 
     def discard(self) -> None:
         """Close and drop what is queued and kept (the connection is gone)."""
@@ -531,103 +594,106 @@ class Outbox:
         self.close()
 
 
-T = TypeVar("T")
+class _StreamRoute:
+    """A route of the connection (``None``, or a session's id) as the agent sends on it.
 
-
-class SessionGate:
-    """Whether one session may send: closed while its stream holds more than the limit.
-
-    A closed gate makes the session's own sends wait (backpressure on that
-    session only); its other sessions and the connection go on.
+    Lines go on the route's stream in the order sent: a sender that must wait
+    for room holds back every later sender of the route (first come, first
+    served), and waits at most ``stall_timeout`` seconds before the connection
+    is closed as stalled. Once the connection is closing nothing waits.
     """
 
-    def __init__(self) -> None:
-        self.is_open: bool = True
-        self.closed_at: float = 0.0
-        self._opened = anyio.Event()
+    __slots__ = ("_connection", "_lock", "_route", "_waiting")
 
-    def close(self) -> None:
-        """Hold the session's sends back."""
-        if self.is_open:
-            self.is_open = False
-            self.closed_at = anyio.current_time()
-            self._opened = anyio.Event()
-
-    def open(self) -> None:
-        """Let the session's sends go on."""
-        if not self.is_open:
-            self.is_open = True
-            self._opened.set()
-
-    async def wait(self) -> None:
-        """Return once the gate is open."""
-        while not self.is_open:
-            await self._opened.wait()
-
-
-class GatedConnection:
-    """A session's view of its connection that waits at the session's gate before sending.
-
-    Keeps the connection's order: a send that waits goes out after every line
-    sent before it, since each of the session's senders awaits its own send.
-    """
-
-    def __init__(self, connection: Connection, gate: SessionGate) -> None:
+    def __init__(self, connection: RemoteConnection, route: str | None) -> None:
         self._connection = connection
-        self._gate = gate
-        self._send = connection.line_sender
-        self._try_send = connection.line_try_sender
+        self._route = route
+        self._waiting = 0
+        self._lock: anyio.Lock | None = None
 
-    @property
-    def closed(self) -> bool:
-        """Whether the connection has closed."""
-        return self._connection.closed
+    def try_put(self, line: bytes) -> bool:
+        """Queue ``line`` (one or more messages, each ending in ``\n``) if there is room."""
+        connection = self._connection
+        if connection.closed:
+            return True  # the client is gone: nothing more is kept for it
+        if self._waiting or (
+            connection.stream_of(self._route).buffered > connection.stream_limit
+            and not connection.closing
+        ):
+            return False
+        connection.deliver_lines(self._route, line)
+        return True
 
-    @property
-    def line_sender(self) -> Callable[[bytes], Awaitable[None]]:
-        """Send a line once the gate is open."""
-        return self._send_line
+    def put_nowait(self, line: bytes) -> bool:
+        """Queue ``line`` whatever the room (a ``$/cancel_request``)."""
+        self._connection.deliver_lines(self._route, line)
+        return True
 
-    @property
-    def line_try_sender(self) -> Callable[[bytes], bool]:
-        """Send a line now if the gate is open; False otherwise (then ``line_sender``)."""
-        return self._try_send_line
-
-    async def _send_line(self, line: bytes) -> None:
-        if not self._gate.is_open:
-            await self._gate.wait()
-        await self._send(line)
-
-    def _try_send_line(self, line: bytes) -> bool:
-        return self._gate.is_open and self._try_send(line)
-
-    async def request(self, method: str, params: object, decode: Callable[[msgspec.Raw], T]) -> T:
-        """The connection's ``request``, once the gate is open."""
-        await self._gate.wait()
-        return await self._connection.request(method, params, decode)
-
-    def prepare_request(self, method: str, params: object) -> bytes:
-        """The connection's ``prepare_request``."""
-        return self._connection.prepare_request(method, params)
-
-    async def request_prepared(
-        self, method: str, tail: bytes, decode: Callable[[msgspec.Raw], T]
-    ) -> T:
-        """The connection's ``request_prepared``, once the gate is open."""
-        await self._gate.wait()
-        return await self._connection.request_prepared(method, tail, decode)
-
-    async def notify(self, method: str, params: object) -> None:
-        """The connection's ``notify``, once the gate is open."""
-        await self._gate.wait()
-        await self._connection.notify(method, params)
+    async def put(self, line: bytes) -> None:
+        """Queue ``line``, first waiting (in turn) for room on the route's stream."""
+        if self.try_put(line):
+            return
+        self._waiting += 1
+        try:
+            lock = self._lock
+            if lock is None:
+                lock = self._lock = anyio.Lock()
+            async with lock:
+                await self._connection.wait_for_room(self._route)
+                self._connection.deliver_lines(self._route, line)
+        finally:
+            self._waiting -= 1
 
 
-class _Pending(msgspec.Struct):
-    route: Route
-    method: str
-    session_id: str | None
-    reserved: bool = False  # holds one of the registry's session slots until answered
+class _Tracked:
+    """The route of a client request whose answer changes what the connection holds.
+
+    ``initialize`` (its answer advertises the transport's capabilities; over
+    HTTP it is the POST's answer, kept in ``answer``), ``session/new``,
+    ``load``, ``resume`` and ``fork`` (a success attaches the session),
+    ``session/close`` (a success detaches it), and any request that holds
+    one of the registry's session slots until answered (``reserved``). Its
+    answer is seen once, on its way to ``route``.
+    """
+
+    __slots__ = ("_connection", "answer", "answered", "method", "reserved", "route", "session_id")
+
+    def __init__(
+        self,
+        connection: RemoteConnection,
+        route: str | None,
+        method: str,
+        session_id: str | None,
+        *,
+        reserved: bool,
+        answered: anyio.Event | None = None,
+    ) -> None:
+        self._connection = connection
+        self.route = route
+        self.method = method
+        self.session_id = session_id
+        self.reserved = reserved
+        #: Set when the answer is kept (``answer``) rather than put on a stream.
+        self.answered = answered
+        self.answer: bytes | None = None
+
+    def try_put(self, line: bytes) -> bool:
+        """Note the answer, then queue it on its stream (never waits)."""
+        self.put_nowait(line)
+        return True
+
+    def put_nowait(self, line: bytes) -> bool:
+        """Note the answer, then queue it on its stream."""
+        kept = self._connection.note_answer(self, line)
+        if kept is not None:
+            self._connection.deliver_lines(self.route, kept)
+        return True
+
+    async def put(self, line: bytes) -> None:
+        """Note the answer, then queue it on its stream once there is room."""
+        kept = self._connection.note_answer(self, line)
+        if kept is not None:
+            await self._connection.out(self.route).put(kept)
 
 
 Transport = Literal["http", "websocket"]
@@ -636,11 +702,47 @@ Transport = Literal["http", "websocket"]
 class RemoteConnection:
     """One ACP connection of the remote server: its agent, its streams and its routes.
 
-    Invariant: every line the agent writes reaches exactly one stream (or is
-    dropped after the client closed the connection), in the order written;
-    every line the client sends reaches the agent in the order the transport
-    delivered it.
+    Invariant: every message the agent sends reaches exactly one stream (or
+    is dropped after the client closed the connection), in the order sent on
+    its route; every message the client sends reaches the agent in the order
+    the transport delivered it. It is the agent connection's
+    :class:`acpio.rpc.Routes`.
     """
+
+    __slots__ = (
+        "_agent",
+        "_agent_limits",
+        "_agent_stop",
+        "_finished",
+        "_input_closed",
+        "_limits",
+        "_registry",
+        "_routes",
+        "_rpc",
+        "_rpc_ready",
+        "_send_lock",
+        "_socket_changed",
+        "_stop",
+        "_store",
+        "_tracked",
+        "active_requests",
+        "attached",
+        "close_reason",
+        "closed",
+        "closing",
+        "connection_stream",
+        "finished",
+        "id",
+        "last_activity",
+        "principal",
+        "reports_states",
+        "reserved",
+        "session_streams",
+        "socket_generation",
+        "states",
+        "stream_limit",
+        "transport",
+    )
 
     def __init__(
         self,
@@ -668,9 +770,13 @@ class RemoteConnection:
         self._agent_limits = agent_limits
         self._limits = limits
         self._registry = registry
-        agent_side, self._side = memory_stream_pair(_IN_FLIGHT_CHUNKS)
-        self._agent_side: StreamPair = agent_side
+        #: The agent's JSON-RPC connection, once it was entered (``attach``).
+        self._rpc: Inbound | None = None
+        self._rpc_ready: anyio.Event | None = None
         self.connection_stream: Outbox = self._new_outbox()
+        #: How many bytes a stream holds for its reader before senders on it wait.
+        self.stream_limit: int = limits.max_buffered_bytes
+        self._routes: dict[str | None, _StreamRoute] = {}
         self.session_streams: dict[str, Outbox] = {}
         #: The last ``state_update`` each session sent (v2), re-sent after a resume.
         self.states: dict[str, bytes] = {}
@@ -680,20 +786,22 @@ class RemoteConnection:
         #: Bumped each time a WebSocket attaches to the connection (first, or resuming).
         self.socket_generation: int = 0
         self._socket_changed: anyio.Event | None = None
-        self.gates: dict[str, SessionGate] = {}
         self.attached: set[str] = set()
         #: Session slots of the registry held by requests not answered yet.
         self.reserved: int = 0
-        self._pending: dict[tuple[str, Id], _Pending] = {}
-        self._client_routes: dict[tuple[str, Id], Route] = {}
-        self._initialize: tuple[tuple[str, Id], anyio.Event] | None = None
-        self.initialize_answer: bytes | None = None
+        #: Requests whose answers change what the connection holds, not answered yet.
+        self._tracked: dict[_Tracked, None] = {}
         # Over WebSocket one task sends (the socket's reader): no lock needed.
         self._send_lock = anyio.Lock() if transport == "http" else None
+        #: No more client input reaches the agent (it saw the end of its input).
+        self._input_closed: bool = False
         self.closing: bool = False
         self.closed: bool = False
-        self.finished: anyio.Event = anyio.Event()
-        self._stop = anyio.CancelScope()
+        #: True once the connection ended (:meth:`wait_finished`).
+        self.finished: bool = False
+        self._finished: anyio.Event | None = None
+        # Stops the idle watch (HTTP only: a socket's connection ends with its socket).
+        self._stop = anyio.CancelScope() if transport == "http" else None
         self._agent_stop = anyio.CancelScope()
         self.last_activity: float = anyio.current_time()
         self.active_requests = 0
@@ -702,18 +810,18 @@ class RemoteConnection:
     # -- running ---------------------------------------------------------------
 
     async def run(self) -> None:
-        """Serve the agent and route its output until both have ended."""
+        """Serve the agent until it has ended."""
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._serve_agent)
-                group.start_soon(self._route_output)
-                if self.transport == "http":
+            if self.transport == "http":
+                async with anyio.create_task_group() as group:
                     group.start_soon(self._watch_idle)
+                    await self._serve_agent()
+            else:  # (a socket's connection ends with its socket: nothing to watch)
+                await self._serve_agent()
         finally:
             self.closing = self.closed = True
-            with anyio.CancelScope(shield=True):
-                await self._side.aclose()
-            self._end_initialize()
+            self._input_closed = True
+            self._wake_senders()
             for outbox in self.session_streams.values():
                 outbox.close()
             # The SDK's HTTP client takes the end of the connection's stream for the end of
@@ -727,51 +835,46 @@ class RemoteConnection:
                     await anyio.sleep(_READ_MOMENT)
             self.connection_stream.close()
             self._registry.forget(self)
-            self.finished.set()
+            self.finished = True
+            if self._finished is not None:
+                self._finished.set()
 
     async def _serve_agent(self) -> None:
         try:
             await _serve(
                 self._agent,
-                self._agent_side,
+                self,
                 store=self._store,
                 limits=self._agent_limits,
                 stop=self._agent_stop,
-                session_connection=self._session_connection if self.transport == "http" else None,
             )
         except Exception:
             logger.exception("the agent of connection %s failed", self.id)
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._agent_side.aclose()
+            self._input_closed = True
+            self._wake_senders()
+            if self._stop is not None:
+                self._stop.cancel()
 
-    def _session_connection(self, connection: Connection, session_id: str) -> ClientConnection:
-        return GatedConnection(connection, self._gate(session_id))
+    async def wait_finished(self) -> None:
+        """Return once the connection ended (its agent stopped, its streams closed)."""
+        if not self.finished:
+            if self._finished is None:
+                self._finished = anyio.Event()
+            await self._finished.wait()
 
-    def _gate(self, session_id: str) -> SessionGate:
-        gate = self.gates.get(session_id)
-        if gate is None:
-            gate = self.gates[session_id] = SessionGate()
-        return gate
+    def _wake_senders(self) -> None:
+        if self._rpc_ready is not None:
+            self._rpc_ready.set()
+            self._rpc_ready = None
 
     async def _watch_idle(self) -> None:
+        assert self._stop is not None
         with self._stop:
             while True:
                 limits = self._limits
-                await anyio.sleep(min(limits.idle_timeout, limits.stall_timeout, 30.0) / 2)
+                await anyio.sleep(min(limits.idle_timeout, 30.0) / 2)
                 if self.closed:
-                    return
-                now = anyio.current_time()
-                if any(
-                    not gate.is_open and now - gate.closed_at > limits.stall_timeout
-                    for gate in self.gates.values()
-                ):
-                    logger.warning(
-                        "closing connection %s: a session's reader took nothing for %.0fs",
-                        self.id,
-                        limits.stall_timeout,
-                    )
-                    await self.close("output stalled")
                     return
                 busy = self.active_requests > 0 or self.connection_stream.has_receiver
                 busy = busy or any(o.has_receiver for o in self.session_streams.values())
@@ -782,97 +885,96 @@ class RemoteConnection:
                     await self.close("idle timeout", discard=True)
                     return
 
-    async def _route_output(self) -> None:
-        partial: list[bytes] = []  # pieces of a line not yet ended (joined once, not re-copied)
-        stalled = False
-        try:
-            while True:
-                try:
-                    chunk = await self._side.receive.receive(1 << 20)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                    break
-                if b"\n" not in chunk:
-                    partial.append(chunk)
-                    continue
-                lines = chunk.split(b"\n")
-                if partial:
-                    lines[0] = b"".join((*partial, lines[0]))
-                    partial.clear()
-                tail = lines.pop()
-                if tail:
-                    partial.append(tail)
-                for line in lines:
-                    if line:
-                        outbox = self._route(line)
-                        if outbox is not None and not stalled:
-                            stalled = not await self._wait_for_room(outbox)
-        finally:
-            self._stop.cancel()
+    # -- routes (the agent connection's side) ------------------------------------
 
-    async def _wait_for_room(self, outbox: Outbox) -> bool:
-        limit = self._limits.max_buffered_bytes
-        if outbox.gate is not None:
-            if outbox.buffered > limit and not self.closing:
-                outbox.gate.close()
-            # The gate holds the session's own sends back; only what was already on
-            # its way (the write buffer, and the few blocks of it in the stream pair)
-            # or sent past the session's sends (answers) comes on top: the router
-            # waits, holding back the whole connection, only past that.
-            limit = limit * 2 + (_IN_FLIGHT_CHUNKS + 2) * self._agent_limits.write_buffer_size
-        if outbox.buffered <= limit or self.closed:
-            return True
+    def attach(self, connection: Inbound) -> None:
+        """Take the agent's JSON-RPC connection (called once, as it is entered)."""
+        self._rpc = connection
+        if self._input_closed:
+            connection.end_input("the client closed the connection")
+        self._wake_senders()
+
+    def out(self, route: object) -> RouteOut:
+        """Where the agent's messages on ``route`` go: a stream's route (``None``, a
+        session's id), or a :class:`_Tracked` request's answer route."""
+        if type(route) is _Tracked:
+            return route
+        key = cast("str | None", route)
+        routed = self._routes.get(key)
+        if routed is None:
+            routed = self._routes[key] = _StreamRoute(self, key)
+        return routed
+
+    def stream_of(self, route: Route) -> Outbox:
+        """The stream that carries ``route`` (over WebSocket, always the connection's)."""
+        if route is None or self.transport == "websocket":
+            return self.connection_stream
+        return self.session_stream(route)
+
+    async def wait_for_room(self, route: Route) -> None:
+        """Return once the stream of ``route`` has room; past ``stall_timeout`` seconds,
+        close the connection as stalled (and return)."""
+        if self.closing:
+            return
+        outbox = self.stream_of(route)
         with anyio.move_on_after(self._limits.stall_timeout):
-            await outbox.wait_for_room(limit)
-            return True
+            while outbox.buffered > self.stream_limit and not (self.closing or outbox.closed):
+                await outbox.wait_taken()
+            return
         logger.warning(
             "closing connection %s: its client read no output for %.0fs",
             self.id,
             self._limits.stall_timeout,
         )
         await self.close("output stalled")
-        return False
 
-    # -- routing ---------------------------------------------------------------
+    def deliver_lines(self, route: Route, lines: bytes) -> None:
+        """:meth:`deliver` each message of ``lines`` (each ends in a newline)."""
+        end = lines.find(b"\n")
+        if end == len(lines) - 1:
+            self.deliver(route, lines[:end])
+            return
+        for line in lines.split(b"\n"):
+            if line:
+                self.deliver(route, line)
 
-    def _route(self, line: bytes) -> Outbox | None:
+    def note_answer(self, tracked: _Tracked, lines: bytes) -> bytes | None:
+        """Note what the answer to ``tracked`` changed; the lines to put on its stream
+        (``None``: kept as the POST's answer)."""
+        self._tracked.pop(tracked, None)
+        line = lines.rstrip(b"\n")
         try:
-            message = _ENVELOPE.decode(line)
+            message: ClientMessage | None = _ENVELOPE.decode(line)
         except msgspec.DecodeError:
             message = None
-        route: Route = CONNECTION_ROUTE
-        if message is not None and message.is_response:
-            key = _key(message.id)  # type: ignore[arg-type]  # a response has an id
-            if self._initialize is not None and key == self._initialize[0]:
-                self.initialize_answer = self._advertise(line)
-                self._initialize[1].set()
-                self._initialize = None
+        if tracked.method == "initialize":
+            line = self._advertise(line)
+            if tracked.answered is not None:
+                tracked.answer = line
+                tracked.answered.set()
                 return None
-            pending = self._pending.pop(key, None)
-            if pending is not None:
-                route = pending.route
-                if pending.method == "initialize":
-                    line = self._advertise(line)
-                attached = message.error is None and self._note_success(pending, message)
-                if pending.reserved:
-                    self.reserved -= 1
-                    if not attached:  # the slot held for it goes back
-                        self._registry.sessions -= 1
-        elif message is not None:
-            route = message.session_id
-            if message.is_request:
-                self._client_routes[_key(message.id)] = route  # type: ignore[arg-type]
-        return self.deliver(route, line)
-
-    def _note_success(self, pending: _Pending, message: ClientMessage) -> bool:
-        """Note what a successful answer changed; True when it attached a session."""
-        if pending.method == "session/close" and pending.session_id is not None:
-            if pending.session_id in self.attached:
-                self.attached.discard(pending.session_id)
+            return line + b"\n"
+        attached = (
+            message is not None and message.error is None and self._note_success(tracked, message)
+        )
+        if tracked.reserved:
+            tracked.reserved = False
+            self.reserved -= 1
+            if not attached:  # the slot held for it goes back
                 self._registry.sessions -= 1
+        return lines
+
+    def _note_success(self, tracked: _Tracked, message: ClientMessage) -> bool:
+        """Note what a successful answer changed; True when it attached a session."""
+        if tracked.method == "session/close" and tracked.session_id is not None:
+            if tracked.session_id in self.attached:
+                self.attached.discard(tracked.session_id)
+                self._registry.sessions -= 1
+                self._routes.pop(tracked.session_id, None)
             return False
-        if pending.method not in _ATTACHING:
+        if tracked.method not in _ATTACHING:
             return False
-        session_id = pending.session_id
+        session_id = tracked.session_id
         if session_id is None and message.result:
             try:
                 ref = _REF.decode(message.result)
@@ -881,13 +983,14 @@ class RemoteConnection:
             session_id = ref.sessionId if isinstance(ref.sessionId, str) else None
         if session_id is not None and session_id not in self.attached:
             self.attached.add(session_id)
-            if not pending.reserved:  # (always reserved when the app admitted it)
+            if not tracked.reserved:  # (always reserved when the app admitted it)
                 self._registry.sessions += 1
             return True
         return False
 
     def deliver(self, route: Route, line: bytes) -> Outbox | None:
-        """Queue ``line`` on the stream for ``route``; the outbox it went to, if any."""
+        """Queue ``line`` (one message, no newline) on the stream for ``route``; the
+        outbox it went to, if any (none once the client closed the connection)."""
         if self.closed:
             return None
         if route is not None and self.reports_states and _STATE_UPDATE in line:
@@ -908,7 +1011,6 @@ class RemoteConnection:
         outbox = self.session_streams.get(session_id)
         if outbox is None:
             outbox = self._new_outbox(self._maybe_forget_stream)
-            outbox.gate = self._gate(session_id)
             self.session_streams[session_id] = outbox
         return outbox
 
@@ -998,17 +1100,26 @@ class RemoteConnection:
                 del self.session_streams[session_id]
 
     def _awaiting_attach(self, session_id: str) -> bool:
-        return any(p.session_id == session_id for p in self._pending.values())
+        return any(t.session_id == session_id for t in self._tracked)
 
     # -- input -------------------------------------------------------------------
 
     async def initialize(self, message: ClientMessage, body: bytes) -> bytes | None:
         """Send the ``initialize`` request and return the agent's answer (``None``: it closed)."""
         done = anyio.Event()
-        self._initialize = (_key(message.id), done)  # type: ignore[arg-type]
-        await self.send_line(body)
-        await done.wait()
-        return self.initialize_answer
+        route = _Tracked(self, None, "initialize", None, reserved=False, answered=done)
+        with contextlib.suppress(anyio.ClosedResourceError):
+            await self.send_line(body, route)
+            async with anyio.create_task_group() as group:
+
+                async def ended() -> None:
+                    await self.wait_finished()
+                    group.cancel_scope.cancel()
+
+                group.start_soon(ended)
+                await done.wait()
+                group.cancel_scope.cancel()
+        return route.answer
 
     def admit_session(self, message: ClientMessage) -> bool | None:
         """Count a request that may attach a session (``session/new``, ``load``,
@@ -1027,32 +1138,32 @@ class RemoteConnection:
         self.reserved += 1
         return True
 
-    def track_request(
+    def answer_route(
         self, message: ClientMessage, route: Route, *, reserved: bool | None = None
-    ) -> None:
-        """Remember where the answer to a client request goes (and the session slot
+    ) -> object:
+        """The route the agent answers ``message`` on (give it to :meth:`send_line`): the
+        stream of ``route`` (``session/load``: the connection's), seen on the way when
+        the answer changes what the connection holds (and the session slot
         :meth:`admit_session` counted for it, when ``reserved``)."""
-        reserved = bool(reserved)
         if not message.is_request:
-            return
-        assert message.method is not None
-        answer_route = CONNECTION_ROUTE if message.method == "session/load" else route
-        key = _key(message.id)  # type: ignore[arg-type]
-        previous = self._pending.get(key)
-        if previous is not None and previous.reserved:
-            # A duplicate id (the agent refuses it): the earlier request keeps its slot.
-            if reserved:
-                self.reserved -= 1
-                self._registry.sessions -= 1
-            return
-        self._pending[key] = _Pending(answer_route, message.method, message.session_id, reserved)
+            return route
+        method = message.method
+        answer_route = CONNECTION_ROUTE if method == "session/load" else route
+        if reserved or method in _ATTACHING or method in ("session/close", "initialize"):
+            assert method is not None
+            tracked = _Tracked(
+                self, answer_route, method, message.session_id, reserved=bool(reserved)
+            )
+            self._tracked[tracked] = None
+            return tracked
+        return answer_route
 
     def response_route(self, message: ClientMessage) -> tuple[bool, Route]:
         """Whether the agent asked what ``message`` answers, and on which route it asked."""
-        key = _key(message.id)  # type: ignore[arg-type]
-        if key not in self._client_routes:
+        if self._rpc is None:
             return False, CONNECTION_ROUTE
-        return True, self._client_routes.pop(key)
+        asked, route = self._rpc.asked(message.id)
+        return asked, cast("Route", route)
 
     async def fail_client_answer(self, line: bytes) -> None:
         """Give the agent ``line``, an error response, in place of a client answer refused.
@@ -1060,7 +1171,7 @@ class RemoteConnection:
         Only when the agent asked what it answers; the request then fails now.
         """
         message = _ENVELOPE.decode(line)
-        if self._client_routes.pop(_key(message.id), _UNASKED) is not _UNASKED:  # type: ignore[arg-type]
+        if self.response_route(message)[0]:
             await self.send_line(line)
 
     def answer_locally(self, message: ClientMessage, route: Route, code: int, text: str) -> None:
@@ -1068,16 +1179,39 @@ class RemoteConnection:
         if message.is_request:
             self.deliver(route, error_line(message.id, code, text))  # type: ignore[arg-type]
 
-    async def send_line(self, body: bytes) -> None:
-        """Write one client message to the agent (newlines in it are JSON whitespace)."""
+    async def send_line(self, body: bytes, route: object = CONNECTION_ROUTE) -> None:
+        """Hand one client message to the agent; a request's answer goes on ``route``
+        (from :meth:`answer_route`).
+
+        :raises anyio.ClosedResourceError: once the agent takes no more input.
+        """
         if b"\n" in body or b"\r" in body:
             body = body.replace(b"\r", b" ").replace(b"\n", b" ")
-        self.last_activity = anyio.current_time()
+        if self._stop is not None:  # (only HTTP connections are watched for idleness)
+            self.last_activity = anyio.current_time()
+        if self._input_closed:
+            raise anyio.ClosedResourceError
+        rpc = self._rpc
+        if rpc is None:
+            rpc = await self._agent_ready()
         if self._send_lock is None:
-            await self._side.send.send(body + b"\n")
+            await rpc.receive_message(body, route)
             return
         async with self._send_lock:
-            await self._side.send.send(body + b"\n")
+            if self._input_closed:
+                raise anyio.ClosedResourceError
+            await rpc.receive_message(body, route)
+
+    async def _agent_ready(self) -> Inbound:
+        """The agent's connection, once it was entered."""
+        while self._rpc is None and not self._input_closed:
+            ready = self._rpc_ready
+            if ready is None:
+                ready = self._rpc_ready = anyio.Event()
+            await ready.wait()
+        if self._input_closed or self._rpc is None:
+            raise anyio.ClosedResourceError
+        return self._rpc
 
     async def close(self, reason: str, *, discard: bool = False, graceful: bool = False) -> None:
         """End the connection: the agent sees end of input, reports, and stops.
@@ -1099,19 +1233,15 @@ class RemoteConnection:
             return
         self.closing = True
         self.close_reason = reason
-        for gate in self.gates.values():
-            gate.open()
+        for outbox in (self.connection_stream, *self.session_streams.values()):
+            outbox.wake_senders()
         if graceful and not self.closed:
             self._agent_stop.cancel()
         else:
-            with anyio.CancelScope(shield=True):
-                await self._side.send.aclose()
-        self._end_initialize()
-
-    def _end_initialize(self) -> None:
-        if self._initialize is not None:
-            self._initialize[1].set()
-            self._initialize = None
+            self._input_closed = True
+            if self._rpc is not None:
+                self._rpc.end_input("the client closed the connection")
+            self._wake_senders()
 
     @property
     def session_count(self) -> int:

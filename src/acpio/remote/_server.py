@@ -165,6 +165,13 @@ def _guarded_protocol(base: Any, sockets: _Sockets) -> Any:
             self._arm()
             super().on_response_complete()  # pyright: ignore[reportUnknownMemberType]
 
+        def handle_websocket_upgrade(self, *event: Any) -> None:
+            # An upgraded socket waits for no headers: its protocol is freed at once.
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            super().handle_websocket_upgrade(*event)  # pyright: ignore[reportUnknownMemberType]
+
         def connection_lost(self, exc: Exception | None) -> None:
             if self._deadline is not None:
                 self._deadline.cancel()
