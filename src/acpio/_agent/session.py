@@ -21,7 +21,6 @@ resume); agent code sees only :class:`Session`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -90,8 +89,10 @@ class SessionCore:
         turns: Turns,
         task_group: anyio.abc.TaskGroup,
         history: History,
+        prompt_handler: PromptHandler,
     ) -> None:
         self.channel: Final = channel
+        self._prompt_handler: Final = prompt_handler
         self.turns: Final = turns
         self.updates: Final = updates
         self.task_group: Final = task_group
@@ -101,9 +102,10 @@ class SessionCore:
         self.durable: Final = DurableState(self.config)
         self.commands: list[schema.AvailableCommand] = []
         # The first thing a close does once the work ended: stop the terminals' processes.
-        channel.add_close_callback(self._cancel_terminals)
+        channel.close_step = self
 
-    def _cancel_terminals(self) -> None:
+    def session_closed(self) -> None:
+        """The session closed (its work ended): stop its terminals' processes."""
         for terminal in self.handles.terminals.values():
             terminal.request_cancel()
 
@@ -119,6 +121,10 @@ class SessionCore:
         self.config.reset(config_options)
         validate_commands(commands)
         self.commands = list(commands)
+
+    def run_prompt(self, prompt: list[schema.ContentBlock]) -> Awaitable[object]:
+        """Run the agent's prompt handler on :attr:`session` (the session's turns call it)."""
+        return self._prompt_handler(self.session, prompt)
 
     async def resume(self, *, replay: bool) -> None:
         """Send the history (``replay``) and then the current state, before the response."""
@@ -160,7 +166,7 @@ def create_session(
         updates=updates,
         task_group=task_group,
         limits=limits or SessionLimits(),
-        run_prompt=_not_yet_running,
+        runner=_NOT_YET_RUNNING,
     )
     channel: HandleParts = SessionChannel(
         session_id,
@@ -172,18 +178,29 @@ def create_session(
         host=wire.host(peer),
     )
     core = SessionCore(
-        channel, updates=updates, turns=turns, task_group=task_group, history=history
+        channel,
+        updates=updates,
+        turns=turns,
+        task_group=task_group,
+        history=history,
+        prompt_handler=prompt_handler,
     )
     session = core.session = object.__new__(Session)
     Session.__init__(session, core)
     session.additional_directories = list(additional_directories)
     session.mcp_servers = list(mcp_servers)
-    turns.run_prompt = functools.partial(prompt_handler, session)
+    turns.runner = core
     return core
 
 
-async def _not_yet_running(prompt: list[schema.ContentBlock]) -> object:
-    raise AssertionError("a session's turns run only once the session exists")
+class _NotYetRunning:
+    """The runner of a session's turns until its core exists (never called)."""
+
+    def run_prompt(self, prompt: list[schema.ContentBlock]) -> Awaitable[object]:
+        raise AssertionError("a session's turns run only once the session exists")
+
+
+_NOT_YET_RUNNING: Final = _NotYetRunning()
 
 
 class Session(metaclass=LibraryCreated):

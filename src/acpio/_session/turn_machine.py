@@ -210,6 +210,7 @@ class Action(enum.Enum):
 
 
 TurnT = TypeVar("TurnT", bound=TurnRecord)
+_BOTH_IDLE: Final = (IDLE, IDLE)  # one tuple for every machine
 Actions = list[tuple[Action, "TurnT | None"]]
 
 
@@ -239,7 +240,7 @@ class TurnMachine(Generic[TurnT]):
         self.reported_state: SessionState = IDLE
         #: The session is closed: nothing is accepted, and no turn waits for an answer.
         self.closed: bool = False
-        self._before: tuple[SessionState, SessionState] = (IDLE, IDLE)
+        self._before: tuple[SessionState, SessionState] = _BOTH_IDLE
 
     @property
     def busy(self) -> bool:
