@@ -78,6 +78,8 @@ class DurableState:
     change what this object holds (a session made without a store).
     """
 
+    __slots__ = ("config", "record", "restoring", "store", "value", "version")
+
     def __init__(self, config: ConfigState) -> None:
         self.config: Final = config
         self.value: object = None

@@ -79,6 +79,20 @@ class SessionCore:
     holding, resume); :attr:`session` is the agent author's facade over it.
     """
 
+    __slots__ = (
+        "_prompt_handler",
+        "channel",
+        "commands",
+        "config",
+        "durable",
+        "handles",
+        "history",
+        "session",
+        "task_group",
+        "turns",
+        "updates",
+    )
+
     session: Session
 
     def __init__(
@@ -100,7 +114,8 @@ class SessionCore:
         self.handles: Final = SessionHandles(channel.session_id)
         self.config: Final = ConfigState(channel)
         self.durable: Final = DurableState(self.config)
-        self.commands: list[schema.AvailableCommand] = []
+        #: The advertised commands (a tuple: replaced whole, never changed in place).
+        self.commands: tuple[schema.AvailableCommand, ...] = ()
         # The first thing a close does once the work ended: stop the terminals' processes.
         channel.close_step = self
 
@@ -120,7 +135,7 @@ class SessionCore:
         """
         self.config.reset(config_options)
         validate_commands(commands)
-        self.commands = list(commands)
+        self.commands = tuple(commands)
 
     def run_prompt(self, prompt: list[schema.ContentBlock]) -> Awaitable[object]:
         """Run the agent's prompt handler on :attr:`session` (the session's turns call it)."""
@@ -556,7 +571,7 @@ class Session(metaclass=LibraryCreated):
         :raises LocalProtocolError: for a repeated or invalid command name.
         """
         validate_commands(commands)
-        self._core.commands = list(commands)
+        self._core.commands = tuple(commands)
         if not self._channel.in_setup:
             await self.send(schema.AvailableCommandsUpdate(available_commands=list(commands)))
 

@@ -213,6 +213,8 @@ class ConfigState:
     reaches the client as one ``config_option_update`` with the full list.
     """
 
+    __slots__ = ("_channel", "client_lock", "on_change", "options", "quiet")
+
     def __init__(self, channel: HandleParts) -> None:
         self._channel: Final = channel
         self.options: list[schema.SessionConfigOption] = []

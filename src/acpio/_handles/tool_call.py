@@ -110,6 +110,8 @@ def _check_content(items: Sequence[schema.ToolCallContent]) -> list[schema.ToolC
 class SessionHandles:
     """The tool calls and terminals of one session, by id: each id names one handle for good."""
 
+    __slots__ = ("session_id", "terminals", "tool_calls")
+
     def __init__(self, session_id: str) -> None:
         self.session_id: Final = session_id
         self.tool_calls: dict[str, ToolCallHandle] = {}

@@ -151,6 +151,27 @@ class SessionChannel(Generic[HostT]):
     once closed, nothing more goes out.
     """
 
+    __slots__ = (
+        "_background",
+        "_close_done",
+        "_connection",
+        "_encoding",
+        "_on_close",
+        "_task_group",
+        "_turns",
+        "_updates",
+        "close_step",
+        "cwd",
+        "host",
+        "mark_terminal_pending",
+        "peer",
+        "send",
+        "send_terminal_bytes",
+        "session_id",
+        "try_send_message_text",
+        "try_send_text_chunk",
+    )
+
     def __init__(
         self,
         session_id: str,

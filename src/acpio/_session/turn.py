@@ -88,6 +88,22 @@ class Turns:
     calls and terminals were finalized; nothing of a turn goes out after its idle.
     """
 
+    __slots__ = (
+        "_cancelled_through",
+        "_idle_event",
+        "_lines",
+        "_machine",
+        "_pending_permissions",
+        "_runner_active",
+        "_task_group",
+        "_updates",
+        "_wake",
+        "limits",
+        "observer",
+        "runner",
+        "session_id",
+    )
+
     def __init__(
         self,
         session_id: str,

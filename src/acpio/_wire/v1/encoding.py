@@ -40,6 +40,8 @@ class V1Encoding(SessionEncoding):
 
     __slots__ = ("projection",)
 
+    __slots__ = ("projection",)
+
     text_chunk_end = None
 
     def __init__(self, session_id: str, peer: Peer) -> None:
