@@ -88,7 +88,7 @@ class DurableState:
         self.store: SessionStore | None = None
         #: True while a reopened session's hook runs: config changes are not saved yet.
         self.restoring = False
-        config.on_change = self.save_config
+        config.saver = self
 
     def bind(self, record: SessionRecord, store: SessionStore, version: int) -> None:
         """Keep this session's durable state in ``record``, saved through ``store``;

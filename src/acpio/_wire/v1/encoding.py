@@ -40,8 +40,6 @@ class V1Encoding(SessionEncoding):
 
     __slots__ = ("projection",)
 
-    __slots__ = ("projection",)
-
     text_chunk_end = None
 
     def __init__(self, session_id: str, peer: Peer) -> None:
