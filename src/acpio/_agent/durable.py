@@ -78,6 +78,8 @@ class DurableState:
     change what this object holds (a session made without a store).
     """
 
+    __slots__ = ("config", "record", "restoring", "store", "value", "version")
+
     def __init__(self, config: ConfigState) -> None:
         self.config: Final = config
         self.value: object = None
@@ -86,7 +88,7 @@ class DurableState:
         self.store: SessionStore | None = None
         #: True while a reopened session's hook runs: config changes are not saved yet.
         self.restoring = False
-        config.on_change = self.save_config
+        config.saver = self
 
     def bind(self, record: SessionRecord, store: SessionStore, version: int) -> None:
         """Keep this session's durable state in ``record``, saved through ``store``;

@@ -21,7 +21,6 @@ resume); agent code sees only :class:`Session`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -80,6 +79,20 @@ class SessionCore:
     holding, resume); :attr:`session` is the agent author's facade over it.
     """
 
+    __slots__ = (
+        "_prompt_handler",
+        "channel",
+        "commands",
+        "config",
+        "durable",
+        "handles",
+        "history",
+        "session",
+        "task_group",
+        "turns",
+        "updates",
+    )
+
     session: Session
 
     def __init__(
@@ -90,8 +103,10 @@ class SessionCore:
         turns: Turns,
         task_group: anyio.abc.TaskGroup,
         history: History,
+        prompt_handler: PromptHandler,
     ) -> None:
         self.channel: Final = channel
+        self._prompt_handler: Final = prompt_handler
         self.turns: Final = turns
         self.updates: Final = updates
         self.task_group: Final = task_group
@@ -99,11 +114,13 @@ class SessionCore:
         self.handles: Final = SessionHandles(channel.session_id)
         self.config: Final = ConfigState(channel)
         self.durable: Final = DurableState(self.config)
-        self.commands: list[schema.AvailableCommand] = []
+        #: The advertised commands (a tuple: replaced whole, never changed in place).
+        self.commands: tuple[schema.AvailableCommand, ...] = ()
         # The first thing a close does once the work ended: stop the terminals' processes.
-        channel.add_close_callback(self._cancel_terminals)
+        channel.close_step = self
 
-    def _cancel_terminals(self) -> None:
+    def session_closed(self) -> None:
+        """The session closed (its work ended): stop its terminals' processes."""
         for terminal in self.handles.terminals.values():
             terminal.request_cancel()
 
@@ -118,7 +135,11 @@ class SessionCore:
         """
         self.config.reset(config_options)
         validate_commands(commands)
-        self.commands = list(commands)
+        self.commands = tuple(commands)
+
+    def run_prompt(self, prompt: list[schema.ContentBlock]) -> Awaitable[object]:
+        """Run the agent's prompt handler on :attr:`session` (the session's turns call it)."""
+        return self._prompt_handler(self.session, prompt)
 
     async def resume(self, *, replay: bool) -> None:
         """Send the history (``replay``) and then the current state, before the response."""
@@ -160,7 +181,7 @@ def create_session(
         updates=updates,
         task_group=task_group,
         limits=limits or SessionLimits(),
-        run_prompt=_not_yet_running,
+        runner=_NOT_YET_RUNNING,
     )
     channel: HandleParts = SessionChannel(
         session_id,
@@ -172,18 +193,29 @@ def create_session(
         host=wire.host(peer),
     )
     core = SessionCore(
-        channel, updates=updates, turns=turns, task_group=task_group, history=history
+        channel,
+        updates=updates,
+        turns=turns,
+        task_group=task_group,
+        history=history,
+        prompt_handler=prompt_handler,
     )
     session = core.session = object.__new__(Session)
     Session.__init__(session, core)
     session.additional_directories = list(additional_directories)
     session.mcp_servers = list(mcp_servers)
-    turns.run_prompt = functools.partial(prompt_handler, session)
+    turns.runner = core
     return core
 
 
-async def _not_yet_running(prompt: list[schema.ContentBlock]) -> object:
-    raise AssertionError("a session's turns run only once the session exists")
+class _NotYetRunning:
+    """The runner of a session's turns until its core exists (never called)."""
+
+    def run_prompt(self, prompt: list[schema.ContentBlock]) -> Awaitable[object]:
+        raise AssertionError("a session's turns run only once the session exists")
+
+
+_NOT_YET_RUNNING: Final = _NotYetRunning()
 
 
 class Session(metaclass=LibraryCreated):
@@ -539,7 +571,7 @@ class Session(metaclass=LibraryCreated):
         :raises LocalProtocolError: for a repeated or invalid command name.
         """
         validate_commands(commands)
-        self._core.commands = list(commands)
+        self._core.commands = tuple(commands)
         if not self._channel.in_setup:
             await self.send(schema.AvailableCommandsUpdate(available_commands=list(commands)))
 

@@ -18,7 +18,7 @@ The agent changes options itself with :meth:`SessionConfig.set` or
 :meth:`SessionConfig.replace`; each change sends one ``config_option_update``
 with the full list, except while the state is about to go out in an answer
 (session setup, a ``set_config_option`` being answered). After every change
-(the client's or the agent's) :attr:`ConfigState.on_change` runs: the session
+(the client's or the agent's) :attr:`ConfigState.saver` saves the values: the session
 saves the current values as part of its durable state, and
 :meth:`ConfigState.restore` puts saved values back when the session is reopened.
 """
@@ -26,7 +26,7 @@ saves the current values as part of its durable state, and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Final, TypeAlias
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
 import anyio
 from msgspec import UNSET, UnsetType
@@ -204,6 +204,14 @@ def _with_value(
     )
 
 
+class ConfigSaver(Protocol):
+    """What keeps a session's config values (its durable state)."""
+
+    async def save_config(self) -> None:
+        """Save the current values (called after each change)."""
+        ...
+
+
 class ConfigState:
     """The config options of one session as the library keeps them (see the module doc).
 
@@ -213,18 +221,22 @@ class ConfigState:
     reaches the client as one ``config_option_update`` with the full list.
     """
 
+    __slots__ = ("_channel", "client_lock", "options", "quiet", "saver")
+
     def __init__(self, channel: HandleParts) -> None:
         self._channel: Final = channel
-        self.options: list[schema.SessionConfigOption] = []
+        #: The options (replaced whole, never changed in place).
+        self.options: Sequence[schema.SessionConfigOption] = ()
         self.quiet = 0  # >0 while the state goes out in an answer: no update needed
         self.client_lock: anyio.Lock | None = None  # one client change at a time
-        #: Awaited after each change of the options or their values (the session saves them).
-        self.on_change: Callable[[], Awaitable[None]] | None = None
+        #: Saves the values after each change of the options or their values (the session's
+        #: durable state; an object, not a bound method: nothing made per session).
+        self.saver: ConfigSaver | None = None
 
     async def changed(self) -> None:
-        """Run :attr:`on_change` (once a change was applied)."""
-        if self.on_change is not None:
-            await self.on_change()
+        """Let :attr:`saver` save the values (once a change was applied)."""
+        if self.saver is not None:
+            await self.saver.save_config()
 
     def values(self) -> dict[str, ConfigValue]:
         """Each option's current value, by ``configId``."""
@@ -302,7 +314,7 @@ class ConfigState:
     def reset(self, options: Sequence[schema.SessionConfigOption]) -> None:
         """Take ``options`` (validated) without telling the client (session setup)."""
         validate_config_options(options)
-        self.options = list(options)
+        self.options = tuple(options)
 
     async def announce(self) -> None:
         """Send the full list, unless an answer being prepared carries it."""

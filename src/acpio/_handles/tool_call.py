@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Generator, Sequence
-from types import TracebackType
+from collections.abc import Generator, Mapping, Sequence
+from types import MappingProxyType, TracebackType
 from typing import TYPE_CHECKING, Final
 
 import anyio
@@ -107,13 +107,23 @@ def _check_content(items: Sequence[schema.ToolCallContent]) -> list[schema.ToolC
     return list(items)
 
 
+#: The handles of a session that has none yet (most sessions' terminals, every idle
+#: session's calls): one read-only empty mapping, until the first handle is registered.
+_NO_CALLS: Final[Mapping[str, ToolCallHandle]] = MappingProxyType({})
+_NO_TERMINALS: Final[Mapping[str, TerminalHandle]] = MappingProxyType({})
+
+
 class SessionHandles:
     """The tool calls and terminals of one session, by id: each id names one handle for good."""
 
+    __slots__ = ("session_id", "terminals", "tool_calls")
+
     def __init__(self, session_id: str) -> None:
         self.session_id: Final = session_id
-        self.tool_calls: dict[str, ToolCallHandle] = {}
-        self.terminals: dict[str, TerminalHandle] = {}
+        #: The tool calls by id (changed only by :meth:`register_tool_call`).
+        self.tool_calls: Mapping[str, ToolCallHandle] = _NO_CALLS
+        #: The terminals by id (changed only by :meth:`register_terminal`).
+        self.terminals: Mapping[str, TerminalHandle] = _NO_TERMINALS
 
     def refuse_reused_tool_call_id(
         self, tool_call_id: str, handle: ToolCallHandle | None = None
@@ -132,7 +142,10 @@ class SessionHandles:
     def register_tool_call(self, handle: ToolCallHandle) -> None:
         """Keep ``handle`` under its id (:raises LocalProtocolError: for a reused id)."""
         self.refuse_reused_tool_call_id(handle.id, handle)
-        self.tool_calls[handle.id] = handle
+        calls = self.tool_calls
+        if not isinstance(calls, dict):
+            calls = self.tool_calls = {}
+        calls[handle.id] = handle
 
     def register_terminal(self, handle: TerminalHandle) -> None:
         """Keep ``handle`` under its id (:raises LocalProtocolError: for a reused id)."""
@@ -141,7 +154,10 @@ class SessionHandles:
                 f"terminal id {handle.id!r} was already used in this session; "
                 "ids must not be reused"
             )
-        self.terminals[handle.id] = handle
+        terminals = self.terminals
+        if not isinstance(terminals, dict):
+            terminals = self.terminals = {}
+        terminals[handle.id] = handle
 
     def reattach(self, tool_call_id: str) -> ToolCallHandle:
         """The handle of a call already reported (:raises LocalProtocolError: when none)."""

@@ -21,12 +21,15 @@ into either: they get a :class:`SessionChannel` and use its verbs.
   :meth:`~SessionChannel.notify` (after pending terminal output);
 * **replay** and **close**: :meth:`~SessionChannel.replay`, :meth:`~SessionChannel.close`;
 * **tasks**: :meth:`~SessionChannel.start_soon` (lives as long as the session),
-  :attr:`~SessionChannel.spawn` (lives as long as the connection),
+  :meth:`~SessionChannel.spawn` (lives as long as the connection),
   :meth:`~SessionChannel.add_close_callback`.
 
-The channel is the fast path, not a layer on top of it: the streaming verbs
-are the update path's own bound methods, stored on the channel once, so a
-chunk costs no call and no ``await`` more than it would without it. On a hot
+The channel is the fast path, not a layer on top of it: the verbs of every
+update and chunk (``send``, the ``try_send_*`` ones, the terminal ones) are
+the update path's own bound methods, stored on the channel once, so a chunk
+costs no call and no ``await`` more than it would without it; the rarer verbs
+(a tool call's ending, the waiting fallbacks of the ``try_`` ones) are
+properties, so that an idle session does not hold them. On a hot
 path take the verb first and call it then (``send = channel.send`` and
 ``await send(update)``): CPython specializes that attribute read, but not
 ``channel.send(update)``, which looks for a method of the class first.
@@ -35,7 +38,7 @@ path take the verb first and call it then (``send = channel.send`` and
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Final, Generic, NamedTuple, Protocol, TypeVar, TypeVarTuple, cast
 
 import anyio
@@ -52,6 +55,7 @@ from .work import current_work
 
 __all__ = [
     "ELICITATION_METHOD",
+    "CloseStep",
     "PERMISSION_METHOD",
     "Flushable",
     "OwningSession",
@@ -129,6 +133,14 @@ class Question(NamedTuple, Generic[T]):
         return self.tail is not None
 
 
+class CloseStep(Protocol):
+    """What a session's close does first once its work ended (see :meth:`SessionChannel.close`)."""
+
+    def session_closed(self) -> None:
+        """The session closed: release what must go before the close callbacks run."""
+        ...
+
+
 class SessionChannel(Generic[HostT]):
     """The verbs of one session's core for everything above it (see the module doc).
 
@@ -138,6 +150,27 @@ class SessionChannel(Generic[HostT]):
     is asked, the turn reports ``requires_action`` and afterwards ``running``;
     once closed, nothing more goes out.
     """
+
+    __slots__ = (
+        "_background",
+        "_close_done",
+        "_connection",
+        "_encoding",
+        "_on_close",
+        "_task_group",
+        "_turns",
+        "_updates",
+        "close_step",
+        "cwd",
+        "host",
+        "mark_terminal_pending",
+        "peer",
+        "send",
+        "send_terminal_bytes",
+        "session_id",
+        "try_send_message_text",
+        "try_send_text_chunk",
+    )
 
     def __init__(
         self,
@@ -161,31 +194,52 @@ class SessionChannel(Generic[HostT]):
         self._turns: Final = turns
         self._encoding: Final = updates.encoding
         self._connection: Final = updates.connection
-        # The verbs on the hot paths are the update path's own bound methods.
+        # The verbs on the hot paths are the update path's own bound methods, stored once;
+        # the rarer ones (send_ending, send_text_chunk, send_message_text, spawn) are
+        # properties: an idle session does not pay for them.
         #: Send one update (already checked): admitted, recorded, encoded, in order.
         self.send: Final = updates.send
-        #: Send a tool call's last content item and the patch that ends it.
-        self.send_ending: Final = updates.send_ending
         #: A tool call's text chunk without an ``await``; False: use :attr:`send_text_chunk`.
         self.try_send_text_chunk: Final = updates.try_send_text_chunk
-        #: A tool call's text chunk (line prefix from :meth:`tool_text_prefix`).
-        self.send_text_chunk: Final = updates.send_text_chunk
         #: A reply's text chunk without an ``await``; False: use :attr:`send_message_text`.
         self.try_send_message_text: Final = updates.try_send_message_text
-        #: A reply's or thought's text chunk (line prefix from :meth:`message_text_prefix`).
-        self.send_message_text: Final = updates.send_message_text
         #: Record and send bytes of an agent-side terminal (prefix from :meth:`terminal_prefix`).
         self.send_terminal_bytes: Final = updates.send_terminal_bytes
         #: ``mark_terminal_pending(terminal, listed)``: the terminal holds bytes that go out
         #: before the next update; returns the list it is on now (pass it next time).
         self.mark_terminal_pending: Final = updates.mark_terminal_pending
-        #: Start a task that lives as long as the connection (flushes, cleanup of what the
-        #: client runs): it outlives the session's close, unlike :meth:`start_soon`.
-        self.spawn: Final = task_group.start_soon
         self._task_group: Final = task_group
-        self._on_close: list[Callable[[], object]] = []
-        self._background: set[anyio.CancelScope] = set()
+        #: The first step of a close once the work ended, before the close callbacks (the
+        #: session's core: it stops the terminals' processes); a field, not a callback,
+        #: so that a session that never closes pays for no list and no bound method.
+        self.close_step: CloseStep | None = None
+        self._on_close: list[Callable[[], object]] | None = None  # made by the first callback
+        self._background: set[anyio.CancelScope] | None = None  # made by the first task
         self._close_done: anyio.Event | None = None
+
+    @property
+    def send_ending(
+        self,
+    ) -> Callable[[schema.ToolCallContentChunk, schema.ToolCallUpdate], Awaitable[None]]:
+        """Send a tool call's last content item and the patch that ends it."""
+        return self._updates.send_ending
+
+    @property
+    def send_text_chunk(self) -> Callable[[str, bytes, str], Awaitable[None]]:
+        """A tool call's text chunk (line prefix from :meth:`tool_text_prefix`)."""
+        return self._updates.send_text_chunk
+
+    @property
+    def send_message_text(self) -> Callable[[bytes, str, str, bool], Awaitable[None]]:
+        """A reply's or thought's text chunk (line prefix from :meth:`message_text_prefix`)."""
+        return self._updates.send_message_text
+
+    def spawn(
+        self, func: Callable[[*_PosArgsT], Coroutine[object, object, object]], *args: *_PosArgsT
+    ) -> None:
+        """Start a task that lives as long as the connection (flushes, cleanup of what the
+        client runs): it outlives the session's close, unlike :meth:`start_soon`."""
+        self._task_group.start_soon(func, *args)
 
     # ------------------------------------------------------------- what it is
 
@@ -351,12 +405,18 @@ class SessionChannel(Generic[HostT]):
             self._updates.release()
             turns.drop_all()
             turns.notify_idle()
-            for release in self._on_close:
+            step = self.close_step
+            if step is not None:
+                try:
+                    step.session_closed()
+                except Exception:
+                    logger.exception("a close callback of session %s failed", self.session_id)
+            for release in self._on_close or ():
                 try:
                     release()
                 except Exception:
                     logger.exception("a close callback of session %s failed", self.session_id)
-            for scope in list(self._background):
+            for scope in list(self._background or ()):
                 scope.cancel()
             done.set()
 
@@ -372,7 +432,10 @@ class SessionChannel(Generic[HostT]):
         """
         self._refuse_if_closed("start a background task")
         scope = anyio.CancelScope()
-        self._background.add(scope)
+        background = self._background
+        if background is None:
+            background = self._background = set()
+        background.add(scope)
         self._task_group.start_soon(self._run_background, scope, func, args)
 
     async def _run_background(
@@ -387,7 +450,8 @@ class SessionChannel(Generic[HostT]):
         except Exception:
             logger.exception("a background task of session %s failed", self.session_id)
         finally:
-            self._background.discard(scope)
+            if self._background is not None:
+                self._background.discard(scope)
 
     def add_close_callback(self, callback: Callable[[], object]) -> None:
         """Call ``callback()`` once when the session closes (see :meth:`close`).
@@ -395,7 +459,10 @@ class SessionChannel(Generic[HostT]):
         :raises LocalProtocolError: when the session is closed.
         """
         self._refuse_if_closed("add a close callback")
-        self._on_close.append(callback)
+        if self._on_close is None:
+            self._on_close = [callback]
+        else:
+            self._on_close.append(callback)
 
     def _refuse_if_closed(self, what: str) -> None:
         if self._turns.closed:

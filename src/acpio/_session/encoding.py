@@ -71,7 +71,7 @@ class SessionEncoding:
     plain one); callers never ask which.
     """
 
-    __slots__ = ("peer", "prefix", "session_id")
+    __slots__ = ("_prefix", "peer", "session_id")
 
     #: The suffix of a tool call's spliced text chunk (prefix + encoded text + this);
     #: None when such a chunk has no one-line form (:meth:`text_chunk_lines` then).
@@ -83,11 +83,21 @@ class SessionEncoding:
     def __init__(self, session_id: str, peer: Peer) -> None:
         self.session_id: Final = session_id
         self.peer: Final = peer
-        self.prefix: Final = update_prefix(session_id)
+        # Made by the first line (an idle session never sends one).
+        self._prefix: bytes | None = None
+
+    @property
+    def prefix(self) -> bytes:
+        """The session's lines up to the update (:func:`~acpio._session.framing.update_prefix`)."""
+        return self._prefix or self._make_prefix()
+
+    def _make_prefix(self) -> bytes:
+        prefix = self._prefix = update_prefix(self.session_id)
+        return prefix
 
     def line(self, update: schema.SessionUpdate) -> bytes:
         """The one line of ``update`` as it is (a state update's line; hot paths splice)."""
-        return self.prefix + _encode(update) + UPDATE_END
+        return (self._prefix or self._make_prefix()) + _encode(update) + UPDATE_END
 
     def state_lines(self, line: bytes) -> Sequence[bytes]:
         """The lines that show a mid-turn state update (``running``, ``requires_action``)
@@ -98,7 +108,7 @@ class SessionEncoding:
         self, update: schema.SessionUpdate, *, replay: bool = False
     ) -> Sequence[bytes]:
         """The lines that show ``update`` (possibly none); ``replay`` during a history replay."""
-        return (self.prefix + _encode(update) + UPDATE_END,)
+        return ((self._prefix or self._make_prefix()) + _encode(update) + UPDATE_END,)
 
     def ending_lines(
         self, chunk: schema.ToolCallContentChunk, patch: schema.ToolCallUpdate

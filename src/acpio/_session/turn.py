@@ -28,8 +28,8 @@ through the session's :class:`~acpio._session.updates.UpdatePath`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio
 import anyio.abc
@@ -71,7 +71,12 @@ logger = logging.getLogger(__name__)
 KNOWN_STOP_REASONS: Final = schema.KNOWN_STOP_REASON
 
 
-PromptRunner = Callable[[list[schema.ContentBlock]], Awaitable[object]]
+class PromptRunner(Protocol):
+    """What runs a session's turns: :meth:`run_prompt` is called once per started turn."""
+
+    def run_prompt(self, prompt: list[schema.ContentBlock]) -> Awaitable[object]:
+        """Run the agent's handler on ``prompt``; its result is the turn's stop reason."""
+        ...
 
 
 class Turns:
@@ -83,6 +88,22 @@ class Turns:
     calls and terminals were finalized; nothing of a turn goes out after its idle.
     """
 
+    __slots__ = (
+        "_cancelled_through",
+        "_idle_event",
+        "_lines",
+        "_machine",
+        "_pending_permissions",
+        "_runner_active",
+        "_task_group",
+        "_updates",
+        "_wake",
+        "limits",
+        "observer",
+        "runner",
+        "session_id",
+    )
+
     def __init__(
         self,
         session_id: str,
@@ -90,13 +111,14 @@ class Turns:
         updates: UpdatePath,
         task_group: anyio.abc.TaskGroup,
         limits: SessionLimits,
-        run_prompt: PromptRunner,
+        runner: PromptRunner,
     ) -> None:
         self.session_id: Final = session_id
         self._updates: Final = updates
         self._task_group: Final = task_group
         self.limits = limits
-        self.run_prompt = run_prompt
+        #: Runs each turn's prompt (an object, not a closure: nothing made per session).
+        self.runner = runner
         # (Not TurnMachine[Work](): calling the alias stores __orig_class__ on each machine.)
         self._machine: Final[TurnMachine[Work]] = TurnMachine()
         #: The connection's count of received messages at the last ``session/cancel``.
@@ -328,7 +350,7 @@ class Turns:
                 logger.exception("could not trace a turn of session %s", self.session_id)
         try:
             with work.scope:
-                result = await self.run_prompt(work.prompt)
+                result = await self.runner.run_prompt(work.prompt)
                 outcome = (_stop_reason(result), None)
             if work.scope.cancelled_caught:
                 outcome = CANCELLED

@@ -210,6 +210,7 @@ class Action(enum.Enum):
 
 
 TurnT = TypeVar("TurnT", bound=TurnRecord)
+_BOTH_IDLE: Final = (IDLE, IDLE)  # one tuple for every machine
 Actions = list[tuple[Action, "TurnT | None"]]
 
 
@@ -220,9 +221,16 @@ class TurnMachine(Generic[TurnT]):
     carries out, in order. :meth:`next_step` is the runner's question.
     """
 
-    #: For an observer: how many cancels it saw sent (a class default: the agent's machines
-    #: never count, and an instance attribute per session costs memory).
-    _cancels: int = 0
+    __slots__ = (
+        "_before",
+        "_cancels",
+        "closed",
+        "current",
+        "queue",
+        "reported_state",
+        "state",
+        "unannounced",
+    )
 
     def __init__(self) -> None:
         #: Accepted turns whose ``user_message`` did not go out yet, oldest first.
@@ -239,7 +247,9 @@ class TurnMachine(Generic[TurnT]):
         self.reported_state: SessionState = IDLE
         #: The session is closed: nothing is accepted, and no turn waits for an answer.
         self.closed: bool = False
-        self._before: tuple[SessionState, SessionState] = (IDLE, IDLE)
+        self._before: tuple[SessionState, SessionState] = _BOTH_IDLE
+        #: For an observer: how many cancels it saw sent (the agent's machines never count).
+        self._cancels = 0
 
     @property
     def busy(self) -> bool:

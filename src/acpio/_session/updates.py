@@ -131,6 +131,28 @@ class UpdatePath:
     that makes the session known, and none once the session was closed.
     """
 
+    __slots__ = (
+        "_flush_timer",
+        "_held",
+        "_history",
+        "_message_chunk_end",
+        "_record",
+        "_record_message_text",
+        "_record_text_chunk",
+        "_released",
+        "_replay_gate",
+        "_setup_lines",
+        "_task_group",
+        "_text_chunk_end",
+        "_try_send_line",
+        "_update_lines",
+        "connection",
+        "dirty_terminals",
+        "encoding",
+        "send_line",
+        "session_id",
+    )
+
     def __init__(
         self,
         session_id: str,
@@ -145,10 +167,8 @@ class UpdatePath:
         self.connection: Final = connection
         self._task_group: Final = task_group
         self._update_lines: Final = encoding.update_lines
-        self._state_lines: Final = encoding.state_lines
         self._text_chunk_end: Final = encoding.text_chunk_end
         self._message_chunk_end: Final = encoding.message_chunk_end
-        self._due: Final = encoding.due
         self.send_line: Callable[[bytes], Awaitable[None]] = connection.line_sender
         self._try_send_line: Callable[[bytes], bool] = connection.line_try_sender
         self._record: Callable[[schema.SessionUpdate], None] = history.record
@@ -156,7 +176,7 @@ class UpdatePath:
         self._record_message_text: Callable[[str, str, bool], None] = _message_text_recorder(
             history
         )
-        self._record_terminal_output: Final = history.record_terminal_output
+        self._history: Final = history
         #: Terminals with buffered bytes; replaced by a fresh list on each flush.
         self.dirty_terminals: list[Flushable] = []
         #: True once the session was closed: nothing more goes out.
@@ -179,7 +199,7 @@ class UpdatePath:
             self._record(update)
             for line in self._update_lines(update):
                 await self.send_line(line)
-            if not self._flush_timer and self._due() is not None:
+            if not self._flush_timer and self.encoding.due() is not None:
                 self._arm_flush()
 
     async def send_ending(
@@ -206,7 +226,7 @@ class UpdatePath:
         """
         for line in lines:
             await self.send_line(line)
-        if not self._flush_timer and self._due() is not None:
+        if not self._flush_timer and self.encoding.due() is not None:
             self._arm_flush()
 
     async def send_state(self, line: bytes) -> None:
@@ -221,7 +241,7 @@ class UpdatePath:
         if admitted is None:
             admitted = await self._admit()
         if admitted:
-            for shown in self._state_lines(line):
+            for shown in self.encoding.state_lines(line):
                 await self.send_line(shown)
 
     def try_send_state(self, line: bytes) -> bool:
@@ -234,7 +254,7 @@ class UpdatePath:
         """
         if self.dirty_terminals or self._held:
             return False
-        return all(map(self._try_send_line, self._state_lines(line)))  # one line, or none
+        return all(map(self._try_send_line, self.encoding.state_lines(line)))  # one line, or none
 
     def try_send_text_chunk(self, tool_call_id: str, line_prefix: bytes, text: str) -> bool:
         """:meth:`send_text_chunk` when it would not wait; False when nothing was done."""
@@ -335,12 +355,12 @@ class UpdatePath:
         :meth:`~acpio._session.encoding.SessionEncoding.terminal_chunk_prefix`.
         No terminal flush: these are the bytes a flush sends.
         """
-        self._record_terminal_output(terminal_id, data)
+        self._history.record_terminal_output(terminal_id, data)
         if self._held and not await self._wait_held():
             return
         for line in self.encoding.terminal_lines(terminal_id, line_prefix, data):
             await self.send_line(line)
-        if not self._flush_timer and self._due() is not None:
+        if not self._flush_timer and self.encoding.due() is not None:
             self._arm_flush()
 
     async def _emit(self, update: schema.SessionUpdate) -> None:

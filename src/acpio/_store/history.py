@@ -524,6 +524,9 @@ NOT_RECORDED: Final = (
 )
 
 
+_DEFAULT_LIMITS: Final = HistoryLimits()
+
+
 class InMemoryHistory:
     """The default :class:`History`: compact records kept in memory.
 
@@ -577,7 +580,7 @@ class InMemoryHistory:
                 cls.record_message_text = record_message_text_as_update  # type: ignore[method-assign,assignment]
 
     def __init__(self, limits: HistoryLimits | None = None) -> None:
-        self.limits: HistoryLimits = limits or HistoryLimits()
+        self.limits: HistoryLimits = limits or _DEFAULT_LIMITS  # frozen: one for every history
         self._records: dict[tuple[str, str], object] = {}
         self._sequence = 0
         # The text run record_message_text appended to last, while it is that message's
@@ -590,8 +593,9 @@ class InMemoryHistory:
         self._call_id: str | None = None
         self._call_run: TextRun | None = None
         # Kept diffs that carry whole texts, oldest first (by id: each kept alive here),
-        # and how many characters they hold: bounded by limits.diff_text_chars.
-        self._texts: dict[int, tuple[schema.Diff, int]] = {}
+        # and how many characters they hold: bounded by limits.diff_text_chars (made by the
+        # first such diff: most sessions never keep one).
+        self._texts: dict[int, tuple[schema.Diff, int]] | None = None
         self._texts_size = 0
 
     def _add(self, key: tuple[str, str], value: object) -> None:
@@ -796,6 +800,8 @@ class InMemoryHistory:
         """Count the whole texts of the diffs among ``items``; beyond
         ``limits.diff_text_chars`` the oldest diffs let go of theirs (never the newest)."""
         kept = self._texts
+        if kept is None:
+            kept = self._texts = {}
         for item in items:
             if not isinstance(item, schema.Diff) or id(item) in kept:
                 continue

@@ -89,6 +89,9 @@ META_KEY: Final = "acpio"
 TERMINAL_TEXT_BYTES: Final = 64 * 1024
 #: Seconds between two refreshes of a tool call showing agent-side terminal output.
 TERMINAL_REFRESH_INTERVAL: Final = 0.1
+#: The id sets of a projection start as this one empty set (most sessions never fill
+#: one, and an empty set costs 216 bytes); the first id added makes the session's own.
+_NO_IDS: Final[frozenset[str]] = frozenset()
 
 _NEAREST_STATUS: Final = {"cancelled": "failed", "paused": "in_progress"}
 # What a cancelled plan entry's text is followed by on v1 (which has no such status).
@@ -144,17 +147,41 @@ def _builtins(value: object) -> object:
     return schema.to_builtins(value)
 
 
+def _added(ids: set[str] | frozenset[str], item: str) -> set[str]:
+    """``ids`` with ``item`` added: the same set, or a new one in place of :data:`_NO_IDS`."""
+    if isinstance(ids, set):
+        ids.add(item)
+        return ids
+    return {*ids, item}
+
+
+def _discard(ids: set[str] | frozenset[str], item: str) -> None:
+    if isinstance(ids, set):
+        ids.discard(item)
+
+
 class V1Projection:
     """One session's v2 updates as v1 updates (see the module docstring)."""
+
+    __slots__ = (
+        "_calls",
+        "_client_terminals",
+        "_dirty",
+        "_logged",
+        "_terminals",
+        "mode_id",
+        "peer",
+        "session_id",
+    )
 
     def __init__(self, session_id: str, peer: Peer) -> None:
         self.session_id: Final = session_id
         self.peer: Final = peer
         self._calls: dict[str, _Call] = {}
         self._terminals: dict[str, _Terminal] = {}
-        self._client_terminals: set[str] = set()
-        self._dirty: set[str] = set()  # terminals with output the client has not seen
-        self._logged: set[str] = set()
+        self._client_terminals: set[str] | frozenset[str] = _NO_IDS
+        self._dirty: set[str] | frozenset[str] = _NO_IDS  # terminals with output not yet seen
+        self._logged: set[str] | frozenset[str] = _NO_IDS
         #: The ``currentModeId`` the client was last told (``modes`` in an answer, or
         #: ``current_mode_update``); None before.
         self.mode_id: str | None = None
@@ -162,12 +189,13 @@ class V1Projection:
     def fresh(self) -> V1Projection:
         """A projection that has shown nothing yet (a replay rebuilds the client's view)."""
         projection = V1Projection(self.session_id, self.peer)
-        projection._client_terminals = set(self._client_terminals)
+        if self._client_terminals:
+            projection._client_terminals = set(self._client_terminals)
         return projection
 
     def mark_client_terminal(self, terminal_id: str) -> None:
         """``terminal_id`` runs on the client (``terminal/create``): pass its item through."""
-        self._client_terminals.add(terminal_id)
+        self._client_terminals = _added(self._client_terminals, terminal_id)
 
     # ------------------------------------------------------------ updates
 
@@ -283,7 +311,7 @@ class V1Projection:
     def _dropped(self, update: object) -> list[V1Update]:
         name = getattr(update, "session_update", type(update).__name__)
         if name not in self._logged:
-            self._logged.add(str(name))
+            self._logged = _added(self._logged, str(name))
             logger.debug(
                 "session %s: %s has no v1 form; not sent to this v1 client", self.session_id, name
             )
@@ -413,7 +441,7 @@ class V1Projection:
                 terminal.calls.remove(tool_call_id)
             if not terminal.calls and terminal.exit_status is not None:
                 del self._terminals[terminal_id]
-                self._dirty.discard(terminal_id)
+                _discard(self._dirty, terminal_id)
         call.terminals = set()
 
     def _introduce(self, out: V1Update, call: _Call) -> None:
@@ -565,7 +593,7 @@ class V1Projection:
             terminal.agent_side = True
             if terminal.calls:  # shown already (a replay sends the call first): show it so
                 terminal.dirty = True
-                self._dirty.add(terminal_id)
+                self._dirty = _added(self._dirty, terminal_id)
         out: list[V1Update] = []
         if isinstance(update.command, str) or update.command is None:
             terminal.command = update.command
@@ -580,18 +608,18 @@ class V1Projection:
             terminal.omitted = 0
             self._append(terminal, data)
             terminal.dirty = True
-            self._dirty.add(terminal_id)
+            self._dirty = _added(self._dirty, terminal_id)
         if isinstance(update.exit_status, schema.TerminalExitStatus):
             terminal.exit_status = update.exit_status
             terminal.dirty = True
-            self._dirty.add(terminal_id)
+            self._dirty = _added(self._dirty, terminal_id)
             now = float("inf")  # the exit shows at once
         if terminal.dirty and (replay or now >= terminal.last_refresh + TERMINAL_REFRESH_INTERVAL):
             out.extend(self._refresh(terminal_id, now))
         if terminal.exit_status is not None and not terminal.calls and not replay:
             # Exited and shown nowhere (a terminal of no tool call): nothing to keep.
             del self._terminals[terminal_id]
-            self._dirty.discard(terminal_id)
+            _discard(self._dirty, terminal_id)
         return out
 
     def terminal_output(self, terminal_id: str, data: bytes, *, now: float) -> list[V1Update]:
@@ -615,7 +643,7 @@ class V1Projection:
             ]
         self._append(terminal, data)
         terminal.dirty = True
-        self._dirty.add(terminal_id)
+        self._dirty = _added(self._dirty, terminal_id)
         if now >= terminal.last_refresh + TERMINAL_REFRESH_INTERVAL:
             return self._refresh(terminal_id, now)
         return []
@@ -648,7 +676,7 @@ class V1Projection:
     def _refresh(self, terminal_id: str, now: float) -> list[V1Update]:
         terminal = self._terminals[terminal_id]
         terminal.dirty = False
-        self._dirty.discard(terminal_id)
+        _discard(self._dirty, terminal_id)
         if now != float("inf"):
             terminal.last_refresh = now
         out: list[V1Update] = []
