@@ -87,7 +87,7 @@ class DurableState:
         self.record: SessionRecord | None = None
         self.store: SessionStore | None = None
         #: True while a reopened session's hook runs: config changes are not saved yet.
-        self.restoring = False
+        self.restoring: bool = False
         config.saver = self
 
     def bind(self, record: SessionRecord, store: SessionStore, version: int) -> None:

@@ -227,7 +227,7 @@ class ConfigState:
         self._channel: Final = channel
         #: The options (replaced whole, never changed in place).
         self.options: Sequence[schema.SessionConfigOption] = ()
-        self.quiet = 0  # >0 while the state goes out in an answer: no update needed
+        self.quiet: int = 0  # >0 while the state goes out in an answer: no update needed
         self.client_lock: anyio.Lock | None = None  # one client change at a time
         #: Saves the values after each change of the options or their values (the session's
         #: durable state; an object, not a bound method: nothing made per session).

@@ -116,9 +116,9 @@ class Turns:
         self.session_id: Final = session_id
         self._updates: Final = updates
         self._task_group: Final = task_group
-        self.limits = limits
+        self.limits: SessionLimits = limits
         #: Runs each turn's prompt (an object, not a closure: nothing made per session).
-        self.runner = runner
+        self.runner: PromptRunner = runner
         # (Not TurnMachine[Work](): calling the alias stores __orig_class__ on each machine.)
         self._machine: Final[TurnMachine[Work]] = TurnMachine()
         #: The connection's count of received messages at the last ``session/cancel``.

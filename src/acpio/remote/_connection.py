@@ -669,12 +669,12 @@ class _Tracked:
         answered: anyio.Event | None = None,
     ) -> None:
         self._connection = connection
-        self.route = route
-        self.method = method
-        self.session_id = session_id
-        self.reserved = reserved
+        self.route: str | None = route
+        self.method: str = method
+        self.session_id: str | None = session_id
+        self.reserved: bool = reserved
         #: Set when the answer is kept (``answer``) rather than put on a stream.
-        self.answered = answered
+        self.answered: anyio.Event | None = answered
         self.answer: bytes | None = None
 
     def try_put(self, line: bytes) -> bool:
@@ -760,7 +760,7 @@ class RemoteConnection:
         self.transport: Transport = transport
         #: Who opened the connection (``None``: no principal, every session); its
         #: agent sees only this principal's sessions.
-        self.principal = principal
+        self.principal: str | None = principal
         self._agent = agent
         self._store = (
             PrincipalStore(store, principal)
@@ -804,7 +804,7 @@ class RemoteConnection:
         self._stop = anyio.CancelScope() if transport == "http" else None
         self._agent_stop = anyio.CancelScope()
         self.last_activity: float = anyio.current_time()
-        self.active_requests = 0
+        self.active_requests: int = 0
         self.close_reason: str | None = None
 
     # -- running ---------------------------------------------------------------
