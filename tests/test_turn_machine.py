@@ -673,6 +673,11 @@ def observe(wire: Wire) -> None:
                 assert ended.cancel_requested, "only a cancel sent ends a turn cancelled"
                 for turn in discarded:
                     assert agent[turn.message_id].discarded, "the agent discarded it too"
+                if any(turn.cancel_requested for turn in observer.unstarted):
+                    # A later cancel reached the turns still queued: whether the agent read it
+                    # before this idle (and discarded them) the wire does not tell (the
+                    # prompts' answers do, where the wire has them).
+                    trusted = False
             elif ended.cancel_requested:
                 trusted = False  # the cancel crossed this idle: which turns it reached is unknown
         else:
