@@ -69,6 +69,7 @@ from typing import Any
 
 import httpx
 import msgspec
+import remote  # benchmarks/remote.py: the client link this benchmark's links extend
 import websockets.asyncio.client
 
 HERE = Path(__file__).resolve().parent
@@ -209,31 +210,11 @@ def _tail(log: Any) -> str:
 # --- client links ---------------------------------------------------------------------------
 
 
-class Link:
-    """One client connection: messages out (with the session they belong to) and in."""
+class Link(remote.Link):
+    """:class:`remote.Link` (messages out with their session, in, requests), counting the
+    bytes received."""
 
     received_bytes = 0
-
-    async def send(self, message: dict[str, Any], session: str | None = None) -> None:
-        raise NotImplementedError
-
-    async def recv(self) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def open_session(self, session: str) -> None:
-        """Start receiving a session's messages (Streamable HTTP's session stream)."""
-
-    async def close(self) -> None:
-        raise NotImplementedError
-
-    async def request(self, rid: int, method: str, params: Any, session: str | None = None) -> Any:
-        await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}, session)
-        while True:
-            message = await self.recv()
-            if message.get("id") == rid and "method" not in message:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
 
 
 class WsLink(Link):
