@@ -933,12 +933,20 @@ class RemoteApp:
             replay = outbox.take_now()[1]
             for line in [*replay, *after_replay()]:  # the states as of the last one replayed
                 await socket.send_text(line.decode())
-        while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
-            batch = await outbox.take()
-            if batch is None:
-                break
-            for line in batch:
-                await socket.send_text(line.decode())
+        # From now on a sender may write what is queued itself (Outbox.write_queued).
+        outbox.writer = socket.send_lines
+        try:
+            while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
+                batch = await outbox.take_to_write()
+                if batch is None:
+                    break
+                try:
+                    await socket.send_lines(batch)
+                finally:
+                    outbox.done_writing()
+        finally:
+            if outbox.writer == socket.send_lines:
+                outbox.writer = None
         if socket.gone:
             return
         reason = connection.close_reason or "connection closed"
@@ -958,6 +966,17 @@ class _Socket:
             return
         try:
             await self._send({"type": "websocket.send", "text": text})
+        except OSError:  # the client went away (uvicorn's ClientDisconnected)
+            self.gone = True
+
+    async def send_lines(self, lines: list[bytes]) -> None:
+        """Send each line as one text message, in order."""
+        send = self._send
+        try:
+            for line in lines:
+                if self.gone:
+                    return
+                await send({"type": "websocket.send", "text": line.decode()})
         except OSError:  # the client went away (uvicorn's ClientDisconnected)
             self.gone = True
 
