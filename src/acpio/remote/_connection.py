@@ -32,6 +32,7 @@ import itertools
 import logging
 import re
 import secrets
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final, Literal, cast
@@ -382,7 +383,7 @@ class Outbox:
         *,
         retention_messages: int = 0,
         retention_seconds: float = 0.0,
-        clock: Callable[[], float] = anyio.current_time,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._queue: list[bytes] = []
         self.buffered: int = 0
