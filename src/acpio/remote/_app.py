@@ -77,6 +77,10 @@ _LIMITED_METHODS: Final = frozenset(
     {"session/new", "session/load", "session/resume", "session/fork"}
 )
 _SUBPROTOCOL: Final = "acp"
+#: The ASGI extension of ``acpio serve``'s WebSocket protocol (``acpio.remote._server``): a
+#: ``{"type": SEND_TEXTS, "texts": [bytes, ...]}`` message sends each text (UTF-8 JSON) as
+#: one text message, all of them in one write to the socket.
+SEND_TEXTS: Final = "acpio.websocket.send_texts"
 #: Close codes of a client that ended its socket on purpose (no resume follows).
 _CLEAN_CLOSE: Final = frozenset({1000, 1001})
 #: The close code after ``stream/resume_failed`` (409, as over HTTP).
@@ -698,7 +702,7 @@ class RemoteApp:
             accept["subprotocol"] = _SUBPROTOCOL
         await send(accept)
         del headers, accept, offered, first  # not kept for the socket's lifetime
-        socket = _Socket(send)
+        socket = _Socket(send, batches=SEND_TEXTS in scope.get("extensions", {}))
         frame = await receive()
         if frame["type"] == "websocket.disconnect":
             return
@@ -957,9 +961,11 @@ class RemoteApp:
 class _Socket:
     """The sending side of an accepted WebSocket; quiet once the client is gone."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, *, batches: bool = False) -> None:
         self._send = send
         self.gone = False
+        #: The server takes several messages in one ASGI message (:data:`SEND_TEXTS`).
+        self._batches = batches
 
     async def send_text(self, text: str) -> None:
         if self.gone:
@@ -970,9 +976,14 @@ class _Socket:
             self.gone = True
 
     async def send_lines(self, lines: list[bytes]) -> None:
-        """Send each line as one text message, in order."""
+        """Send each line (UTF-8 JSON text) as one text message, in order."""
         send = self._send
         try:
+            if self._batches:
+                if not self.gone:
+                    message: Any = {"type": SEND_TEXTS, "texts": lines}
+                    await send(message)
+                return
             for line in lines:
                 if self.gone:
                     return
