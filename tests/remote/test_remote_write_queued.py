@@ -14,7 +14,10 @@ from typing import Any
 
 import anyio
 import pytest
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
+from acpio.remote._app import SEND_TEXTS
 from acpio.remote._connection import Outbox
 from acpio.remote._server import _QUEUED_BEFORE_PAUSE, _ws_protocol
 
@@ -155,3 +158,45 @@ async def test_the_websocket_reads_on_until_two_messages_wait(anyio_backend: str
     assert transport.paused  # one still waits
     assert (await protocol.receive())["text"] == "burst 1"
     assert not transport.paused
+
+
+def _text_frames(data: bytes) -> list[bytes]:
+    """The payloads of the unmasked, unfragmented text frames in ``data`` (short ones)."""
+    payloads: list[bytes] = []
+    while data:
+        assert data[0] == 0x81, "a final text frame"
+        length = data[1]
+        assert length < 126
+        payloads.append(data[2 : 2 + length])
+        data = data[2 + length :]
+    return payloads
+
+
+class WritingTransport(Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_messages_sent_together_go_out_in_one_write(anyio_backend: str) -> None:
+    protocol = _protocol()
+    protocol.transport = transport = WritingTransport()
+    protocol.conn = ServerProtocol()
+    protocol.conn.state = State.OPEN
+    protocol.writable = asyncio.Event()
+    protocol.writable.set()
+    protocol.disconnected = False
+    protocol.handshake_complete = True
+    protocol.initial_response = None
+    texts = [b'{"jsonrpc":"2.0","method":"a"}', b'{"jsonrpc":"2.0","id":1,"result":{}}']
+    await protocol.send({"type": SEND_TEXTS, "texts": texts})
+    assert len(transport.writes) == 1
+    assert _text_frames(transport.writes[0]) == texts
+    # After the app closed the socket, uvicorn's own rules apply, message by message.
+    protocol.close_sent = True
+    with pytest.raises(RuntimeError):
+        await protocol.send({"type": SEND_TEXTS, "texts": texts})
