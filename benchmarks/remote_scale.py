@@ -11,7 +11,8 @@ msgspec), ACP draft v2 over WebSocket:
 
 - setup: ``--connections`` WebSockets opened and initialized at once, each then
   creating ``--per-connection`` sessions one after another; the time until the
-  last session exists;
+  last session exists, and the server's CPU time meanwhile (``/proc``, every thread
+  of the process);
 - turns: one session of each of ``--turns`` connections prompted ``reply N`` at
   once; each turn's latency (its prompt written to its ``idle`` read), p50 and p90;
 - peak RSS: the server's VmHWM (``/proc``; for TS the node process) after all of it.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import resource
 import statistics
 import sys
@@ -49,6 +51,12 @@ def _rss(pid: int, field: str) -> int:
         if line.startswith(field + ":"):
             return int(line.split()[1]) * 1024
     raise RuntimeError(f"no {field} for {pid}")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _raise_file_limit() -> None:
@@ -163,12 +171,13 @@ async def _open(url: str, per_connection: int) -> tuple[Client, list[str]]:
 async def run(kind: str, args: argparse.Namespace) -> dict[str, float]:
     total = args.connections * args.per_connection
     async with serve(kind, total, args.connections) as (url, pid):
-        started = time.perf_counter()
+        started, cpu_before = time.perf_counter(), _cpu_seconds(pid)
         async with asyncio.timeout(args.timeout):
             opened = await asyncio.gather(
                 *(_open(url, args.per_connection) for _ in range(args.connections))
             )
         setup = time.perf_counter() - started
+        setup_cpu = _cpu_seconds(pid) - cpu_before
         if sum(len(sessions) for _, sessions in opened) != total:
             raise RuntimeError("not every session was created")
         chosen = opened[: args.turns]
@@ -181,6 +190,7 @@ async def run(kind: str, args: argparse.Namespace) -> dict[str, float]:
             await client.close()
     return {
         "setup_s": setup,
+        "setup_cpu_s": setup_cpu,
         "peak_mib": peak / 2**20,
         "p50_ms": statistics.median(latencies) * 1000,
         "p90_ms": latencies[int(len(latencies) * 0.9)] * 1000,
@@ -217,18 +227,18 @@ async def main() -> None:
         f"\n{total:,} sessions over {args.connections:,} WebSockets, {args.turns:,} concurrent "
         f"`reply {args.reply}` turns; medians of {args.repeats}\n"
     )
-    print("| server | setup s | peak RSS MiB | p50 turn ms | p90 turn ms |")
-    print("| --- | ---: | ---: | ---: | ---: |")
+    print("| server | setup s | setup CPU s | peak RSS MiB | p50 turn ms | p90 turn ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for kind, runs in results.items():
         if not runs:
-            print(f"| {kind} | failed | | | |")
+            print(f"| {kind} | failed | | | | |")
             continue
 
         def med(name: str, runs: list[dict[str, float]] = runs) -> float:
             return statistics.median(r[name] for r in runs)
 
         print(
-            f"| {kind} | {med('setup_s'):.2f} | {med('peak_mib'):.0f} | "
+            f"| {kind} | {med('setup_s'):.2f} | {med('setup_cpu_s'):.2f} | {med('peak_mib'):.0f} | "
             f"{med('p50_ms'):.0f} | {med('p90_ms'):.0f} |"
         )
 

@@ -56,6 +56,9 @@ class HeldWriter:
     def line_try_sender(self) -> Callable[[bytes], bool]:
         return self.try_send_line
 
+    async def write_queued(self) -> bool:
+        return False  # every line was kept as it was sent
+
     def _keep(self, line: bytes) -> None:
         update = json.loads(line)["params"]["update"]
         if update["sessionUpdate"] == "state_update":

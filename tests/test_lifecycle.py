@@ -12,11 +12,12 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 import anyio
+import anyio.abc
 import pytest
 
 import acpio
 from acpio import schema
-from acpio._agent.session import create_session
+from acpio._agent.session import PromptHandler, create_session
 from acpio.testing import ClientSession, MockClient
 
 pytestmark = pytest.mark.anyio
@@ -582,6 +583,9 @@ class WireRecorder:
         self.updates.append(json.loads(line)["params"]["update"])
         return True
 
+    async def write_queued(self) -> bool:
+        return False  # every line was kept as it was sent
+
 
 async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> None:
     # Over a real connection this window is too short to hit on purpose: the
@@ -620,3 +624,92 @@ async def test_cancel_between_acceptance_and_start_still_closes_the_turn() -> No
     ]
     assert calls == []
     assert session.state == "idle" and not session.busy
+
+
+class WritingRecorder(WireRecorder):
+    """A :class:`WireRecorder` whose transport can write what is queued in the caller's task:
+    it notes, in ``log``, each time a call wrote this session's idle, and from which task."""
+
+    def __init__(self, name: str, log: list[tuple[str, int | None]]) -> None:
+        super().__init__()
+        self.name = name
+        self.log = log
+        self._written = 0
+
+    async def write_queued(self) -> bool:
+        idles = sum(1 for u in self.updates if u.get("state") == "idle")
+        if idles == self._written:
+            return False
+        self._written = idles
+        self.log.append((f"{self.name} idle written", anyio.get_current_task().id))
+        return True
+
+
+def _session_on(
+    recorder: WireRecorder, group: anyio.abc.TaskGroup, handler: PromptHandler
+) -> tuple[acpio.Session, object]:
+    core = create_session(
+        recorder.name if isinstance(recorder, WritingRecorder) else "s",
+        "/tmp",
+        connection=cast(acpio.rpc.Connection, recorder),
+        task_group=group,
+        history=acpio.store.InMemoryHistory(),
+        prompt_handler=handler,
+    )
+    return core.session, core.turns
+
+
+async def test_a_turns_end_is_written_by_the_task_that_ran_its_handler() -> None:
+    # No hand-off between the handler's end and its idle going out: the handler's task
+    # finishes the turn and has it written itself.
+    log: list[tuple[str, int | None]] = []
+
+    async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+        log.append(("handler", anyio.get_current_task().id))
+
+    recorder = WritingRecorder("a", log)
+    async with anyio.create_task_group() as group:
+        session, turns = _session_on(recorder, group, handler)
+        for text in ("one", "two"):
+            work = turns.accept_prompt([schema.TextContent(text=text)])  # type: ignore[attr-defined]
+            turns.prompt_responded(work)  # type: ignore[attr-defined]
+            with anyio.fail_after(5):
+                await session.wait_idle()
+    assert [event for event, _ in log] == ["handler", "a idle written"] * 2
+    assert log[0][1] == log[1][1] and log[2][1] == log[3][1]
+    states = [u.get("state") for u in recorder.updates if u["sessionUpdate"] == "state_update"]
+    assert states == ["running", "idle", "running", "idle"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_under_load_a_turn_ends_before_the_next_ready_handler_runs(
+    anyio_backend: str,
+) -> None:
+    # asyncio runs ready tasks first come, first served: when the turn's end had to wait
+    # for its runner to be woken, every handler ready meanwhile ran first, and under load
+    # all turns ended together. (trio picks the order of ready tasks itself.)
+    log: list[tuple[str, int | None]] = []
+
+    def handler_of(name: str) -> PromptHandler:
+        async def handler(session: acpio.Session, prompt: list[acpio.ContentBlock]) -> None:
+            log.append((f"{name} handler", None))
+
+        return handler
+
+    recorders = [WritingRecorder(name, log) for name in "abc"]
+    async with anyio.create_task_group() as group:
+        started = [_session_on(r, group, handler_of(r.name)) for r in recorders]
+        for _, turns in started:
+            work = turns.accept_prompt([schema.TextContent(text="go")])  # type: ignore[attr-defined]
+            turns.prompt_responded(work)  # type: ignore[attr-defined]
+        with anyio.fail_after(5):
+            for session, _ in started:
+                await session.wait_idle()
+    assert [event for event, _ in log] == [
+        "a handler",
+        "a idle written",
+        "b handler",
+        "b idle written",
+        "c handler",
+        "c idle written",
+    ]

@@ -367,6 +367,11 @@ class Connection(Receiver):
             self._on_raw("out", line[:-1])
         return True
 
+    async def write_queued(self) -> bool:
+        """Nothing to do: the writer task writes whatever is queued (see
+        :meth:`RouteView.write_queued`); always False."""
+        return False
+
     async def send_line(self, line: bytes) -> None:
         """Send one complete, already encoded JSON-RPC message ending in ``\n`` (hot paths).
 
@@ -646,6 +651,15 @@ class RouteView:
         self._connection = connection
         self._route = route
         self._out = out
+
+    async def write_queued(self) -> bool:
+        """Have the transport write what is queued on the route in the caller's task, if
+        its route offers that (``write_queued``, see :class:`acpio.rpc.RouteOut`); True
+        when it wrote."""
+        write_queued: Callable[[], Awaitable[bool]] | None = getattr(
+            self._out, "write_queued", None
+        )
+        return False if write_queued is None else await write_queued()
 
     @property
     def line_sender(self) -> Callable[[bytes], Awaitable[None]]:

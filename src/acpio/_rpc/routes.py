@@ -32,6 +32,12 @@ class RouteOut(Protocol):
     transport dropped the route (its peer is gone) lines are accepted and
     dropped: the connection learns that the peer is gone from the transport
     (:meth:`acpio.rpc.Connection.end_input`), not from a send.
+
+    A route may also offer ``async def write_queued() -> bool``: write what is
+    queued for the peer now, in the caller's task, in order with the
+    transport's own writing (True when it wrote). A session calls it when it
+    has just queued the end of a turn, so that the end is not held behind the
+    other tasks ready to run; a route without it is left to its transport.
     """
 
     def try_put(self, line: bytes, /) -> bool: ...

@@ -27,6 +27,7 @@ through the session's :class:`~acpio._session.updates.UpdatePath`.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Final, Protocol
@@ -90,6 +91,7 @@ class Turns:
 
     __slots__ = (
         "_cancelled_through",
+        "_context",
         "_idle_event",
         "_lines",
         "_machine",
@@ -97,7 +99,6 @@ class Turns:
         "_runner_active",
         "_task_group",
         "_updates",
-        "_wake",
         "limits",
         "observer",
         "runner",
@@ -124,7 +125,9 @@ class Turns:
         #: The connection's count of received messages at the last ``session/cancel``.
         self._cancelled_through: int = 0
         self._runner_active: bool = False
-        self._wake: anyio.Event | None = None
+        # The context each turn's handler task starts from: the one the last prompt was
+        # answered in, so nothing a handler sets reaches the handlers after it.
+        self._context: contextvars.Context | None = None
         self._idle_event: anyio.Event | None = None
         self._pending_permissions: int = 0
         #: Traces the session's turns; None (the default) when tracing is off.
@@ -241,10 +244,11 @@ class Turns:
 
     def _act(self, action: Action, work: Work | None) -> None:
         """Carry out one action of the machine."""
-        if action is Action.WAKE:
-            self._wakeup()
-            return
         if action is Action.RUN_RUNNER:
+            self._context = contextvars.copy_context()
+            self._kick()
+            return
+        if action is Action.WAKE:
             self._kick()
             return
         assert work is not None  # every other action is about one turn
@@ -255,7 +259,11 @@ class Turns:
         elif action is Action.START_WATCHDOG:
             self._task_group.start_soon(self._cancel_watchdog, work)
         elif action is Action.RUN_HANDLER:
-            self._task_group.start_soon(self._work_task, work)
+            context = self._context
+            if context is None:
+                self._task_group.start_soon(self._work_task, work)
+            else:
+                context.run(self._task_group.start_soon, self._work_task, work)
         elif action is Action.SKIP_HANDLER:
             work.done.set()
         else:  # Action.ABANDONED
@@ -273,41 +281,47 @@ class Turns:
     # ----------------------------------------------------------------- runner
 
     def _kick(self) -> None:
-        """Wake the runner, or start it when there is work and it is not running."""
-        if self._runner_active:
-            self._wakeup()
-        elif self.busy:
+        """Start the runner when there is work and none runs.
+
+        A runner that runs asks the machine again after the step it is taking
+        (it never waits for an event: it ends when the machine answers
+        :attr:`Step.WAIT`), so it sees whatever happened meanwhile.
+        """
+        if not self._runner_active and self.busy:
             self._runner_active = True
             self._task_group.start_soon(self._run)
 
-    def _wakeup(self) -> None:
-        """Let a waiting runner look again."""
-        wake = self._wake
-        if wake is not None:
-            self._wake = None
-            wake.set()
-
-    async def _sleep(self) -> None:
-        """Wait for :meth:`_wakeup` (callers check their condition right before)."""
-        # No await between the caller's check and this wait, so a wakeup cannot fall between.
-        wake = self._wake = anyio.Event()
-        await wake.wait()
-
     async def _run(self) -> None:
-        """The runner: every turn message of this session, in order (see the module doc)."""
+        """The runner: every turn message of this session, in order (see the module doc).
+
+        At most one task is the runner at a time (``_runner_active``); it takes
+        steps until there is nothing to do now, then has what it queued written
+        (``write_queued``; it looks again if that waited). Whatever gives it
+        something to do again starts it (:meth:`_kick`), and a turn's handler
+        task that ends takes the runner's place itself when none runs: a turn's
+        end goes out without a hand-off to another task, so under load turns end
+        in the order they ran instead of all together.
+        """
+        write_queued = self._updates.connection.write_queued
         try:
-            while await self._step():
-                pass
+            while True:
+                while await self._step():
+                    pass
+                # What the steps queued (a turn's end above all) goes out now, before the
+                # other tasks ready to run, where the transport lets this task write it.
+                if not await write_queued():
+                    break
         except ConnectionClosed:
             self.drop_all()
         except Exception:
             logger.exception("the prompt lifecycle of session %s failed", self.session_id)
             self.drop_all()
+        except BaseException:
+            # Cancelled (the agent is shutting down): nothing more goes out.
+            self.drop_all()
+            raise
         finally:
             self._runner_active = False
-            if self.busy:
-                # Cancelled (the agent is shutting down): nothing more goes out.
-                self.drop_all()
             self.notify_idle()
 
     def notify_idle(self) -> None:
@@ -317,11 +331,11 @@ class Turns:
             self._idle_event = None
 
     async def _step(self) -> bool:
-        """Take the machine's next step; False when nothing is left to do."""
+        """Take the machine's next step; False when there is nothing to do now."""
         step, work = self._machine.next_step()
-        if step is Step.WAIT:
-            await self._sleep()
-        elif step is Step.ANNOUNCE:
+        if step is Step.WAIT or step is Step.STOP:
+            return False
+        if step is Step.ANNOUNCE:
             assert work is not None
             await self._updates.send(
                 schema.UserMessage(message_id=work.message_id, content=work.prompt)
@@ -333,7 +347,7 @@ class Turns:
         elif step is Step.FINISH:
             assert work is not None
             await self._finish(work)
-        return step is not Step.STOP
+        return True
 
     async def _work_task(self, work: Work) -> None:
         """Run the agent's handler for ``work`` and report its outcome to the machine."""
@@ -364,11 +378,24 @@ class Turns:
                     work.trace.failed(exc)
                 message = _short(f"{type(exc).__name__}: {exc}")
                 outcome = ("error", schema.Error(code=INTERNAL_ERROR, message=message))
+        except BaseException:
+            # Cancelled from outside (the session shuts down): a runner task drops the turn.
+            if restore is not None:
+                restore()
+                restore = None
+            work.done.set()
+            self._act(self._machine.handler_ended(work, outcome), work)
+            raise
         finally:
             if restore is not None:
                 restore()
-            work.done.set()
-            self._act(self._machine.handler_ended(work, outcome), work)
+        work.done.set()
+        self._machine.handler_ended(work, outcome)
+        if not self._runner_active:
+            # This task takes the runner's place: the turn ends without a hand-off.
+            current_work.set(None)
+            self._runner_active = True
+            await self._run()
 
     async def _finish(self, work: Work) -> None:
         """Close out foreground work: finalize its handles, then exactly one idle."""

@@ -95,6 +95,11 @@ class ClientConnection(Protocol):
         """Send a notification to the client, in order with every other line."""
         ...
 
+    async def write_queued(self) -> bool:
+        """Have what is queued for the client written now, in the caller's task, where the
+        transport can; True when it wrote (the caller may have waited)."""
+        ...
+
 
 class Flushable(Protocol):
     """A terminal with buffered bytes: :meth:`flush` sends them."""

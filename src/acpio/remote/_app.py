@@ -77,6 +77,10 @@ _LIMITED_METHODS: Final = frozenset(
     {"session/new", "session/load", "session/resume", "session/fork"}
 )
 _SUBPROTOCOL: Final = "acp"
+#: The ASGI extension of ``acpio serve``'s WebSocket protocol (``acpio.remote._server``): a
+#: ``{"type": SEND_TEXTS, "texts": [bytes, ...]}`` message sends each text (UTF-8 JSON) as
+#: one text message, all of them in one write to the socket.
+SEND_TEXTS: Final = "acpio.websocket.send_texts"
 #: Close codes of a client that ended its socket on purpose (no resume follows).
 _CLEAN_CLOSE: Final = frozenset({1000, 1001})
 #: The close code after ``stream/resume_failed`` (409, as over HTTP).
@@ -698,7 +702,7 @@ class RemoteApp:
             accept["subprotocol"] = _SUBPROTOCOL
         await send(accept)
         del headers, accept, offered, first  # not kept for the socket's lifetime
-        socket = _Socket(send)
+        socket = _Socket(send, batches=SEND_TEXTS in scope.get("extensions", {}))
         frame = await receive()
         if frame["type"] == "websocket.disconnect":
             return
@@ -933,12 +937,20 @@ class RemoteApp:
             replay = outbox.take_now()[1]
             for line in [*replay, *after_replay()]:  # the states as of the last one replayed
                 await socket.send_text(line.decode())
-        while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
-            batch = await outbox.take()
-            if batch is None:
-                break
-            for line in batch:
-                await socket.send_text(line.decode())
+        # From now on a sender may write what is queued itself (Outbox.write_queued).
+        outbox.writer = socket.send_lines
+        try:
+            while not socket.gone:  # a socket gone takes nothing more: it stays to resume from
+                batch = await outbox.take_to_write()
+                if batch is None:
+                    break
+                try:
+                    await socket.send_lines(batch)
+                finally:
+                    outbox.done_writing()
+        finally:
+            if outbox.writer == socket.send_lines:
+                outbox.writer = None
         if socket.gone:
             return
         reason = connection.close_reason or "connection closed"
@@ -949,15 +961,33 @@ class RemoteApp:
 class _Socket:
     """The sending side of an accepted WebSocket; quiet once the client is gone."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, *, batches: bool = False) -> None:
         self._send = send
         self.gone = False
+        #: The server takes several messages in one ASGI message (:data:`SEND_TEXTS`).
+        self._batches = batches
 
     async def send_text(self, text: str) -> None:
         if self.gone:
             return
         try:
             await self._send({"type": "websocket.send", "text": text})
+        except OSError:  # the client went away (uvicorn's ClientDisconnected)
+            self.gone = True
+
+    async def send_lines(self, lines: list[bytes]) -> None:
+        """Send each line (UTF-8 JSON text) as one text message, in order."""
+        send = self._send
+        try:
+            if self._batches:
+                if not self.gone:
+                    message: Any = {"type": SEND_TEXTS, "texts": lines}
+                    await send(message)
+                return
+            for line in lines:
+                if self.gone:
+                    return
+                await send({"type": "websocket.send", "text": line.decode()})
         except OSError:  # the client went away (uvicorn's ClientDisconnected)
             self.gone = True
 

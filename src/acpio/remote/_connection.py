@@ -32,8 +32,9 @@ import itertools
 import logging
 import re
 import secrets
+import time
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, Final, Literal, cast
 
 import anyio
@@ -382,7 +383,7 @@ class Outbox:
         *,
         retention_messages: int = 0,
         retention_seconds: float = 0.0,
-        clock: Callable[[], float] = anyio.current_time,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._queue: list[bytes] = []
         self.buffered: int = 0
@@ -398,6 +399,12 @@ class Outbox:
         self._on_release = on_release
         #: The scope of the receiver's sending, cancelled when a client resuming takes over.
         self.reader_scope: anyio.CancelScope | None = None
+        #: Writes a batch to the receiver from any task (set while a WebSocket holds the
+        #: stream), so that :meth:`write_queued` can write without a hand-off.
+        self.writer: Callable[[list[bytes]], Awaitable[None]] | None = None
+        #: True while a batch is being written: no second writer starts meanwhile.
+        self.writing: bool = False
+        self._write_scope: anyio.CancelScope | None = None
         #: The stream's part of every cursor: a cursor of another stream never matches.
         self.tag: str = secrets.token_urlsafe(6)
         self._keep = retention_messages
@@ -424,7 +431,7 @@ class Outbox:
             return
         self._queue.append(line)
         self.buffered += len(line)
-        if self._ready is not None:
+        if self._ready is not None and not self.writing:
             self._ready.set()
 
     def acquire(self) -> bool:
@@ -456,11 +463,13 @@ class Outbox:
         half-open connection is never seen closing); it releases the stream as it ends."""
         if self.has_receiver and self.reader_scope is not None:
             self.reader_scope.cancel()
+        self._stop_writer()
 
     def release(self) -> None:
         """Stop being the receiver; what is queued waits for the next one."""
         self.has_receiver = False
         self.reader_scope = None
+        self._stop_writer()
         if self._released is not None:
             self._released.set()
         if self._let_go is not None:
@@ -496,9 +505,10 @@ class Outbox:
         return first, batch
 
     async def take_numbered(self) -> tuple[int, list[bytes]] | None:
-        """:meth:`take_now`, waiting for at least one message; ``None`` once closed and empty."""
-        while not self._queue:
-            if self.closed:
+        """:meth:`take_now`, waiting for at least one message and for no batch to be being
+        written; ``None`` once closed and empty."""
+        while not self._queue or self.writing:
+            if self.closed and not self._queue:
                 return None
             futures = self._futures
             if futures is _NOT_YET:
@@ -511,6 +521,49 @@ class Outbox:
         """Everything queued, waiting for at least one message; ``None`` once closed and empty."""
         taken = await self.take_numbered()
         return None if taken is None else taken[1]
+
+    async def take_to_write(self) -> list[bytes] | None:
+        """:meth:`take`, and the right to write the batch: no other batch is written until
+        the caller's :meth:`done_writing`, so the receiver gets every message in order."""
+        batch = await self.take()
+        if batch is not None:
+            self.writing = True
+        return batch
+
+    def done_writing(self) -> None:
+        """The batch of :meth:`take_to_write` or :meth:`write_queued` was written (or given
+        up): whatever was queued meanwhile goes to the next writer."""
+        self.writing = False
+        if self._ready is not None:
+            self._ready.set()
+
+    async def write_queued(self) -> bool:
+        """Write what is queued now with :attr:`writer`, in the caller's task; False (nothing
+        done) when no writer is attached, a batch is being written or nothing is queued.
+
+        A task that has just queued the end of something (a turn's idle) calls it, so
+        that the end goes out before the other tasks ready to run take their turn,
+        without waking the receiver's task. What it took counts as sent (it is kept to
+        resume from, as the receiver's batches are); the write stops when the receiver
+        is dropped or released (the socket is gone or taken over).
+        """
+        writer = self.writer
+        if writer is None or self.writing or not self._queue:
+            return False
+        self.writing = True
+        try:
+            batch = self.take_now()[1]
+            with anyio.CancelScope() as scope:
+                self._write_scope = scope
+                await writer(batch)
+        finally:
+            self._write_scope = None
+            self.done_writing()
+        return True
+
+    def _stop_writer(self) -> None:
+        if self._write_scope is not None:
+            self._write_scope.cancel()
 
     def _trim(self, now: float) -> None:
         kept = self._kept
@@ -591,6 +644,7 @@ class Outbox:
         self._queue.clear()
         self._kept.clear()
         self.buffered = 0
+        self._stop_writer()
         self.close()
 
 
@@ -628,6 +682,15 @@ class _StreamRoute:
         """Queue ``line`` whatever the room (a ``$/cancel_request``)."""
         self._connection.deliver_lines(self._route, line)
         return True
+
+    async def write_queued(self) -> bool:
+        """Write the connection's queued messages in the caller's task when a WebSocket
+        carries them (:meth:`Outbox.write_queued`); True when it wrote. (An SSE stream's
+        receiver frames its batches itself.)"""
+        connection = self._connection
+        if connection.closed or connection.transport != "websocket":
+            return False
+        return await connection.connection_stream.write_queued()
 
     async def put(self, line: bytes) -> None:
         """Queue ``line``, first waiting (in turn) for room on the route's stream."""

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any
 
-from ._app import RemoteApp
+from ._app import SEND_TEXTS, RemoteApp
 
 __all__ = ["run_server", "serve_uvicorn", "tune_collector"]
 
@@ -93,6 +93,83 @@ def _http_protocol_base() -> Any:
         return importlib.import_module("uvicorn.protocols.http.httptools_impl").HttpToolsProtocol
     except ImportError:
         return importlib.import_module("uvicorn.protocols.http.h11_impl").H11Protocol
+
+
+#: Messages a WebSocket may have waiting for the app before uvicorn stops reading it.
+_QUEUED_BEFORE_PAUSE = 2
+
+
+def _ws_protocol() -> Any:
+    """uvicorn's WebSocket protocol (websockets' sans-I/O one, what ``auto`` picks), reading
+    on while fewer than ``_QUEUED_BEFORE_PAUSE`` messages wait for the app.
+
+    uvicorn's own stops reading the socket after every message and starts again when
+    the app takes it: two ``epoll_ctl`` calls per message, a tenth of the server's CPU
+    in a request/answer exchange, where a second message is never waiting. A client
+    that sends faster than the agent reads is still held back, two messages in.
+
+    It also offers the :data:`SEND_TEXTS` extension: the messages the agent queued
+    together (a permission request and the state updates around it) go out in one
+    ``send`` system call, not one each, and without a round trip through ``str``.
+    Where that protocol is missing (an older uvicorn), ``auto``.
+    """
+    try:
+        module = importlib.import_module("uvicorn.protocols.websockets.websockets_sansio_impl")
+    except ImportError:
+        return "auto"
+    base: Any = module.WebSocketsSansIOProtocol
+    if not hasattr(base, "send_receive_event_to_app"):
+        return "auto"
+
+    disconnected: type[Exception] = importlib.import_module(
+        "uvicorn.protocols.utils"
+    ).ClientDisconnected
+    invalid_state: type[Exception] = importlib.import_module("websockets.exceptions").InvalidState
+
+    class ReadsAhead(base):  # type: ignore[misc]
+        def handle_connect(self, event: Any) -> None:
+            super().handle_connect(event)  # pyright: ignore[reportUnknownMemberType]
+            scope: Any = getattr(self, "scope", None)
+            if scope is not None:  # accepted: the app runs from the next iteration on
+                scope["extensions"][SEND_TEXTS] = {}
+
+        async def send(self, message: Any) -> None:
+            if message["type"] != SEND_TEXTS:
+                await super().send(message)  # pyright: ignore[reportUnknownMemberType]
+                return
+            protocol: Any = self
+            await protocol.writable.wait()
+            if protocol.disconnected:
+                raise disconnected()
+            if (
+                not protocol.handshake_complete
+                or protocol.close_sent
+                or protocol.initial_response is not None
+            ):  # whatever uvicorn does with a message now, message by message
+                for text in message["texts"]:
+                    await super().send({"type": "websocket.send", "text": text.decode()})  # pyright: ignore[reportUnknownMemberType]
+                return
+            connection = protocol.conn
+            try:
+                for text in message["texts"]:
+                    connection.send_text(text)
+            except invalid_state:
+                raise disconnected() from None
+            protocol.transport.write(b"".join(connection.data_to_send()))
+
+        def send_receive_event_to_app(self) -> None:
+            protocol: Any = self
+            paused: bool = protocol.read_paused
+            protocol.read_paused = True  # the base pauses reading unless it is paused already
+            try:
+                super().send_receive_event_to_app()  # pyright: ignore[reportUnknownMemberType]
+            finally:
+                protocol.read_paused = paused
+            if not paused and protocol.queue.qsize() >= _QUEUED_BEFORE_PAUSE:
+                protocol.read_paused = True
+                protocol.transport.pause_reading()
+
+    return ReadsAhead
 
 
 class _Sockets:
@@ -230,6 +307,7 @@ async def serve_uvicorn(
         lifespan="on",
         backlog=backlog,
         http=_guarded_protocol(_http_protocol_base(), sockets),
+        ws=_ws_protocol(),
         ws_max_size=limits.max_body_size,
         # ACP messages are small JSON: compressing each frame cost a quarter of the
         # server's time when streaming reply chunks (benchmarks/remote.py).
@@ -253,8 +331,33 @@ async def serve_uvicorn(
     if on_ready is not None:
         bound = sock.getsockname()
         on_ready(str(bound[0]), int(bound[1]))
-    with sock:
+    with sock, _known_as_asyncio():
         await server.serve(sockets=[sock])
+
+
+@contextlib.contextmanager
+def _known_as_asyncio() -> Generator[None]:
+    """Tell sniffio, where it is installed, that this thread runs asyncio while it serves.
+
+    anyio asks sniffio which library runs on every call that makes a cancel
+    scope, an event or a task group, and sniffio otherwise finds out by asking
+    asyncio for the current task each time; its thread-local name is the
+    answer an event loop gives for its thread (what trio's own run does).
+    """
+    try:
+        sniffio: Any = importlib.import_module("sniffio")
+    except ImportError:
+        yield
+        return
+    local = sniffio.thread_local
+    if local.name is not None:
+        yield
+        return
+    local.name = "asyncio"
+    try:
+        yield
+    finally:
+        local.name = None
 
 
 def run_server(
