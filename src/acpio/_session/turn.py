@@ -1,4 +1,4 @@
-"""The turn state machine of a session: one runner task, so its messages never reorder.
+"""The turn state machine of a session: one runner at a time, so its messages never reorder.
 
 How this works: an accepted prompt becomes a :class:`~acpio._session.work.Work` item;
 once its ``session/prompt`` response was queued, the runner sends its
@@ -9,7 +9,9 @@ own. When the handler returns or fails, or, after ``session/cancel``, when
 it ignored cancellation for longer than the grace period (the cancel
 watchdog abandons it: whatever it sends later is dropped), the runner
 finalizes the work's tool calls and terminals and sends exactly one ``idle``
-with the stop reason; only then does the next queued prompt start.
+with the stop reason; only then does the next queued prompt start. The
+runner is a role, not a task: it ends when there is nothing to do now, and a
+handler's task that ends takes it up when none holds it (:meth:`Turns._run`).
 ``session/cancel`` cancels the running work and discards queued prompts
 (they stay in the conversation, but never run); a prompt received before a
 ``session/cancel`` is cancelled too, even when it is accepted after it

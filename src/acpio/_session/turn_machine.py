@@ -191,9 +191,9 @@ class Action(enum.Enum):
     """What an event asks of the driver at once, each about one turn (or none)."""
 
     RUN_RUNNER = "run_runner"
-    """Wake the runner, or start it if it is not running."""
+    """A prompt was answered: the runner has something to do (start it if none runs)."""
     WAKE = "wake"
-    """Wake a waiting runner: it has something to look at again."""
+    """The runner has something to look at again (start it if none runs)."""
     RUN_HANDLER = "run_handler"
     """Run the turn's handler; tell :meth:`TurnMachine.handler_ended` how it ended."""
     SKIP_HANDLER = "skip_handler"
