@@ -182,7 +182,7 @@ class Step(enum.Enum):
     """Finalize the turn's tool calls and terminals, then send its idle with
     the outcome it has now (:meth:`TurnMachine.idle_due`, :meth:`TurnMachine.idle_sent`)."""
     WAIT = "wait"
-    """Nothing to do until the next event wakes the runner."""
+    """Nothing to do now: the runner ends, and the next event starts it again."""
     STOP = "stop"
     """Nothing left: the runner ends (the next responded prompt starts it again)."""
 
