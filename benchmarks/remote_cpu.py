@@ -54,15 +54,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import socket
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +69,7 @@ import httpx
 import msgspec
 import remote  # benchmarks/remote.py: the client link this benchmark's links extend
 import websockets.asyncio.client
+from client import _cpu_reader  # the measuring client's CPU clock reader
 
 HERE = Path(__file__).resolve().parent
 AGENT = HERE / "bench_agent.py"
@@ -107,39 +106,11 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _process_clock(pid: int) -> int | None:
-    """The process CPU-time clock of ``pid`` (``clock_getcpuclockid``), if there is one."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        clock_id = ctypes.c_int()
-        if libc.clock_getcpuclockid(pid, ctypes.byref(clock_id)) != 0:
-            return None
-        time.clock_gettime(clock_id.value)
-    except (OSError, AttributeError):
-        return None
-    return clock_id.value
-
-
-def _cpu_reader(pid: int) -> Callable[[], float]:
-    """A function giving the CPU seconds ``pid`` has used so far (all threads)."""
-    clock = _process_clock(pid)
-    if clock is None:
-        tick = os.sysconf("SC_CLK_TCK")
-        path = f"/proc/{pid}/stat"
-
-        def from_proc() -> float:
-            fields = Path(path).read_bytes().rsplit(b")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / tick
-
-        return from_proc
-    return lambda: time.clock_gettime(clock)
-
-
 class ServerCpu:
     """The CPU time of a server process and its children, read at the start and the end."""
 
     def __init__(self, pid: int) -> None:
-        self.readers = [_cpu_reader(each) for each in _descendants(pid)]
+        self.readers = [_cpu_reader(each)[1] for each in _descendants(pid)]
 
     def now(self) -> float:
         return sum(read() for read in self.readers)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import resource
 import statistics
 import sys
@@ -37,6 +36,7 @@ from typing import Any
 
 import msgspec
 import websockets.asyncio.client
+from client import _cpu_reader, _vm_hwm  # the measuring client's readers of /proc
 
 HERE = Path(__file__).resolve().parent
 AGENT = HERE / "bench_agent.py"
@@ -44,19 +44,6 @@ TS_SERVER = HERE / "ts_agent" / "remote_server.mjs"
 INIT = {"protocolVersion": 2, "info": {"name": "bench", "version": "1"}}
 encode = msgspec.json.encode
 decode = msgspec.json.decode
-
-
-def _rss(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no {field} for {pid}")
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User and system CPU time of process ``pid`` (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _raise_file_limit() -> None:
@@ -171,13 +158,14 @@ async def _open(url: str, per_connection: int) -> tuple[Client, list[str]]:
 async def run(kind: str, args: argparse.Namespace) -> dict[str, float]:
     total = args.connections * args.per_connection
     async with serve(kind, total, args.connections) as (url, pid):
-        started, cpu_before = time.perf_counter(), _cpu_seconds(pid)
+        cpu_seconds = _cpu_reader(pid)[1]
+        started, cpu_before = time.perf_counter(), cpu_seconds()
         async with asyncio.timeout(args.timeout):
             opened = await asyncio.gather(
                 *(_open(url, args.per_connection) for _ in range(args.connections))
             )
         setup = time.perf_counter() - started
-        setup_cpu = _cpu_seconds(pid) - cpu_before
+        setup_cpu = cpu_seconds() - cpu_before
         if sum(len(sessions) for _, sessions in opened) != total:
             raise RuntimeError("not every session was created")
         chosen = opened[: args.turns]
@@ -185,7 +173,7 @@ async def run(kind: str, args: argparse.Namespace) -> dict[str, float]:
         async with asyncio.timeout(args.timeout):
             turns = [client.turn(sessions[0], text) for client, sessions in chosen]
             latencies = sorted(await asyncio.gather(*turns))
-        peak = _rss(pid, "VmHWM")
+        peak = _vm_hwm(pid) or 0
         for client, _ in opened:
             await client.close()
     return {
