@@ -935,8 +935,7 @@ class RemoteApp:
         outbox = connection.connection_stream
         if after_replay is not None:  # resumed: the replay, the states, the answer, then live
             replay = outbox.take_now()[1]
-            for line in [*replay, *after_replay()]:  # the states as of the last one replayed
-                await socket.send_text(line.decode())
+            await socket.send_lines([*replay, *after_replay()])  # states as of the last replayed
         # From now on a sender may write what is queued itself (Outbox.write_queued).
         outbox.writer = socket.send_lines
         try:
